@@ -1,0 +1,149 @@
+"""A clip of skeletal (and shape-key) animation as plain arrays.
+
+``rotations[f, j]`` is joint ``j``'s full *local* rotation at frame ``f``
+relative to its parent's frame (rest rotation included; a clip at rest has
+``rotations == skeleton.rest_rotations``). ``root_positions[f]`` is the root
+joint's translation in armature space (metres, Blender Z-up). Non-root joints
+sit at their skeleton offsets unless ``translations [F, J, 3]`` is given (BVH
+files that animate every joint's position channels).
+
+Shape-key animation rides along as ``shape_weights [F, K]`` with
+``shape_names`` (ARKit names for faces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import rotations as R
+from .skeleton import Skeleton
+
+
+@dataclass
+class Motion:
+    skeleton: Skeleton
+    rotations: np.ndarray  # [F, J, 4] local rotations (w, x, y, z)
+    root_positions: np.ndarray  # [F, 3] metres, armature space
+    fps: float = 30.0
+    translations: np.ndarray = None  # [F, J, 3] local translations (optional)
+    shape_names: list = field(default_factory=list)
+    shape_weights: np.ndarray = None  # [F, K] in [0, 1]
+    name: str = ""
+
+    def __post_init__(self):
+        self.rotations = np.asarray(self.rotations, dtype=np.float64)
+        self.root_positions = np.asarray(self.root_positions, dtype=np.float64).reshape(-1, 3)
+        f, j = self.rotations.shape[:2]
+        if self.rotations.shape != (f, len(self.skeleton), 4):
+            raise ValueError(
+                f"rotations have shape {self.rotations.shape}, expected [frames, {len(self.skeleton)}, 4]"
+            )
+        if len(self.root_positions) != f:
+            raise ValueError("root_positions and rotations disagree on the number of frames")
+        if self.translations is not None:
+            self.translations = np.asarray(self.translations, dtype=np.float64)
+            if self.translations.shape != (f, j, 3):
+                raise ValueError("translations must be [frames, joints, 3]")
+        if self.shape_weights is not None:
+            self.shape_weights = np.asarray(self.shape_weights, dtype=np.float64).reshape(f, -1)
+            if self.shape_weights.shape[1] != len(self.shape_names):
+                raise ValueError("shape_weights columns and shape_names disagree")
+        if not (self.fps > 0):
+            raise ValueError(f"fps must be positive, got {self.fps}")
+
+    @property
+    def num_frames(self) -> int:
+        return self.rotations.shape[0]
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last frame."""
+        return (self.num_frames - 1) / self.fps
+
+    def local_translations(self) -> np.ndarray:
+        """``[F, J, 3]`` local translations, root included (metres)."""
+        if self.translations is not None:
+            t = self.translations.copy()
+        else:
+            t = np.broadcast_to(self.skeleton.offsets, self.rotations.shape[:2] + (3,)).copy()
+        t[:, 0] = self.root_positions
+        for j, p in enumerate(self.skeleton.parents):
+            if p < 0 and j != 0:
+                t[:, j] = self.skeleton.offsets[j] if self.translations is None else self.translations[:, j]
+        return t
+
+    def world(self):
+        """Forward kinematics: world rotations ``[F, J, 4]`` and positions
+        ``[F, J, 3]`` (armature space, metres)."""
+        local_t = self.local_translations()
+        f, n = self.rotations.shape[:2]
+        rot = np.empty((f, n, 4))
+        pos = np.empty((f, n, 3))
+        for j, p in enumerate(self.skeleton.parents):
+            if p < 0:
+                rot[:, j] = self.rotations[:, j]
+                pos[:, j] = local_t[:, j]
+            else:
+                rot[:, j] = R.mul(rot[:, p], self.rotations[:, j])
+                pos[:, j] = pos[:, p] + R.rotate(rot[:, p], local_t[:, j])
+        return rot, pos
+
+    def world_positions(self) -> np.ndarray:
+        return self.world()[1]
+
+    def slice(self, start: int, stop: int) -> "Motion":
+        sl = slice(start, stop)
+        return Motion(
+            self.skeleton,
+            self.rotations[sl].copy(),
+            self.root_positions[sl].copy(),
+            self.fps,
+            None if self.translations is None else self.translations[sl].copy(),
+            list(self.shape_names),
+            None if self.shape_weights is None else self.shape_weights[sl].copy(),
+            self.name,
+        )
+
+    def with_rest(self, target: Skeleton) -> "Motion":
+        """The same world motion expressed on ``target``: a skeleton with the
+        same joints (names, parents, rest positions) but other rest
+        orientations (e.g. Blender bones built from a BVH skeleton).
+
+        Each joint keeps its world orientation *change from rest*:
+        ``world_new[j] = world_old[j] * inv(rest_old_world[j]) * rest_new_world[j]``.
+        """
+        src = self.skeleton
+        if sorted(target.names) != sorted(src.names):
+            raise ValueError("with_rest needs a skeleton with the same joint names")
+        if list(target.names) != list(src.names):
+            target = target.reorder(src.names)
+        if not np.array_equal(target.parents, src.parents):
+            raise ValueError("with_rest needs a skeleton with the same hierarchy (parents differ)")
+        rest_old, _ = src.rest_world()
+        rest_new, _ = target.rest_world()
+        world_rot, _ = self.world()
+        new_world = R.mul(R.mul(world_rot, R.inv(rest_old)), rest_new)
+        local = np.empty_like(new_world)
+        for j, p in enumerate(target.parents):
+            local[:, j] = new_world[:, j] if p < 0 else R.mul(R.inv(new_world[:, p]), new_world[:, j])
+        trans = None
+        if self.translations is not None:
+            # Translations are expressed in the parent's frame: re-express them.
+            trans = self.translations.copy()
+            for j, p in enumerate(target.parents):
+                if p >= 0:
+                    # old parent frame -> world -> new parent frame
+                    old_p = world_rot[:, p]
+                    trans[:, j] = R.rotate(R.inv(new_world[:, p]), R.rotate(old_p, self.translations[:, j]))
+        return Motion(
+            target,
+            R.make_continuous(local),
+            self.root_positions.copy(),
+            self.fps,
+            trans,
+            list(self.shape_names),
+            None if self.shape_weights is None else self.shape_weights.copy(),
+            self.name,
+        )

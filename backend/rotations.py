@@ -1,0 +1,306 @@
+"""Vectorised rotation utilities.
+
+Quaternions are ``(w, x, y, z)`` (the order of Blender's ``mathutils``), unit
+length, in arrays of any leading shape ``[..., 4]``. Matrices are ``[..., 3, 3]``
+and act on column vectors (``v' = M @ v``), so ``quat_to_matrix(mul(a, b)) ==
+quat_to_matrix(a) @ quat_to_matrix(b)``. Angles are radians. Euler orders are
+named by the axes in the order they are written, e.g. ``"ZXY"``: for
+``intrinsic`` (BVH's convention) the matrix is ``Rz @ Rx @ Ry``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EPS = 1e-12
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[..., 4]``; a zero quaternion becomes identity."""
+    q = np.asarray(q, dtype=np.float64)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    out = q / np.maximum(n, _EPS)
+    bad = (n[..., 0] < _EPS)
+    if np.any(bad):
+        out = out.copy()
+        out[bad] = (1.0, 0.0, 0.0, 0.0)
+    return out
+
+
+def identity(shape=()) -> np.ndarray:
+    q = np.zeros(tuple(shape) + (4,))
+    q[..., 0] = 1.0
+    return q
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a * b`` (apply ``b`` first, then ``a``), broadcast."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def inv(q: np.ndarray) -> np.ndarray:
+    """Inverse of unit quaternions (the conjugate)."""
+    q = np.asarray(q, dtype=np.float64)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors ``v [..., 3]`` by unit quaternions ``q [..., 4]``."""
+    q = np.asarray(q, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def canonical(q: np.ndarray) -> np.ndarray:
+    """Pick the hemisphere with ``w >= 0`` (same rotation, unique sign)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` (time) so consecutive quaternions have a
+    positive dot product. Blender interpolates quaternion f-curves component
+    by component, so sign flips between keys would spin the bone the long way.
+    """
+    q = np.moveaxis(np.asarray(q, dtype=np.float64), axis, 0).copy()
+    if q.shape[0] > 1:
+        dots = np.sum(q[1:] * q[:-1], axis=-1)
+        flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0), axis=0)
+        q[1:] *= flips[..., None]
+    return np.moveaxis(q, 0, axis)
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(np.asarray(a) * np.asarray(b), axis=-1)
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rotation angle (radians, 0..pi) taking ``a`` to ``b``."""
+    d = np.clip(np.abs(dot(normalize(a), normalize(b))), 0.0, 1.0)
+    return 2.0 * np.arccos(d)
+
+
+# --- axis-angle ---------------------------------------------------------------
+
+
+def from_axis_angle(axis_angle: np.ndarray) -> np.ndarray:
+    """Rotation vectors ``[..., 3]`` (axis * angle in radians) to quaternions."""
+    aa = np.asarray(axis_angle, dtype=np.float64)
+    angle = np.linalg.norm(aa, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    # sin(x/2)/x -> 1/2 for small x; use the series to stay exact near zero.
+    small = angle < 1e-8
+    scale = np.where(small, 0.5 - angle**2 / 48.0, np.sin(half) / np.where(small, 1.0, angle))
+    return np.concatenate([np.cos(half), aa * scale], axis=-1)
+
+
+def to_axis_angle(q: np.ndarray) -> np.ndarray:
+    """Quaternions to rotation vectors ``[..., 3]`` with angle in ``[0, pi]``."""
+    q = canonical(normalize(q))
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    small = s < 1e-8
+    scale = np.where(small, 2.0 / np.maximum(q[..., :1], _EPS), angle / np.where(small, 1.0, s))
+    return v * scale
+
+
+def from_axis_angle_pair(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Unit ``axis [..., 3]`` and ``angle [...]`` (radians) to quaternions."""
+    axis = np.asarray(axis, dtype=np.float64)
+    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), _EPS)
+    half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
+    return np.concatenate([np.cos(half), axis * np.sin(half)], axis=-1)
+
+
+# --- matrices -----------------------------------------------------------------
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[..., 4]`` to rotation matrices ``[..., 3, 3]``."""
+    q = normalize(q)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    m = np.stack(
+        [
+            1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+            2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+            2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
+        ],
+        axis=-1,
+    )
+    return m.reshape(q.shape[:-1] + (3, 3))
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[..., 3, 3]`` to unit quaternions (``w >= 0``).
+
+    Uses the numerically stable branch per element (largest diagonal term).
+    Non-orthonormal input (e.g. a bone matrix with scale) is orthonormalised
+    first by SVD.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    u, _, vt = np.linalg.svd(m)
+    r = u @ vt
+    det = np.linalg.det(r)
+    if np.any(det < 0):
+        u = u.copy()
+        u[det < 0, :, -1] *= -1
+        r = u @ vt
+    m00, m01, m02 = r[..., 0, 0], r[..., 0, 1], r[..., 0, 2]
+    m10, m11, m12 = r[..., 1, 0], r[..., 1, 1], r[..., 1, 2]
+    m20, m21, m22 = r[..., 2, 0], r[..., 2, 1], r[..., 2, 2]
+    tr = m00 + m11 + m22
+    cands = np.stack(
+        [
+            np.stack([1 + tr, m21 - m12, m02 - m20, m10 - m01], -1),
+            np.stack([m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20], -1),
+            np.stack([m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21], -1),
+            np.stack([m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22], -1),
+        ],
+        -2,
+    )
+    choice = np.argmax(np.stack([tr, m00, m11, m22], -1), axis=-1)
+    q = np.take_along_axis(cands, choice[..., None, None], axis=-2)[..., 0, :]
+    return canonical(normalize(q))
+
+
+# --- 6D (Zhou et al. 2019: the first two columns of the matrix) ----------------
+
+
+def matrix_to_6d(m: np.ndarray) -> np.ndarray:
+    """``[..., 3, 3]`` -> ``[..., 6]``: columns 0 and 1, concatenated."""
+    m = np.asarray(m, dtype=np.float64)
+    return np.concatenate([m[..., :, 0], m[..., :, 1]], axis=-1)
+
+
+def matrix_from_6d(d6: np.ndarray) -> np.ndarray:
+    """``[..., 6]`` -> ``[..., 3, 3]`` by Gram-Schmidt (works on raw network
+    outputs that are not orthonormal)."""
+    d6 = np.asarray(d6, dtype=np.float64)
+    a, b = d6[..., :3], d6[..., 3:]
+    x = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), _EPS)
+    b = b - np.sum(x * b, axis=-1, keepdims=True) * x
+    y = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), _EPS)
+    z = np.cross(x, y)
+    return np.stack([x, y, z], axis=-1)
+
+
+def to_6d(q: np.ndarray) -> np.ndarray:
+    return matrix_to_6d(to_matrix(q))
+
+
+def from_6d(d6: np.ndarray) -> np.ndarray:
+    return from_matrix(matrix_from_6d(d6))
+
+
+# --- Euler --------------------------------------------------------------------
+
+_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
+
+
+def _check_order(order: str) -> str:
+    order = order.upper()
+    if len(order) != 3 or set(order) - set("XYZ") or order[0] == order[1] or order[1] == order[2]:
+        raise ValueError(f"bad Euler order {order!r}: use three of X, Y, Z such as 'ZXY'")
+    return order
+
+
+def from_euler(angles: np.ndarray, order: str = "XYZ", intrinsic: bool = True) -> np.ndarray:
+    """Euler angles ``[..., 3]`` (radians, in the order named) to quaternions.
+
+    ``intrinsic=True`` (BVH, Maya): ``R = R_order[0] @ R_order[1] @ R_order[2]``.
+    ``intrinsic=False`` (Blender's ``rotation_euler`` with mode ``order``):
+    the first axis is applied first, ``R = R_order[2] @ R_order[1] @ R_order[0]``.
+    """
+    order = _check_order(order)
+    angles = np.asarray(angles, dtype=np.float64)
+    qs = [from_axis_angle_pair(np.broadcast_to(_AXES[a], angles.shape), angles[..., i]) for i, a in enumerate(order)]
+    if intrinsic:
+        return mul(mul(qs[0], qs[1]), qs[2])
+    return mul(mul(qs[2], qs[1]), qs[0])
+
+
+def to_euler(q: np.ndarray, order: str = "XYZ", intrinsic: bool = True) -> np.ndarray:
+    """Quaternions to Euler angles ``[..., 3]`` (radians), inverse of
+    :func:`from_euler` for the same order and convention. In gimbal lock the
+    third angle is set to zero."""
+    order = _check_order(order)
+    if not intrinsic:
+        # Extrinsic ABC == intrinsic CBA with the angles reversed.
+        return to_euler(q, order[::-1], intrinsic=True)[..., ::-1]
+    m = to_matrix(q)
+    i, j, k = ("XYZ".index(order[0]), "XYZ".index(order[1]), "XYZ".index(order[2]))
+    if i == k:
+        raise ValueError("proper Euler orders (e.g. 'ZXZ') are not supported")
+    # Parity of the permutation (i, j, k) decides the signs.
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0
+    # For intrinsic i-j-k (Tait-Bryan): R[i,k] = sign * sin(b).
+    sb = np.clip(sign * m[..., i, k], -1.0, 1.0)
+    b = np.arcsin(sb)
+    locked = np.abs(sb) > 1.0 - 1e-9
+    a = np.arctan2(-sign * m[..., j, k], m[..., k, k])
+    c = np.arctan2(-sign * m[..., i, j], m[..., i, i])
+    # Gimbal lock: put the whole remaining rotation into the first angle.
+    a_locked = np.arctan2(sign * m[..., k, j], m[..., j, j])
+    a = np.where(locked, a_locked, a)
+    c = np.where(locked, 0.0, c)
+    return np.stack([a, b, c], axis=-1)
+
+
+# --- interpolation ------------------------------------------------------------
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Spherical interpolation from ``a`` to ``b`` at ``t`` in [0, 1] (broadcast
+    over leading dims; ``t`` has shape ``[...]``). Takes the short way."""
+    a = normalize(a)
+    b = normalize(b)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    d = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(d < 0.0, -b, b)
+    d = np.abs(d)
+    theta = np.arccos(np.clip(d, -1.0, 1.0))
+    s = np.sin(theta)
+    near = s < 1e-6
+    wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / np.where(near, 1.0, s))
+    wb = np.where(near, t, np.sin(t * theta) / np.where(near, 1.0, s))
+    return normalize(wa * a + wb * b)
+
+
+def between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Shortest-arc rotation taking direction ``u`` to ``v`` (``[..., 3]``)."""
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    u = u / np.maximum(np.linalg.norm(u, axis=-1, keepdims=True), _EPS)
+    v = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), _EPS)
+    d = np.sum(u * v, axis=-1, keepdims=True)
+    c = np.cross(u, v)
+    q = np.concatenate([1.0 + d, c], axis=-1)
+    # Opposite vectors: rotate pi about any axis orthogonal to u.
+    opposite = d[..., 0] < -1.0 + 1e-9
+    if np.any(opposite):
+        alt = np.cross(u, np.array([1.0, 0.0, 0.0]))
+        alt2 = np.cross(u, np.array([0.0, 1.0, 0.0]))
+        use2 = np.linalg.norm(alt, axis=-1, keepdims=True) < 1e-6
+        axis = np.where(use2, alt2, alt)
+        axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), _EPS)
+        q = np.where(opposite[..., None], np.concatenate([np.zeros_like(d), axis], -1), q)
+    return normalize(q)

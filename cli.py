@@ -1,0 +1,178 @@
+"""The ``rigmind`` command line (also ``python -m rigmind``).
+
+Every subcommand runs headless in-process with the PyPI ``bpy`` module.
+Errors a user can cause (a missing file, an unknown format, a rig that is not
+a humanoid) print one line ``rigmind <cmd>: <problem and fix>`` and exit 2.
+Heavy imports (bpy, torch) happen inside the subcommand, so ``--help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_USER_ERROR = 2
+
+# Subcommands whose features are still being built; each names its issue so
+# the message tells the user what to expect instead of failing obscurely.
+PLANNED = {
+    "walk": "neural locomotion (Bake Walk Cycle / Walk Along Path)",
+    "gesture": "speech-to-gesture generation",
+    "face": "speech-to-face ARKit animation",
+    "retarget": "retargeting onto any humanoid rig",
+    "train": "model training",
+    "eval": "model evaluation",
+}
+
+
+class UserError(Exception):
+    pass
+
+
+def _resolution(text: str):
+    try:
+        w, h = text.lower().split("x")
+        return int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"resolution must look like 640x360, got {text!r}") from None
+
+
+def _frames(text: str):
+    try:
+        a, b = text.split(":")
+        return int(a), int(b)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"frames must look like 1:120, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    ap = argparse.ArgumentParser(prog="rigmind", description="RigMind: neural character animation for Blender, headless.")
+    ap.add_argument("--version", action="version", version=f"rigmind {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="what RigMind sees in a rig file (.blend .glb .gltf .fbx .bvh)")
+    p.add_argument("rig", help="rig file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    p = sub.add_parser("mannequin", help="build the procedural mannequin (armature, body, ARKit head) into a .blend")
+    p.add_argument("--out", required=True, help="output .blend")
+
+    p = sub.add_parser("export", help="export a character (and its active animation) to BVH/FBX/glTF/.blend")
+    p.add_argument("--rig", required=True, help="input rig file")
+    p.add_argument("--armature", help="armature object name (default: the largest)")
+    p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
+
+    p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
+    p.add_argument("--scene", required=True, help="input .blend")
+    p.add_argument("--out", required=True, help="output .png or .mp4")
+    p.add_argument("--engine", default="CYCLES", choices=["CYCLES", "EEVEE", "WORKBENCH"])
+    p.add_argument("--resolution", type=_resolution, default=(640, 360), help="WxH, default 640x360")
+    p.add_argument("--samples", type=int, default=16)
+    p.add_argument("--frames", type=_frames, help="START:END for an MP4 (default: the scene range)")
+    p.add_argument("--frame", type=int, help="frame for a PNG still")
+
+    p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
+    p.add_argument("--out", default="rigmind_out/demo", help="output folder")
+
+    for name, what in PLANNED.items():
+        p = sub.add_parser(name, help=f"{what} (not in this version yet)")
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+    return ap
+
+
+# --- commands -------------------------------------------------------------------
+
+
+def cmd_info(args) -> int:
+    import json
+
+    from .operators import rig_files
+
+    objs = rig_files.load_rig_file(args.rig)
+    desc = rig_files.describe_scene(objs)
+    if args.json:
+        print(json.dumps(desc, indent=1))
+    else:
+        print(rig_files.format_description(desc, Path(args.rig)))
+    return 0
+
+
+def cmd_mannequin(args) -> int:
+    from .operators import mannequin
+
+    out = Path(args.out)
+    if out.suffix.lower() != ".blend":
+        raise UserError(f"{out}: the mannequin is saved as a .blend; give --out FILE.blend")
+    path = mannequin.save_mannequin(out)
+    print(f"wrote {Path(path).resolve()}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .operators import export, rig_files
+
+    rig_files.load_rig_file(args.rig)
+    arm = rig_files.find_armature(args.armature)
+    path = export.export_character(arm, args.out)
+    print(f"wrote {Path(path).resolve()}")
+    return 0
+
+
+def cmd_render(args) -> int:
+    import bpy
+
+    from .operators import render, rig_files
+
+    scene_path = Path(args.scene)
+    if scene_path.suffix.lower() != ".blend":
+        raise UserError(f"{scene_path}: render takes a .blend scene")
+    rig_files.load_rig_file(scene_path)
+    if args.frame is not None:
+        bpy.context.scene.frame_set(args.frame)
+    path = render.render(
+        args.out, engine=args.engine, resolution=args.resolution, samples=args.samples, frames=args.frames
+    )
+    print(f"wrote {Path(path).resolve()}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from . import demo
+
+    written = demo.run(Path(args.out))
+    print("\nRigMind demo wrote:")
+    for label, path in written:
+        print(f"  {label:<28} {Path(path).resolve()}")
+    return 0
+
+
+def cmd_planned(args) -> int:
+    raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
+
+
+COMMANDS = {"info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if not args.command:
+        ap.print_help()
+        return EXIT_USER_ERROR
+    handler = COMMANDS.get(args.command, cmd_planned)
+    try:
+        return handler(args)
+    except UserError as e:
+        print(f"rigmind {args.command}: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except ValueError as e:
+        # Backend and scene errors are ValueError subclasses whose message
+        # already names the problem and the fix.
+        print(f"rigmind {args.command}: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except FileNotFoundError as e:
+        print(f"rigmind {args.command}: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR

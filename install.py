@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Set up RigMind on a fresh machine, then run a job. Standard library only.
+
+    python3 install.py demo      # .venv + dependencies, then the end-to-end demo
+    python3 install.py test      # .venv + dependencies, then the whole pytest suite
+    python3 install.py blender [--blender PATH]
+                                 # build the extension and install it, with its
+                                 # Python dependencies, into a desktop Blender 5.0
+
+Set-up is idempotent: a second run with nothing to install only checks a stamp
+(the hash of requirements.lock) and re-links the package, well under 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+REQUIREMENTS = ROOT / "requirements.txt"
+LOCK = ROOT / "requirements.lock"
+STAMP = VENV / ".rigmind-deps.sha256"
+PY_VERSION = (3, 11)
+
+
+def say(msg: str) -> None:
+    print(f"[install] {msg}", flush=True)
+
+
+def fail(msg: str, code: int = 2) -> "None":
+    print(f"install.py: {msg}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+# --- Python 3.11 ----------------------------------------------------------------
+
+
+def _python_version(exe: str):
+    try:
+        out = subprocess.run(
+            [exe, "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
+            capture_output=True, text=True, timeout=30,
+        )
+        major, minor = out.stdout.split()
+        return int(major), int(minor)
+    except Exception:
+        return None
+
+
+def find_python311() -> str:
+    """The interpreter running this script if it is 3.11, else ``python3.11``
+    on PATH; bpy 5.0 wheels exist for CPython 3.11 only."""
+    if sys.version_info[:2] == PY_VERSION:
+        return sys.executable
+    for name in ("python3.11",):
+        exe = shutil.which(name)
+        if exe and _python_version(exe) == PY_VERSION:
+            return exe
+    fail(
+        "RigMind needs Python 3.11 (Blender 5.0's bpy is built for 3.11 only); "
+        f"this is {sys.version.split()[0]} and no python3.11 is on PATH. Install it "
+        "(e.g. `apt-get install python3.11`, `pyenv install 3.11`, or python.org) and run "
+        "`python3.11 install.py ...`."
+    )
+
+
+def venv_python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def _deps_hash() -> str:
+    h = hashlib.sha256()
+    for f in (REQUIREMENTS, LOCK):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def ensure_venv() -> Path:
+    t0 = time.perf_counter()
+    py = venv_python()
+    if not py.exists() or _python_version(str(py)) != PY_VERSION:
+        base = find_python311()
+        if VENV.exists():
+            shutil.rmtree(VENV)
+        say(f"creating {VENV} with {base}")
+        subprocess.run([base, "-m", "venv", str(VENV)], check=True)
+    want = _deps_hash()
+    if not STAMP.exists() or STAMP.read_text().strip() != want:
+        say("installing pinned dependencies (bpy 5.0.1, torch 2.13.0 CPU, onnxruntime, librosa, ...)")
+        cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+               "-r", str(REQUIREMENTS), "-c", str(LOCK)]
+        r = subprocess.run(cmd)
+        if r.returncode != 0:
+            fail("pip could not install the dependencies (see above); fix the cause and run again")
+        STAMP.write_text(want + "\n")
+    link_package()
+    say(f"environment ready in {time.perf_counter() - t0:.1f} s")
+    return py
+
+
+def link_package() -> None:
+    """Make ``import rigmind`` resolve to this folder and create ``.venv/bin/rigmind``.
+
+    The repository root is itself the package (the same tree that is zipped
+    into the Blender extension), so we expose it through a link
+    ``.venv/rigmind-src/rigmind -> ROOT`` plus a ``.pth`` file: edits take
+    effect at once and tests import exactly the layout that ships.
+    """
+    src = VENV / "rigmind-src"
+    src.mkdir(exist_ok=True)
+    link = src / "rigmind"
+    if link.is_symlink() and Path(os.readlink(link)) != ROOT:
+        link.unlink()
+    if not link.exists():
+        link.symlink_to(ROOT, target_is_directory=True)
+    site = VENV / "lib" / f"python{PY_VERSION[0]}.{PY_VERSION[1]}" / "site-packages"
+    (site / "rigmind.pth").write_text(str(src) + "\n")
+    script = VENV / "bin" / "rigmind"
+    body = (
+        f"#!{venv_python()}\n"
+        "import sys\n"
+        "from rigmind.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    if not script.exists() or script.read_text() != body:
+        script.write_text(body)
+        script.chmod(0o755)
+
+
+# --- jobs -----------------------------------------------------------------------
+
+
+def run_demo(args) -> int:
+    py = ensure_venv()
+    cmd = [str(py), "-m", "rigmind", "demo"] + (["--out", args.out] if args.out else [])
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+def run_tests(args) -> int:
+    ensure_venv()
+    # The console script, not `python -m pytest`: the latter puts the current
+    # folder on sys.path, which would let a stray `import backend` pass.
+    cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + list(args.pytest_args)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+def run_blender(args) -> int:
+    """Install the extension and its dependencies into a desktop Blender."""
+    sys.path.insert(0, str(ROOT / "blender_addon"))
+    import install_into_blender  # stdlib-only helper shipped with the add-on sources
+
+    return install_into_blender.main(args.blender, ROOT)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="install.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="job", required=True)
+    d = sub.add_parser("demo", help="set up, then run the end-to-end demo on the mannequin")
+    d.add_argument("--out", help="output folder (default: ./rigmind_out/demo)")
+    t = sub.add_parser("test", help="set up, then run the whole test suite")
+    t.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra arguments for pytest")
+    b = sub.add_parser("blender", help="install into a desktop Blender 5.0")
+    b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
+    sub.add_parser("setup", help="only create .venv and install dependencies")
+    args = ap.parse_args(argv)
+    if args.job == "demo":
+        return run_demo(args)
+    if args.job == "test":
+        return run_tests(args)
+    if args.job == "blender":
+        return run_blender(args)
+    ensure_venv()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Blender operators (thin: read the scene, call the backend, write results).
+
+Each operator declares UNDO, writes a NEW action per run and reports errors
+a user can fix in Blender's report bar. ``CLASSES`` is what
+``blender_addon.registration`` registers.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+
+def _settings(context):
+    return getattr(context.scene, "rigmind", None)
+
+
+def _target_armature(context):
+    s = _settings(context)
+    ob = s.target_armature if s is not None and s.target_armature is not None else context.active_object
+    return ob if ob is not None and ob.type == "ARMATURE" else None
+
+
+class RIGMIND_OT_add_mannequin(bpy.types.Operator):
+    """Add RigMind's procedural mannequin: a 55-bone humanoid with a skinned body and a head with the 52 ARKit shape keys"""
+
+    bl_idname = "rigmind.add_mannequin"
+    bl_label = "Add RigMind Mannequin"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from . import mannequin
+
+        parts = mannequin.build_mannequin()
+        s = _settings(context)
+        if s is not None:
+            s.target_armature = parts["armature"]
+            s.face_mesh = parts["head"]
+        self.report({"INFO"}, f"Added {parts['armature'].name} with {len(parts['armature'].data.bones)} bones")
+        return {"FINISHED"}
+
+
+class RIGMIND_OT_apply_bvh(bpy.types.Operator, ImportHelper):
+    """Put a BVH clip on the target armature when its bone names match the clip's joints (as a new action; the rig's previous action is kept)"""
+
+    bl_idname = "rigmind.apply_bvh"
+    bl_label = "Apply BVH Motion"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".bvh"
+    filter_glob: StringProperty(default="*.bvh;*.bvh.gz", options={"HIDDEN"})
+    up_axis: EnumProperty(name="Up axis", items=[("Y", "Y up", "most BVH files"), ("Z", "Z up", "Blender's own exports")], default="Y")
+
+    @classmethod
+    def poll(cls, context):
+        return _target_armature(context) is not None
+
+    def execute(self, context):
+        from ..backend.bvh import read_bvh
+        from . import scene_io
+
+        arm = _target_armature(context)
+        try:
+            motion = read_bvh(self.filepath, up=self.up_axis)
+            rig = scene_io.read_skeleton(arm)
+            missing = [n for n in motion.skeleton.names if n not in rig.names]
+            if missing:
+                raise scene_io.SceneError(
+                    f"'{arm.name}' lacks the clip's joints {missing[:5]}: this clip needs retargeting onto this rig"
+                )
+            # The armature may have extra bones; put the clip on the bones it names.
+            rig_sub = rig.subset(motion.skeleton.names).reorder(motion.skeleton.names)
+            if list(rig_sub.parents) != list(motion.skeleton.parents):
+                raise scene_io.SceneError(
+                    f"'{arm.name}' has the clip's joint names but another hierarchy: retarget the clip instead"
+                )
+            on_rig = motion.with_rest(rig_sub)
+            scene_io.write_motion(arm, on_rig, f"RigMind BVH · {motion.name}", set_scene_fps=True)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Applied {motion.num_frames} frames of {motion.name} to {arm.name}")
+        return {"FINISHED"}
+
+
+class RIGMIND_OT_export(bpy.types.Operator):
+    """Export the target armature, its meshes and its active animation with Blender's own exporter"""
+
+    bl_idname = "rigmind.export"
+    bl_label = "Export Character"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return _target_armature(context) is not None and _settings(context) is not None
+
+    def execute(self, context):
+        from . import export
+
+        s = _settings(context)
+        path = bpy.path.abspath(s.export_path) if s.export_path else ""
+        if not path:
+            self.report({"ERROR"}, "Set an export path in RigMind ▸ Export & Render first")
+            return {"CANCELLED"}
+        suffix = "." + s.export_format.lower()
+        if not path.lower().endswith(suffix):
+            path += suffix
+        try:
+            written = export.export_character(_target_armature(context), path)
+        except (ValueError, RuntimeError) as e:
+            self.report({"ERROR"}, str(e).splitlines()[0])
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Exported {written}")
+        return {"FINISHED"}
+
+
+class RIGMIND_OT_render(bpy.types.Operator):
+    """Render the scene (a still of the current frame, or the frame range as MP4 with sound)"""
+
+    bl_idname = "rigmind.render"
+    bl_label = "Render"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return _settings(context) is not None
+
+    def execute(self, context):
+        from . import render
+
+        s = _settings(context)
+        path = bpy.path.abspath(s.render_path) if s.render_path else ""
+        if not path:
+            self.report({"ERROR"}, "Set a render output path (.png or .mp4) in RigMind ▸ Export & Render first")
+            return {"CANCELLED"}
+        try:
+            out = render.render(path, engine=s.render_engine)
+        except (ValueError, RuntimeError) as e:
+            self.report({"ERROR"}, str(e).splitlines()[0])
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Rendered {out}")
+        return {"FINISHED"}
+
+
+CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_export, RIGMIND_OT_render)

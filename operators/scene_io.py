@@ -1,0 +1,341 @@
+"""Scene <-> backend arrays: read an armature's rest skeleton, write a Motion
+as a NEW action (Blender 5.0 slotted actions), write shape-key curves.
+
+Data flows one way: scene -> backend arrays -> model -> arrays -> scene.
+Everything here is in *armature space* (the armature object's local frame:
+metres, Z-up for a Blender-native rig). The object's own transform (e.g. the
+90° X rotation and 0.01 scale of FBX/glTF imports) is left alone and recorded
+in ``Skeleton.meta["object_matrix"]``.
+
+Keys are written with ``keyframe_points.add`` + ``foreach_set`` (one call per
+curve, never per key), the user's previous action is kept (fake user + a muted
+NLA track), and every generation gets its own action named after what made it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import rotations as R
+from ..backend.motion import Motion
+from ..backend.skeleton import Skeleton
+
+# Blender's FCurve interpolation enum as foreach_set ints.
+INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+
+
+class SceneError(ValueError):
+    """A problem with the user's scene that they can fix; the message says how."""
+
+
+def _np_matrix(m) -> np.ndarray:
+    return np.array([list(row) for row in m], dtype=np.float64)
+
+
+# --- reading ----------------------------------------------------------------------
+
+
+def bone_order(armature_data) -> list:
+    """Bone names with every parent before its children (Blender keeps creation
+    order, which need not be topological after edits)."""
+    order, seen = [], set()
+
+    def visit(b):
+        if b.name in seen:
+            return
+        if b.parent is not None:
+            visit(b.parent)
+        seen.add(b.name)
+        order.append(b.name)
+
+    for b in armature_data.bones:
+        visit(b)
+    return order
+
+
+def read_skeleton(arm_obj) -> Skeleton:
+    """The rest skeleton of an armature object, in armature space.
+
+    Joint = bone head; joint frame = the bone's rest matrix (``matrix_local``:
+    Y along the bone, roll about it). ``offsets``/``rest_rotations`` are each
+    bone's rest transform relative to its parent bone (so a pose bone's
+    ``rotation_quaternion`` is ``inv(rest_rotations[j]) * local[j]``); roots
+    are relative to the armature object. ``tails[j] = (0, length, 0)``.
+    """
+    if arm_obj is None or arm_obj.type != "ARMATURE":
+        kind = "nothing" if arm_obj is None else f"a {arm_obj.type.lower()} ('{arm_obj.name}')"
+        raise SceneError(f"RigMind needs an armature but got {kind}: select the character's armature (its skeleton)")
+    data = arm_obj.data
+    if len(data.bones) == 0:
+        raise SceneError(f"armature '{arm_obj.name}' has no bones: add a skeleton or pick another armature")
+    names = bone_order(data)
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    mats = np.empty((n, 4, 4))
+    parents = np.full(n, -1, dtype=np.int64)
+    lengths = np.empty(n)
+    for i, name in enumerate(names):
+        b = data.bones[name]
+        mats[i] = _np_matrix(b.matrix_local)
+        parents[i] = index[b.parent.name] if b.parent is not None else -1
+        lengths[i] = b.length
+    rel = mats.copy()
+    has_parent = parents >= 0
+    rel[has_parent] = np.linalg.inv(mats[parents[has_parent]]) @ mats[has_parent]
+    offsets = rel[:, :3, 3]
+    rest_rot = R.from_matrix(rel[:, :3, :3])
+    tails = np.zeros((n, 3))
+    tails[:, 1] = lengths
+    meta = {
+        "armature": arm_obj.name,
+        "object_matrix": _np_matrix(arm_obj.matrix_world),
+        "rotation_modes": {pb.name: pb.rotation_mode for pb in arm_obj.pose.bones},
+    }
+    return Skeleton(names, parents, offsets, rest_rot, tails, meta)
+
+
+# --- building ---------------------------------------------------------------------
+
+
+def build_armature(skeleton: Skeleton, name: str = "Armature", collection=None):
+    """A new armature object whose bone heads sit at the skeleton's rest joint
+    positions (armature space = world at creation). Bones point at their child
+    (or along the end site / parent direction for leaves), so the armature
+    looks like the character; its rest *orientations* differ from the
+    skeleton's, so put motion on it with ``motion.with_rest(read_skeleton(obj))``.
+    Bones are created in skeleton order, so that order reads back unchanged.
+    """
+    import bpy
+
+    rot_w, pos_w = skeleton.rest_world()
+    dirs = np.zeros((len(skeleton), 3))
+    lengths = np.zeros(len(skeleton))
+    for j in range(len(skeleton)):
+        kids = skeleton.children(j)
+        far = [pos_w[c] - pos_w[j] for c in kids if np.linalg.norm(pos_w[c] - pos_w[j]) > 1e-3]
+        if len(kids) == 1 and far:
+            d = far[0]
+        elif far:
+            # Several children (hips, chest): point at the one most in line
+            # with the incoming bone, e.g. the spine rather than a leg.
+            incoming = pos_w[j] - pos_w[skeleton.parents[j]] if skeleton.parents[j] >= 0 else np.array([0.0, 0.0, 1.0])
+            scores = [np.dot(f / np.linalg.norm(f), incoming / max(np.linalg.norm(incoming), 1e-9)) for f in far]
+            d = far[int(np.argmax(scores))]
+        elif np.linalg.norm(skeleton.tails[j]) > 1e-3:
+            d = R.rotate(rot_w[j], skeleton.tails[j])
+        elif skeleton.parents[j] >= 0 and np.linalg.norm(pos_w[j] - pos_w[skeleton.parents[j]]) > 1e-3:
+            d = (pos_w[j] - pos_w[skeleton.parents[j]]) * 0.35
+        else:
+            d = np.array([0.0, 0.0, 0.1])
+        lengths[j] = max(np.linalg.norm(d), 0.01)
+        dirs[j] = d / np.linalg.norm(d)
+
+    arm_data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, arm_data)
+    (collection or bpy.context.scene.collection).objects.link(obj)
+    view_layer = bpy.context.view_layer
+    prev_active = view_layer.objects.active
+    view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        ebones = []
+        for j, jname in enumerate(skeleton.names):
+            eb = arm_data.edit_bones.new(jname)
+            eb.head = pos_w[j].tolist()
+            eb.tail = (pos_w[j] + dirs[j] * lengths[j]).tolist()
+            eb.use_connect = False
+            if skeleton.parents[j] >= 0:
+                eb.parent = ebones[skeleton.parents[j]]
+            ebones.append(eb)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        if prev_active is not None:
+            view_layer.objects.active = prev_active
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return obj
+
+
+# --- writing ----------------------------------------------------------------------
+
+
+def _keep_previous_action(id_data, label: str) -> None:
+    """Never lose the user's animation: give the current action a fake user and
+    park it on a muted NLA track (unmute to layer it back)."""
+    ad = id_data.animation_data
+    if ad is None or ad.action is None:
+        return
+    old = ad.action
+    old.use_fake_user = True
+    track = ad.nla_tracks.new()
+    track.name = f"{label} (before RigMind)"
+    start = int(old.frame_range[0])
+    try:
+        strip = track.strips.new(old.name, start, old)
+        if ad.action_slot is not None and hasattr(strip, "action_slot"):
+            strip.action_slot = ad.action_slot
+    except RuntimeError:
+        pass  # the fake user alone keeps it
+    track.mute = True
+
+
+def _new_action(id_data, action_name: str, id_type: str, keep_previous: bool):
+    import bpy
+
+    if keep_previous:
+        _keep_previous_action(id_data, id_data.name)
+    action = bpy.data.actions.new(action_name)
+    slot = action.slots.new(id_type=id_type, name=id_data.name)
+    layer = action.layers.new("RigMind")
+    strip = layer.strips.new(type="KEYFRAME")
+    channelbag = strip.channelbag(slot, ensure=True)
+    ad = id_data.animation_data or id_data.animation_data_create()
+    ad.action = action
+    ad.action_slot = slot
+    return action, channelbag
+
+
+def _write_curves(channelbag, specs, frames: np.ndarray, interpolation: str) -> None:
+    """``specs``: list of (data_path, index, group, values[F])."""
+    n = len(frames)
+    co = np.empty(2 * n, dtype=np.float32)
+    co[0::2] = frames
+    interp = np.full(n, INTERPOLATION[interpolation], dtype=np.int8)
+    for data_path, index, group, values in specs:
+        fc = channelbag.fcurves.new(data_path, index=index, group_name=group)
+        co[1::2] = values
+        kps = fc.keyframe_points
+        kps.add(n)
+        kps.foreach_set("co", co)
+        kps.foreach_set("interpolation", interp)
+        if interpolation == "BEZIER":
+            kps.foreach_set("handle_left", co)
+            kps.foreach_set("handle_right", co)
+        fc.update()
+
+
+def _euler_unwrap(e: np.ndarray) -> np.ndarray:
+    return np.unwrap(e, axis=0)
+
+
+def write_motion(
+    arm_obj,
+    motion: Motion,
+    action_name: str | None = None,
+    *,
+    frame_start: int = 1,
+    keep_previous: bool = True,
+    set_scene_range: bool = True,
+    set_scene_fps: bool = False,
+    interpolation: str = "LINEAR",
+):
+    """Write ``motion`` onto ``arm_obj`` as a new action and assign it.
+
+    ``motion.skeleton`` must share bone names with the armature and have the
+    armature's rest orientations (``motion.with_rest(read_skeleton(arm_obj))``);
+    joints the armature lacks are an error, bones the motion lacks are left
+    unkeyed. Frame ``f`` of the motion lands at scene frame
+    ``frame_start + f * scene_fps / motion.fps`` (so timing is right at any
+    scene fps); ``set_scene_fps`` switches the scene to the motion's rate
+    instead. Pose bones keep their rotation mode (quaternion, any Euler order,
+    axis-angle). Returns the new ``bpy.types.Action``.
+    """
+    import bpy
+
+    rig = read_skeleton(arm_obj)
+    missing = [n for n in motion.skeleton.names if n not in rig.names]
+    if missing:
+        raise SceneError(
+            f"armature '{arm_obj.name}' lacks bones {missing[:6]}{'…' if len(missing) > 6 else ''} "
+            "that the motion animates: retarget the motion onto this rig first"
+        )
+    scene = bpy.context.scene
+    if set_scene_fps:
+        fps = float(motion.fps)
+        scene.render.fps = int(round(fps))
+        scene.render.fps_base = scene.render.fps / fps
+    scene_fps = scene.render.fps / scene.render.fps_base
+    frames = frame_start + np.arange(motion.num_frames) * (scene_fps / motion.fps)
+
+    name = action_name or motion.name or "RigMind Motion"
+    action, cb = _new_action(arm_obj, name, "OBJECT", keep_previous)
+
+    sk = motion.skeleton
+    local_t = motion.local_translations()
+    rig_idx = np.array([rig.index(n) for n in sk.names])
+    rest_rot = rig.rest_rotations[rig_idx]  # [J, 4]
+    rest_off = rig.offsets[rig_idx]  # [J, 3]
+    # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
+    basis_rot = R.make_continuous(R.mul(R.inv(rest_rot)[None], motion.rotations))
+    basis_loc = R.rotate(R.inv(rest_rot)[None], local_t - rest_off[None])
+    moving = np.max(np.abs(basis_loc), axis=0).max(axis=-1) > 1e-6
+    moving[sk.parents < 0] = True
+
+    specs = []
+    for j, bone in enumerate(sk.names):
+        pb = arm_obj.pose.bones[bone]
+        base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+        mode = pb.rotation_mode
+        if mode == "QUATERNION":
+            vals = basis_rot[:, j]
+            specs += [(base + ".rotation_quaternion", i, bone, vals[:, i]) for i in range(4)]
+        elif mode == "AXIS_ANGLE":
+            aa = R.to_axis_angle(basis_rot[:, j])
+            ang = np.linalg.norm(aa, axis=-1)
+            axis = np.where(ang[:, None] > 1e-9, aa / np.maximum(ang, 1e-12)[:, None], [0.0, 1.0, 0.0])
+            vals = np.concatenate([ang[:, None], axis], axis=-1)
+            specs += [(base + ".rotation_axis_angle", i, bone, vals[:, i]) for i in range(4)]
+        else:
+            # Blender's Euler mode "ZXY" applies Z first (extrinsic ZXY) and
+            # stores the angles as (x, y, z) whatever the order.
+            e = R.to_euler(basis_rot[:, j], mode, intrinsic=False)
+            xyz = np.empty_like(e)
+            xyz[:, ["XYZ".index(a) for a in mode]] = e
+            xyz = _euler_unwrap(xyz)
+            specs += [(base + ".rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+        if moving[j]:
+            specs += [(base + ".location", i, bone, basis_loc[:, j, i]) for i in range(3)]
+    _write_curves(cb, specs, frames, interpolation)
+
+    if set_scene_range:
+        scene.frame_start = int(np.floor(frames[0]))
+        scene.frame_end = int(np.ceil(frames[-1]))
+    if motion.shape_weights is not None and motion.shape_names:
+        action["rigmind_shape_names"] = list(motion.shape_names)
+    return action
+
+
+def write_shape_keys(
+    mesh_obj,
+    names: list,
+    weights: np.ndarray,
+    fps: float,
+    action_name: str,
+    *,
+    frame_start: int = 1,
+    keep_previous: bool = True,
+    interpolation: str = "LINEAR",
+):
+    """Shape-key curves ``weights [F, K]`` (0..1) for ``names`` onto the mesh's
+    Key datablock (shape-key animation belongs to the Key, id type KEY).
+    Names the mesh lacks are skipped; returns ``(action, written, skipped)``."""
+    import bpy
+
+    key = mesh_obj.data.shape_keys if mesh_obj.type == "MESH" else None
+    if key is None:
+        raise SceneError(f"object '{mesh_obj.name}' has no shape keys: pick a face mesh with shape keys")
+    weights = np.asarray(weights, dtype=np.float64).reshape(-1, len(names))
+    scene = bpy.context.scene
+    scene_fps = scene.render.fps / scene.render.fps_base
+    frames = frame_start + np.arange(len(weights)) * (scene_fps / fps)
+    action, cb = _new_action(key, action_name, "KEY", keep_previous)
+    specs, written, skipped = [], [], []
+    for k, name in enumerate(names):
+        if name not in key.key_blocks:
+            skipped.append(name)
+            continue
+        path = f'key_blocks["{bpy.utils.escape_identifier(name)}"].value'
+        specs.append((path, 0, "Shape Keys", weights[:, k]))
+        written.append(name)
+    _write_curves(cb, specs, frames, interpolation)
+    return action, written, skipped
