@@ -78,8 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
 
     for name, what in PLANNED.items():
-        p = sub.add_parser(name, help=f"{what} (not in this version yet)")
-        p.add_argument("rest", nargs=argparse.REMAINDER)
+        sub.add_parser(name, help=f"{what} (not in this version yet)", add_help=False)
     return ap
 
 
@@ -158,7 +157,9 @@ COMMANDS = {"info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, 
 
 def main(argv=None) -> int:
     ap = build_parser()
-    args = ap.parse_args(argv)
+    args, extra = ap.parse_known_args(argv)
+    if extra and args.command not in PLANNED:
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         ap.print_help()
         return EXIT_USER_ERROR

@@ -3,6 +3,9 @@ session and describe what RigMind sees in them."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from pathlib import Path
 
 RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
@@ -10,6 +13,23 @@ RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
 
 class RigFileError(ValueError):
     """A rig file that is missing, of an unknown kind, or unreadable."""
+
+
+@contextlib.contextmanager
+def quiet_stdout():
+    """Silence Blender's and the importers' progress chatter on stdout (C-level
+    prints included) so command output stays readable; stderr is kept."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _check(path) -> Path:
@@ -38,7 +58,8 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
     suffix = p.suffix.lower()
     if suffix == ".blend":
         try:
-            bpy.ops.wm.open_mainfile(filepath=str(p))
+            with quiet_stdout():
+                bpy.ops.wm.open_mainfile(filepath=str(p))
         except RuntimeError as e:
             raise RigFileError(f"{p}: Blender could not open it ({_first_line(e)})") from None
         return list(bpy.data.objects)
@@ -46,21 +67,26 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
         bpy.ops.wm.read_factory_settings(use_empty=True)
     before = set(bpy.data.objects)
     try:
-        if suffix in (".glb", ".gltf"):
-            bpy.ops.import_scene.gltf(filepath=str(p))
-        elif suffix == ".fbx":
-            bpy.ops.import_scene.fbx(filepath=str(p))
-        else:
-            from ..backend.bvh import read_bvh
-            from .scene_io import build_armature
-
-            motion = read_bvh(p)
-            build_armature(motion.skeleton, name=motion.name or p.stem)
+        with quiet_stdout():
+            _import_file(bpy, p, suffix)
     except RigFileError:
         raise
     except Exception as e:  # importers raise RuntimeError, our reader ValueError
         raise RigFileError(f"{p}: could not be read ({_first_line(e)})") from None
     return [o for o in bpy.data.objects if o not in before]
+
+
+def _import_file(bpy, p: Path, suffix: str) -> None:
+    if suffix in (".glb", ".gltf"):
+        bpy.ops.import_scene.gltf(filepath=str(p))
+    elif suffix == ".fbx":
+        bpy.ops.import_scene.fbx(filepath=str(p))
+    else:
+        from ..backend.bvh import read_bvh
+        from .scene_io import build_armature
+
+        motion = read_bvh(p)
+        build_armature(motion.skeleton, name=motion.name or p.stem)
 
 
 def _first_line(e: Exception) -> str:

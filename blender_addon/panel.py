@@ -1,0 +1,162 @@
+"""Side panel: 3D View ▸ Sidebar (N) ▸ RigMind."""
+
+import bpy
+
+CATEGORY = "RigMind"
+PARENT_ID = "VIEW3D_PT_rigmind"
+
+# Operators owned by operators/blender_ops.py, by idname. A button is drawn only
+# while its operator is registered: `bpy.ops.<x>.<y>` resolves lazily and exists
+# for any name, so the check goes through `bpy.types`, where a registered
+# operator appears as `RIGMIND_OT_<name>` whatever its Python class is called.
+OPERATORS = {
+    "add_mannequin": "rigmind.add_mannequin",
+    "apply_bvh": "rigmind.apply_bvh",
+    "bake_walk_cycle": "rigmind.bake_walk_cycle",
+    "walk_along_path": "rigmind.walk_along_path",
+    "generate_gesture": "rigmind.generate_gesture",
+    "generate_face": "rigmind.generate_face",
+    "export": "rigmind.export",
+    "render": "rigmind.render",
+}
+
+# Scene properties each sub-panel shows; tests check that every name exists.
+CHARACTER_PROPS = ("target_armature",)
+LOCOMOTION_PROPS = ("mode", "gait", "style", "speed", "in_place", "path_object")
+SPEECH_PROPS = ("audio_path", "gesture_amount", "face_mesh")
+GENERATION_PROPS = ("seed", "start_frame")
+EXPORT_PROPS = ("export_format", "export_path")
+RENDER_PROPS = ("render_engine", "render_path")
+
+
+def operator_type_name(idname: str) -> str:
+    """``rigmind.export`` -> ``RIGMIND_OT_export``, the name under ``bpy.types``."""
+    module, _, name = idname.partition(".")
+    return f"{module.upper()}_OT_{name}"
+
+
+def operator_available(idname: str) -> bool:
+    return hasattr(bpy.types, operator_type_name(idname))
+
+
+def _button(layout, key, text=None, icon="NONE"):
+    """Draw the operator button if its operator is registered; return whether it did."""
+    idname = OPERATORS[key]
+    if not operator_available(idname):
+        return False
+    if text is None:
+        layout.operator(idname, icon=icon)
+    else:
+        layout.operator(idname, text=text, icon=icon)
+    return True
+
+
+def _props(context):
+    return getattr(context.scene, "rigmind", None)
+
+
+class _RigMindPanel:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = CATEGORY
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and _props(context) is not None
+
+
+class VIEW3D_PT_rigmind(_RigMindPanel, bpy.types.Panel):
+    bl_idname = PARENT_ID
+    bl_label = "RigMind"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        props = _props(context)
+        _button(layout, "add_mannequin", icon="OUTLINER_OB_ARMATURE")
+        layout.prop(props, "target_armature")
+        col = layout.column(align=True)
+        for name in GENERATION_PROPS:
+            col.prop(props, name)
+
+
+class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
+    bl_idname = "VIEW3D_PT_rigmind_locomotion"
+    bl_label = "Locomotion"
+    bl_parent_id = PARENT_ID
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        props = _props(context)
+        layout.prop(props, "mode", expand=True)
+        col = layout.column()
+        col.prop(props, "gait")
+        col.prop(props, "style")
+        col.prop(props, "speed")
+        col.prop(props, "in_place")
+        if props.mode == "PATH":
+            col.prop(props, "path_object")
+            _button(layout, "walk_along_path", icon="CURVE_PATH")
+        else:
+            _button(layout, "bake_walk_cycle", icon="ARMATURE_DATA")
+        _button(layout, "apply_bvh", icon="IMPORT")
+
+
+class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
+    bl_idname = "VIEW3D_PT_rigmind_speech"
+    bl_label = "Speech"
+    bl_parent_id = PARENT_ID
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        props = _props(context)
+        layout.prop(props, "audio_path")
+
+        box = layout.box()
+        box.label(text="Gesture", icon="OUTLINER_OB_ARMATURE")
+        box.prop(props, "gesture_amount", slider=True)
+        _button(box, "generate_gesture", icon="PLAY")
+
+        box = layout.box()
+        box.label(text="Face", icon="SHAPEKEY_DATA")
+        box.prop(props, "face_mesh")
+        _button(box, "generate_face", icon="PLAY")
+
+
+class VIEW3D_PT_rigmind_output(_RigMindPanel, bpy.types.Panel):
+    bl_idname = "VIEW3D_PT_rigmind_output"
+    bl_label = "Export & Render"
+    bl_parent_id = PARENT_ID
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        props = _props(context)
+
+        box = layout.box()
+        box.label(text="Export", icon="EXPORT")
+        for name in EXPORT_PROPS:
+            box.prop(props, name)
+        _button(box, "export", icon="EXPORT")
+
+        box = layout.box()
+        box.label(text="Render", icon="RENDER_ANIMATION")
+        for name in RENDER_PROPS:
+            box.prop(props, name)
+        _button(box, "render", icon="RENDER_ANIMATION")
+
+
+# Parents before children: Blender resolves bl_parent_id at registration.
+CLASSES = (
+    VIEW3D_PT_rigmind,
+    VIEW3D_PT_rigmind_locomotion,
+    VIEW3D_PT_rigmind_speech,
+    VIEW3D_PT_rigmind_output,
+)

@@ -1,0 +1,184 @@
+"""Per-scene RigMind settings, stored on ``bpy.types.Scene.rigmind``.
+
+They live on the scene (not on the preferences) so that they are saved with
+the .blend file and each scene can drive its own character.
+"""
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+# Style labels of the Bandai Namco motion datasets the locomotion model was
+# trained on; identifiers are the dataset's own lowercase labels so operators
+# can hand them to the backend unchanged.
+STYLES = ("active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful")
+
+# Identifiers are short names; scene.render.engine wants Blender's own.
+RENDER_ENGINES = {
+    "EEVEE": "BLENDER_EEVEE",
+    "CYCLES": "CYCLES",
+    "WORKBENCH": "BLENDER_WORKBENCH",
+}
+
+
+# Blender calls these with (property group, candidate object). Assigning from
+# Python does not go through them, so operators must still check the type.
+def poll_armature(_self, obj):
+    return obj is not None and obj.type == "ARMATURE"
+
+
+def poll_face_mesh(_self, obj):
+    # A lone "Basis" key has nothing to animate, so at least one more is needed.
+    if obj is None or obj.type != "MESH":
+        return False
+    keys = obj.data.shape_keys
+    return keys is not None and len(keys.key_blocks) > 1
+
+
+def poll_path_object(_self, obj):
+    # Empties allow a path driven by keyed locations instead of a curve.
+    return obj is not None and obj.type in {"CURVE", "EMPTY"}
+
+
+class RigMindSceneProperties(bpy.types.PropertyGroup):
+    # --- character -------------------------------------------------------------
+    target_armature: PointerProperty(
+        name="Armature",
+        description="Armature that receives the generated animation",
+        type=bpy.types.Object,
+        poll=poll_armature,
+    )
+    face_mesh: PointerProperty(
+        name="Face Mesh",
+        description="Mesh whose shape keys receive the lip-sync and facial animation",
+        type=bpy.types.Object,
+        poll=poll_face_mesh,
+    )
+
+    # --- locomotion ------------------------------------------------------------
+    style: EnumProperty(
+        name="Style",
+        description="Movement style",
+        items=[(s, s.capitalize(), f"{s.capitalize()} movement style") for s in STYLES],
+        default="normal",
+    )
+    gait: EnumProperty(
+        name="Gait",
+        items=(
+            ("walk", "Walk", "Walking gait"),
+            ("run", "Run", "Running gait"),
+        ),
+        default="walk",
+    )
+    speed: FloatProperty(
+        name="Speed",
+        description="Forward speed of the character, in metres per second",
+        min=0.2,
+        max=6.0,
+        default=1.3,
+        step=10,
+        precision=2,
+        unit="VELOCITY",
+    )
+    mode: EnumProperty(
+        name="Mode",
+        items=(
+            ("CYCLE", "Cycle", "Bake a looping cycle at a constant speed"),
+            ("PATH", "Path", "Walk along a curve or the keyed positions of an empty"),
+        ),
+        default="CYCLE",
+    )
+    path_object: PointerProperty(
+        name="Path",
+        description="Curve, or animated empty, that the character follows",
+        type=bpy.types.Object,
+        poll=poll_path_object,
+    )
+    in_place: BoolProperty(
+        name="In Place",
+        description="Keep the root at the origin instead of moving forward",
+        default=False,
+    )
+
+    # --- speech ----------------------------------------------------------------
+    audio_path: StringProperty(
+        name="Audio",
+        description="Speech recording that drives gestures and the face",
+        subtype="FILE_PATH",
+        default="",
+    )
+    gesture_amount: FloatProperty(
+        name="Gesture Amount",
+        description="How strongly the generated gestures are applied (0 = rest pose, 1 = full)",
+        min=0.0,
+        max=1.0,
+        default=1.0,
+        subtype="FACTOR",
+    )
+
+    # --- generation --------------------------------------------------------------
+    seed: IntProperty(
+        name="Seed",
+        description="Random seed; the same seed and inputs give the same animation",
+        min=0,
+        default=0,
+    )
+    start_frame: IntProperty(
+        name="Start Frame",
+        description="Frame at which the generated animation begins",
+        default=1,
+    )
+
+    # --- export & render ---------------------------------------------------------
+    export_format: EnumProperty(
+        name="Format",
+        items=(
+            ("BVH", "BVH", "Biovision hierarchy (skeleton and motion only)"),
+            ("FBX", "FBX", "Autodesk FBX with baked animation"),
+            ("GLB", "glTF Binary", "glTF 2.0 binary (.glb)"),
+        ),
+        default="FBX",
+    )
+    export_path: StringProperty(
+        name="Export Path",
+        description="File to export to; the extension follows the format",
+        subtype="FILE_PATH",
+        default="//rigmind_export",
+    )
+    render_engine: EnumProperty(
+        name="Engine",
+        items=(
+            ("EEVEE", "EEVEE", "Real-time rasteriser"),
+            ("CYCLES", "Cycles", "Path tracer"),
+            ("WORKBENCH", "Workbench", "Fast solid shading for previews"),
+        ),
+        # Cycles runs anywhere; EEVEE and Workbench abort a headless Blender
+        # that has no OpenGL/EGL driver.
+        default="CYCLES",
+    )
+    render_path: StringProperty(
+        name="Render Output",
+        description="Output file: .png renders the current frame, .mp4 the frame range with sound",
+        subtype="FILE_PATH",
+        default="//rigmind_render.mp4",
+    )
+
+
+CLASSES = (RigMindSceneProperties,)
+
+
+def attach():
+    bpy.types.Scene.rigmind = PointerProperty(type=RigMindSceneProperties)
+
+
+def detach():
+    # Values already stored in scenes stay in their ID properties (and in saved
+    # .blend files) and show up again when the add-on is enabled again.
+    if hasattr(bpy.types.Scene, "rigmind"):
+        del bpy.types.Scene.rigmind

@@ -1,0 +1,84 @@
+"""register()/unregister() for the whole add-on.
+
+Only bpy and this package's UI modules are imported here, so enabling the
+add-on stays fast and never loads torch; operators import the backend when
+they run.
+"""
+
+import importlib
+
+import bpy
+
+from . import panel, preferences, properties
+
+# The package root: `rigmind` in the venv, `bl_ext.<repo>.rigmind` in Blender.
+_ROOT = __package__.rsplit(".", 1)[0]
+_OPS_MODULE = "operators.blender_ops"
+
+# Classes registered by the last register(), in order; unregister() walks it
+# backwards, so a partly failed register() can still be undone.
+_registered = []
+_scene_attached = False
+
+
+def _operator_classes():
+    """``operators/blender_ops.py``'s ``CLASSES``, or () while that module does
+    not exist yet. Any other import error is a bug in it and propagates."""
+    name = f"{_ROOT}.{_OPS_MODULE}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as ex:
+        if ex.name in (name, f"{_ROOT}.operators"):
+            return ()
+        raise
+    return tuple(getattr(module, "CLASSES", ()))
+
+
+def _classes():
+    # PropertyGroups before anything pointing at them; operators before the
+    # panels that draw their buttons; panels last, parents before children.
+    return (
+        *properties.CLASSES,
+        *preferences.CLASSES,
+        *_operator_classes(),
+        *panel.CLASSES,
+    )
+
+
+def register():
+    global _scene_attached
+    if _registered or _scene_attached:
+        # A second register() without unregister() (script reload, a failed
+        # earlier enable): start from a clean slate instead of erroring.
+        unregister()
+    try:
+        for cls in _classes():
+            bpy.utils.register_class(cls)
+            _registered.append(cls)
+        properties.attach()
+        _scene_attached = True
+    except Exception:
+        unregister()
+        raise
+
+
+def unregister():
+    global _scene_attached
+    if _scene_attached:
+        properties.detach()
+        _scene_attached = False
+    errors = []
+    while _registered:
+        cls = _registered.pop()
+        try:
+            bpy.utils.unregister_class(cls)
+        except RuntimeError as ex:
+            # Keep going: one stuck class must not leave the rest registered.
+            errors.append(f"{cls.__name__}: {ex}")
+    if errors:
+        raise RuntimeError("RigMind could not unregister " + "; ".join(errors))
+
+
+def registered_classes():
+    """The classes currently registered by RigMind, in registration order."""
+    return tuple(_registered)

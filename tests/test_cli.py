@@ -1,0 +1,80 @@
+"""The installed ``rigmind`` command, run as a user runs it (a subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, data_file
+
+RIGMIND = Path(sys.executable).parent / "rigmind"
+
+
+def run(*args, timeout=180):
+    env = dict(os.environ)
+    return subprocess.run([str(RIGMIND), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+def test_help_lists_subcommands():
+    r = run("--help")
+    assert r.returncode == 0
+    for cmd in ("walk", "gesture", "face", "retarget", "export", "render", "train", "eval", "mannequin", "info"):
+        assert cmd in r.stdout
+
+
+def test_python_dash_m_works():
+    r = subprocess.run([sys.executable, "-m", "rigmind", "--version"], capture_output=True, text=True, cwd="/")
+    assert r.returncode == 0 and "rigmind" in r.stdout
+
+
+def test_info_robot_expressive():
+    r = run("info", data_file("characters/RobotExpressive.glb"))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "armatures: 1" in out
+    for bone in ("Head", "Torso", "Shoulder.L", "LowerLeg.R", "UpperArm.L"):
+        assert bone in out, f"bone {bone} missing from info output"
+    for key in ("Angry", "Surprised", "Sad"):
+        assert key in out
+
+
+@pytest.mark.parametrize(
+    "make, expect",
+    [
+        (lambda d: d / "nope.glb", "no such file"),
+        (lambda d: (d / "rig.txt").write_text("x") and d / "rig.txt", "unsupported file type"),
+        (lambda d: (d / "broken.glb").write_bytes(b"glTF\x02\x00\x00\x00garbage") and d / "broken.glb", "could not be read"),
+        (lambda d: (d / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n") and d / "broken.bvh", "could not be read"),
+    ],
+)
+def test_info_bad_files_one_clear_line(tmp_path, make, expect):
+    path = make(tmp_path)
+    r = run("info", path)
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.startswith("rigmind info:")]
+    assert len(lines) == 1 and expect in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_planned_subcommand_says_so():
+    r = run("walk", "--cycle")
+    assert r.returncode == 2 and "not available in this version" in r.stderr
+
+
+def test_mannequin_then_info_then_export(tmp_path):
+    blend = tmp_path / "m.blend"
+    r = run("mannequin", "--out", blend)
+    assert r.returncode == 0, r.stderr
+    assert blend.exists()
+    r = run("info", blend)
+    assert r.returncode == 0, r.stderr
+    assert "jawOpen" in r.stdout and "LeftHandIndex1" in r.stdout
+    for suffix in (".bvh", ".fbx", ".glb"):
+        out = tmp_path / f"m{suffix}"
+        r = run("export", "--rig", blend, "--out", out)
+        assert r.returncode == 0, r.stderr
+        assert out.stat().st_size > 1000
