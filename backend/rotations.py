@@ -254,8 +254,14 @@ def to_euler(q: np.ndarray, order: str = "XYZ", intrinsic: bool = True) -> np.nd
     sign = 1.0 if (j - i) % 3 == 1 else -1.0
     # For intrinsic i-j-k (Tait-Bryan): R[i,k] = sign * sin(b).
     sb = np.clip(sign * m[..., i, k], -1.0, 1.0)
-    b = np.arcsin(sb)
-    locked = np.abs(sb) > 1.0 - 1e-9
+    # cos(b) from the other entries of row i: arcsin(sb) loses half the digits
+    # near +-90 degrees, and testing |sb| > 1 - tol would treat angles up to
+    # sqrt(2 * tol) away from the lock as locked.
+    cb = np.hypot(m[..., i, i], m[..., i, j])
+    b = np.arctan2(sb, cb)
+    # Below ~sqrt(machine eps), a and c are no longer separable from rounding
+    # noise; the locked branch is then accurate to about cb.
+    locked = cb < 1e-8
     a = np.arctan2(-sign * m[..., j, k], m[..., k, k])
     c = np.arctan2(-sign * m[..., i, j], m[..., i, i])
     # Gimbal lock: put the whole remaining rotation into the first angle.

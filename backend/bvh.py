@@ -1,0 +1,744 @@
+"""Vectorised BVH reader and writer.
+
+The hierarchy is parsed token by token (it is small); the MOTION block is read
+in one go into a ``[frames, channels]`` array and every frame of a joint is
+converted at once (Holden et al.'s approach), so a 100k-frame file costs a few
+NumPy calls per joint, not a Python loop over frames.
+
+BVH semantics used here:
+
+- Euler rotation channels are *intrinsic* in the order listed, in degrees:
+  ``Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``. Any order and
+  any number of rotation channels is accepted.
+- Position channels may appear on any joint, in any order and position within
+  ``CHANNELS``; when present they *replace* that joint's OFFSET (the OFFSET is
+  then only the rest pose). Components without a channel keep the OFFSET.
+- A joint's ``End Site`` OFFSET becomes ``Skeleton.tails[j]``; BVH joints are
+  aligned with the world at rest, so every rest rotation is identity.
+
+Everything returned is in RigMind's conventions: metres, seconds, radians,
+Blender's Z-up frame (see :mod:`.axes`; a Y-up file ``(x, y, z)`` becomes
+``(x, -z, y)``), quaternions ``(w, x, y, z)``.
+
+``Skeleton.meta["bvh"]`` records the source layout so :func:`write_bvh` can
+reproduce it: ``channels`` (per joint, the channel names in file order),
+``up`` ("Y"/"Z"), ``units`` (name, see :data:`UNITS`), ``scale`` (metres per
+file unit), ``frame_time`` (seconds, as written), ``end_sites`` (per joint,
+whether the file had an End Site) and ``source`` (the file).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from . import axes
+from . import rotations as R
+from .motion import Motion
+from .skeleton import Skeleton
+
+#: Metres per file unit for the names accepted by ``units``. "cmu" is the unit
+#: of the CMU mocap database's BVH conversions (CMU FAQ: 0.056444 m).
+UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001, "cmu": 0.056444, "in": 0.0254}
+
+_CHANNEL_NAMES = {
+    "xposition": ("Xposition", "p", 0),
+    "yposition": ("Yposition", "p", 1),
+    "zposition": ("Zposition", "p", 2),
+    "xrotation": ("Xrotation", "r", 0),
+    "yrotation": ("Yrotation", "r", 1),
+    "zrotation": ("Zrotation", "r", 2),
+}
+_AXIS = "XYZ"
+_TOKEN = re.compile(r"[{}]|[^\s{}]+")
+
+
+class BVHError(ValueError):
+    """A malformed BVH file. ``path`` and ``line`` (1-based, or None) say where."""
+
+    def __init__(self, message: str, path=None, line=None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.message = message
+        where = self.path or "<bvh>"
+        if line is not None:
+            where += f":{line}"
+        super().__init__(f"{where}: {message}")
+
+
+# --- units ----------------------------------------------------------------------
+
+
+def guess_units(size: float) -> str:
+    """The unit name "auto" picks for a character whose frame-0 size is ``size``
+    file units. ``size`` is the longest side of the axis-aligned bounding box
+    of the first frame's posed joints and end sites, root joints excluded (a
+    root is often a ground projection far from the body): it is the height of
+    a standing person, or the arm span of a T-pose.
+
+    - ``size < 3``: metres (nothing humanoid is taller than 3 m);
+    - ``3 <= size < 60``: CMU units (0.056444 m; a 1.7 m person is ~30 units,
+      while one 60 cm tall would be a doll);
+    - ``60 <= size < 1000``: centimetres;
+    - ``size >= 1000``: millimetres.
+
+    Pass ``units`` explicitly for anything that is not human-sized.
+    """
+    if not np.isfinite(size) or size < 3.0:
+        return "m"
+    if size < 60.0:
+        return "cmu"
+    if size < 1000.0:
+        return "cm"
+    return "mm"
+
+
+def _unit_scale(units, *, allow_auto: bool) -> tuple:
+    """(name, metres per file unit) for a unit name or a positive float."""
+    if isinstance(units, str):
+        key = units.lower()
+        if key == "auto" and allow_auto:
+            return "auto", None
+        if key in UNITS:
+            return key, UNITS[key]
+        raise ValueError(f"unknown units {units!r}: use {'auto, ' if allow_auto else ''}{', '.join(UNITS)} or a float")
+    s = float(units)
+    if not (s > 0 and np.isfinite(s)):
+        raise ValueError(f"units scale must be a positive number of metres per unit, got {units!r}")
+    for k, v in UNITS.items():
+        if abs(v - s) <= 1e-12 * v:
+            return k, v
+    return "custom", s
+
+
+def _snap_fps(frame_time: float) -> float:
+    """1 / frame_time, snapped to an integer when the printed frame time is
+    1/n to the ~6 decimals exporters write (0.0333333 -> 30, not 30.00003)."""
+    fps = 1.0 / frame_time
+    n = round(fps)
+    if n >= 1 and abs(frame_time - 1.0 / n) <= 5.1e-7:
+        return float(n)
+    return fps
+
+
+# --- reading --------------------------------------------------------------------
+
+
+class _Joint:
+    __slots__ = ("name", "parent", "offset", "channels", "end", "line")
+
+    def __init__(self, name, parent, line):
+        self.name = name
+        self.parent = parent
+        self.offset = np.zeros(3)
+        self.channels = []
+        self.end = None
+        self.line = line
+
+
+def _open_text(path: Path) -> str:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":  # gzip magic: accept .bvh.gz whatever the name says
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise BVHError(f"corrupt gzip stream ({e})", path) from None
+    return raw.decode("utf-8", errors="replace")
+
+
+def _parse_hierarchy(lines, src):
+    """Joints (list of _Joint) and the index of the MOTION line."""
+    joints = []
+    stack = []
+    seen_header = False
+
+    def tokens():
+        for ln, line in enumerate(lines, start=1):
+            toks = _TOKEN.findall(line)
+            for i, t in enumerate(toks):
+                yield t, ln, toks[i + 1 :]
+
+    it = tokens()
+
+    def nxt(what):
+        try:
+            return next(it)
+        except StopIteration:
+            raise BVHError(f"unexpected end of file while reading {what}: no MOTION block", src, len(lines)) from None
+
+    def number(what):
+        t, ln, _ = nxt(what)
+        try:
+            return float(t)
+        except ValueError:
+            raise BVHError(f"expected a number for {what}, got {t!r}", src, ln) from None
+
+    def expect_brace():
+        t, ln, _ = nxt("'{'")
+        if t != "{":
+            raise BVHError(f"expected '{{', got {t!r}", src, ln)
+
+    while True:
+        try:
+            tok, ln, rest = next(it)
+        except StopIteration:
+            raise BVHError("no MOTION block (the file ends inside or after the HIERARCHY)", src, len(lines)) from None
+        key = tok.upper()
+        if key == "HIERARCHY":
+            seen_header = True
+        elif key in ("ROOT", "JOINT"):
+            if not seen_header:
+                raise BVHError("missing HIERARCHY keyword", src, ln)
+            if key == "ROOT" and stack:
+                raise BVHError("ROOT inside another joint", src, ln)
+            if key == "JOINT" and not stack:
+                raise BVHError("JOINT outside any ROOT", src, ln)
+            name_toks = []
+            for t in rest:
+                if t in "{}":
+                    break
+                name_toks.append(t)
+            for _ in name_toks:
+                next(it)
+            brace_on_line = len(rest) > len(name_toks) and rest[len(name_toks)] == "{"
+            if brace_on_line:
+                next(it)
+            name = " ".join(name_toks)
+            if not name:
+                raise BVHError(f"{key} without a name", src, ln)
+            joints.append(_Joint(name, stack[-1] if stack else -1, ln))
+            stack.append(len(joints) - 1)
+            if not brace_on_line:
+                expect_brace()
+        elif key == "END":
+            t, ln2, _ = nxt("End Site")
+            if t.upper() != "SITE":
+                raise BVHError(f"expected 'Site' after 'End', got {t!r}", src, ln2)
+            if not stack:
+                raise BVHError("End Site outside any joint", src, ln)
+            expect_brace()
+            t, ln2, _ = nxt("End Site OFFSET")
+            if t.upper() != "OFFSET":
+                raise BVHError(f"expected OFFSET in End Site, got {t!r}", src, ln2)
+            end = np.array([number("End Site OFFSET") for _ in range(3)])
+            t, ln2, _ = nxt("'}'")
+            if t != "}":
+                raise BVHError(f"expected '}}' closing End Site, got {t!r}", src, ln2)
+            joints[stack[-1]].end = end
+        elif key == "OFFSET":
+            if not stack:
+                raise BVHError("OFFSET outside any joint", src, ln)
+            joints[stack[-1]].offset = np.array([number("OFFSET") for _ in range(3)])
+        elif key == "CHANNELS":
+            if not stack:
+                raise BVHError("CHANNELS outside any joint", src, ln)
+            t, ln2, _ = nxt("CHANNELS")
+            try:
+                n = int(t)
+            except ValueError:
+                raise BVHError(f"expected a channel count after CHANNELS, got {t!r}", src, ln2) from None
+            chans = []
+            for _ in range(n):
+                t, ln2, _ = nxt("channel names")
+                info = _CHANNEL_NAMES.get(t.lower())
+                if info is None:
+                    raise BVHError(
+                        f"unknown channel name {t!r} (CHANNELS {n} of joint {joints[stack[-1]].name!r}; "
+                        "expected Xposition/Yposition/Zposition/Xrotation/Yrotation/Zrotation)",
+                        src,
+                        ln2,
+                    )
+                chans.append(info[0])
+            joints[stack[-1]].channels = chans
+        elif tok == "}":
+            if not stack:
+                raise BVHError("unbalanced '}'", src, ln)
+            stack.pop()
+        elif tok == "{":
+            raise BVHError("unexpected '{'", src, ln)
+        elif key == "MOTION":
+            if stack:
+                raise BVHError(f"MOTION before joint {joints[stack[-1]].name!r} was closed", src, ln)
+            if not joints:
+                raise BVHError("no joints in HIERARCHY", src, ln)
+            return joints, ln  # ln: 1-based line of MOTION
+        else:
+            raise BVHError(f"unexpected token {tok!r} in HIERARCHY", src, ln)
+
+
+def _header_value(lines, i, pattern, what, src):
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines):
+        raise BVHError(f"truncated MOTION block: missing '{what}'", src, len(lines))
+    m = re.match(pattern, lines[i], re.IGNORECASE)
+    if m is None:
+        raise BVHError(f"expected '{what} ...', got {lines[i].strip()[:40]!r}", src, i + 1)
+    return m.group(1), i
+
+
+def _diagnose(lines, start, n_frames, n_chan, frames_line, src):
+    """Slow path, only after the fast parse disagreed: raise at the bad line,
+    or return the ``[frames, channels]`` values if every row is fine after all."""
+    rows = 0
+    parsed = []
+    last = start
+    for i in range(start, len(lines)):
+        toks = lines[i].split()
+        if not toks:
+            continue
+        last = i + 1
+        for t in toks:
+            try:
+                float(t)
+            except ValueError:
+                raise BVHError(f"non-numeric value {t!r} in MOTION data", src, i + 1) from None
+        if len(toks) != n_chan:
+            if rows == n_frames - 1 and len(toks) < n_chan and all(not s.strip() for s in lines[i + 1 :]):
+                raise BVHError(
+                    f"truncated MOTION block: last frame has {len(toks)} of {n_chan} values", src, i + 1
+                )
+            raise BVHError(f"frame row has {len(toks)} values, expected {n_chan} (one per channel)", src, i + 1)
+        parsed.append([float(t) for t in toks])
+        rows += 1
+    if rows == n_frames:
+        return np.array(parsed, dtype=np.float64).reshape(n_frames, n_chan)
+    if rows < n_frames:
+        raise BVHError(
+            f"truncated MOTION block: header says {n_frames} frames but only {rows} rows follow", src, last
+        )
+    raise BVHError(f"frame count mismatch: header says {n_frames} frames but {rows} rows follow", src, frames_line)
+
+
+def _rotations(vals, joints, cols_per_joint, n_frames):
+    """Local rotations ``[F, J, 4]`` from the Euler channels, one vectorised
+    call per distinct channel order."""
+    rot = np.empty((n_frames, len(joints), 4))
+    groups = {}
+    for j, jt in enumerate(joints):
+        seq = "".join(c[0] for c in jt.channels if c.endswith("rotation"))
+        cols = [cols_per_joint[j][k] for k, c in enumerate(jt.channels) if c.endswith("rotation")]
+        groups.setdefault(seq, ([], []))
+        groups[seq][0].append(j)
+        groups[seq][1].append(cols)
+    for seq, (idx, cols) in groups.items():
+        if not seq:
+            rot[:, idx] = R.identity((n_frames, len(idx)))
+            continue
+        ang = np.deg2rad(vals[:, np.asarray(cols)])  # [F, Jg, n]
+        if len(seq) == 3 and seq[0] != seq[1] and seq[1] != seq[2]:
+            q = R.from_euler(ang, seq, intrinsic=True)
+        else:  # unusual channel sets (1, 2 or 4+ rotations): compose in listed order
+            q = R.identity(ang.shape[:-1])
+            for k, a in enumerate(seq):
+                axis = np.zeros(3)
+                axis[_AXIS.index(a)] = 1.0
+                q = R.mul(q, R.from_axis_angle_pair(np.broadcast_to(axis, ang.shape[:-1] + (3,)), ang[..., k]))
+        rot[:, idx] = q
+    return R.normalize(rot)
+
+
+def _frame0_size(motion: Motion) -> float:
+    """Longest bounding-box side of frame 0 (non-root joints + end sites),
+    in file units; see :func:`guess_units`."""
+    sk = motion.skeleton
+    if motion.num_frames:
+        rot, pos = motion.slice(0, 1).world()
+        rot, pos = rot[0], pos[0]
+    else:
+        rot, pos = sk.rest_world()
+    keep = sk.parents >= 0
+    if not np.any(keep):
+        keep = np.ones(len(sk), dtype=bool)
+    pts = np.concatenate([pos[keep], (pos + R.rotate(rot, sk.tails))[keep]])
+    return float(np.max(np.ptp(pts, axis=0)))
+
+
+def loads_bvh(
+    text: str,
+    *,
+    name: str = "",
+    source=None,
+    units="auto",
+    up: str = "Y",
+    keep_end_sites: bool = True,
+) -> Motion:
+    """Parse BVH ``text``; see :func:`read_bvh` (``source`` names the file in errors)."""
+    src = source if source is not None else "<string>"
+    up = str(up).upper()
+    if up not in ("Y", "Z"):
+        raise ValueError(f"up must be 'Y' or 'Z', got {up!r}")
+    unit_name, scale = _unit_scale(units, allow_auto=True)
+    lines = text.splitlines()
+    joints, motion_ln = _parse_hierarchy(lines, src)
+
+    n_frames_s, i = _header_value(lines, motion_ln, r"\s*Frames\s*:?\s*(\S+)", "Frames:", src)
+    frames_line = i + 1
+    try:
+        n_frames = int(float(n_frames_s))
+        if n_frames < 0 or n_frames != float(n_frames_s):
+            raise ValueError
+    except ValueError:
+        raise BVHError(f"bad frame count {n_frames_s!r}", src, frames_line) from None
+    ft_s, i = _header_value(lines, i + 1, r"\s*Frame\s+Time\s*:?\s*(\S+)", "Frame Time:", src)
+    try:
+        frame_time = float(ft_s)
+        if not (frame_time > 0 and np.isfinite(frame_time)):
+            raise ValueError
+    except ValueError:
+        raise BVHError(f"bad Frame Time {ft_s!r} (must be a positive number of seconds)", src, i + 1) from None
+    data_start = i + 1
+
+    n_chan = sum(len(j.channels) for j in joints)
+    data = "\n".join(lines[data_start:])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vals = np.fromstring(data, dtype=np.float64, sep=" ") if data.strip() else np.zeros(0)
+    if caught or vals.size != n_frames * n_chan:
+        vals = _diagnose(lines, data_start, n_frames, n_chan, frames_line, src)
+    vals = vals.reshape(n_frames, n_chan)
+
+    # Column index of every channel, joint by joint.
+    cols_per_joint = []
+    c = 0
+    for jt in joints:
+        cols_per_joint.append(list(range(c, c + len(jt.channels))))
+        c += len(jt.channels)
+
+    names = []
+    taken = set()
+    for jt in joints:
+        nm, k = jt.name, 0
+        while nm in taken:  # duplicate names break name lookups: suffix like Blender does
+            k += 1
+            nm = f"{jt.name}.{k:03d}"
+        taken.add(nm)
+        names.append(nm)
+    parents = np.array([jt.parent for jt in joints], dtype=np.int64)
+    offsets = np.array([jt.offset for jt in joints])
+    tails = np.zeros((len(joints), 3))
+    if keep_end_sites:
+        for j, jt in enumerate(joints):
+            if jt.end is not None:
+                tails[j] = jt.end
+
+    # Local translations: OFFSET unless a position channel replaces a component.
+    trans = np.broadcast_to(offsets, (n_frames, len(joints), 3)).copy()
+    animated = np.zeros(len(joints), dtype=bool)
+    for j, jt in enumerate(joints):
+        for k, ch in enumerate(jt.channels):
+            if ch.endswith("position"):
+                trans[:, j, _AXIS.index(ch[0])] = vals[:, cols_per_joint[j][k]]
+                animated[j] = True
+    rot = _rotations(vals, joints, cols_per_joint, n_frames)
+
+    meta = {
+        "bvh": {
+            "channels": [list(jt.channels) for jt in joints],
+            "up": up,
+            "units": unit_name,
+            "scale": scale,
+            "frame_time": frame_time,
+            "end_sites": [jt.end is not None for jt in joints],
+            "source": str(src),
+        }
+    }
+    sk = Skeleton(names, parents, offsets, None, tails, meta)
+    # Joint 0 (always a root) animates through root_positions; anything else needs translations.
+    non_root_animated = bool(np.any(animated[1:]))
+    motion = Motion(
+        sk,
+        rot,
+        trans[:, 0].copy(),
+        _snap_fps(frame_time),
+        trans if non_root_animated else None,
+        name=name,
+    )
+
+    if scale is None:
+        unit_name = guess_units(_frame0_size(motion))
+        scale = UNITS[unit_name]
+        meta["bvh"]["units"] = unit_name
+        meta["bvh"]["scale"] = scale
+    motion = _scaled(motion, scale)
+    return axes.to_blender(motion, up)
+
+
+def _scaled(m: Motion, s: float) -> Motion:
+    """Lengths multiplied by ``s`` (rotations untouched)."""
+    sk = m.skeleton
+    sk2 = Skeleton(list(sk.names), sk.parents.copy(), sk.offsets * s, sk.rest_rotations.copy(), sk.tails * s, sk.meta)
+    return Motion(
+        sk2,
+        m.rotations,
+        m.root_positions * s,
+        m.fps,
+        None if m.translations is None else m.translations * s,
+        list(m.shape_names),
+        m.shape_weights,
+        m.name,
+    )
+
+
+def read_bvh(path, *, units="auto", up: str = "Y", keep_end_sites: bool = True) -> Motion:
+    """Read a ``.bvh`` or gzip-compressed ``.bvh.gz`` file.
+
+    Args:
+        path: the file.
+        units: length unit of the file: "auto", a name in :data:`UNITS`
+            ("m", "cm", "mm", "cmu", "in") or metres per file unit as a float.
+            "auto" follows :func:`guess_units` (frame-0 size < 3 -> m,
+            < 60 -> CMU units, < 1000 -> cm, else mm).
+        up: the file's up axis, "Y" (the usual BVH convention; converted to
+            Blender with ``(x, y, z) -> (x, -z, y)``) or "Z" (no axis change).
+        keep_end_sites: store End Site offsets in ``skeleton.tails`` (metres,
+            joint frame); False leaves tails at zero.
+
+    Returns:
+        A :class:`Motion` in metres, Blender Z-up, with identity rest
+        rotations, local rotations ``[F, J, 4]``, ``root_positions [F, 3]``
+        (joint 0's position channels, or its OFFSET), ``translations
+        [F, J, 3]`` only when a joint other than the first root has position
+        channels, ``fps = 1 / Frame Time`` (snapped to an integer when the
+        frame time is printed 1/n) and ``name`` = file name without
+        ``.bvh``/``.gz``. ``skeleton.meta["bvh"]`` records the source layout.
+
+    Raises:
+        BVHError: malformed hierarchy, unknown channel name, missing or
+            truncated MOTION block, frame count mismatch (message has the file
+            and line).
+    """
+    path = Path(path)
+    stem = path.name
+    for suffix in (".gz", ".bvh"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return loads_bvh(_open_text(path), name=stem, source=path, units=units, up=up, keep_end_sites=keep_end_sites)
+
+
+# --- writing --------------------------------------------------------------------
+
+
+def identity_rest(motion: Motion) -> Motion:
+    """``motion`` on a skeleton whose rest rotations are identity (BVH's rest
+    convention), with the same rest world positions and the same world motion.
+
+    Offsets become ``rest_pos[j] - rest_pos[parent]`` (world-aligned) and tails
+    are rotated out of each joint's old rest frame. Returned unchanged when the
+    rest rotations already are identity.
+    """
+    sk = motion.skeleton
+    if np.abs(sk.rest_rotations[:, 1:]).max(initial=0.0) < 1e-12:
+        return motion
+    rot_w, pos_w = sk.rest_world()
+    offsets = pos_w.copy()
+    nonroot = sk.parents >= 0
+    offsets[nonroot] = pos_w[nonroot] - pos_w[sk.parents[nonroot]]
+    tails = R.rotate(rot_w, sk.tails)
+    target = Skeleton(list(sk.names), sk.parents.copy(), offsets, None, tails, dict(sk.meta))
+    return motion.with_rest(target)
+
+
+def _format_row(v, decimals):
+    return " ".join(f"{x:.{decimals}f}" for x in v)
+
+
+def dumps_bvh(
+    motion: Motion,
+    *,
+    up="Y",
+    units="cm",
+    order="ZXY",
+    position_channels="root",
+    decimals=None,
+) -> str:
+    """BVH text for ``motion``; see :func:`write_bvh`."""
+    bmeta = motion.skeleton.meta.get("bvh", {}) if isinstance(motion.skeleton.meta, dict) else {}
+    src_channels = bmeta.get("channels")
+    if src_channels is not None and len(src_channels) != len(motion.skeleton):
+        src_channels = None
+    if up is None:
+        up = bmeta.get("up", "Y")
+    up = str(up).upper()
+    if units is None:
+        units = bmeta.get("scale") or "cm"
+    _, scale = _unit_scale(units, allow_auto=False)
+    if decimals is None:
+        # 1e-8 m resolution for lengths (6 decimals in cm, 8 in m); degrees
+        # with 6 decimals are already finer than that at human scale.
+        decimals = int(max(6, 8 + np.floor(np.log10(scale) + 1e-9)))
+    if order is None and src_channels is None:
+        order = "ZXY"
+    if order is not None:
+        order = R._check_order(order)
+        if order[0] == order[2]:
+            raise ValueError(f"order {order!r}: BVH export needs three different axes (Tait-Bryan)")
+    if position_channels is None:
+        position_channels = "source" if src_channels is not None else "root"
+    if position_channels not in ("root", "all", "source"):
+        raise ValueError(f"position_channels must be 'root' or 'all' (or None), got {position_channels!r}")
+
+    m = identity_rest(motion)
+    m = axes.from_blender(m, up)
+    sk = m.skeleton
+    J = len(sk)
+    F = m.num_frames
+    s = 1.0 / scale
+
+    # Channel layout per joint.
+    layout = []
+    xyz = ["Xposition", "Yposition", "Zposition"]
+    for j in range(J):
+        src = src_channels[j] if src_channels is not None else None
+        src_rot = "".join(c[0] for c in src if c.endswith("rotation")) if src is not None else ""
+        src_ok = len(src_rot) == 3 and len(set(src_rot)) == 3
+        rot_seq = order if order is not None else (src_rot if src_ok else "ZXY")
+        is_root = sk.parents[j] < 0
+        if position_channels == "source" and src is not None and order is None and src_ok:
+            chans = list(src)  # exact source layout, interleaving included
+        else:
+            if position_channels == "all":
+                pos = list(xyz)
+            elif position_channels == "source" and src is not None:
+                pos = [c for c in src if c.endswith("position")]
+            else:
+                pos = []
+            chans = pos + [a + "rotation" for a in rot_seq]
+        if is_root and not any(c.endswith("position") for c in chans):
+            chans = xyz + chans  # a root always carries its position
+        layout.append((chans, rot_seq))
+
+    local_t = m.local_translations() * s  # [F, J, 3]
+    pos_joints = np.array(["position" in "".join(ch) for ch, _ in layout])
+    if m.translations is not None:
+        fixed = ~pos_joints & (sk.parents >= 0)
+        if np.any(fixed):
+            err = np.abs(m.translations[:, fixed] - sk.offsets[fixed]).max(initial=0.0)
+            if err > 1e-6:
+                warnings.warn(
+                    f"write_bvh: joint translations differ from the offsets by up to {err:.3g} m "
+                    "but those joints get no position channels; use position_channels='all' to keep them",
+                    stacklevel=3,
+                )
+
+    # Euler angles (degrees), one vectorised call per order; unwrapped in time
+    # so curves do not jump by 360 degrees (the rotation is unchanged).
+    euler = np.zeros((F, J, 3))
+    by_order = {}
+    for j, (_, seq) in enumerate(layout):
+        by_order.setdefault(seq, []).append(j)
+    for seq, idx in by_order.items():
+        e = np.rad2deg(R.to_euler(m.rotations[:, idx], seq, intrinsic=True))
+        if F > 1:
+            e = np.unwrap(e, period=360.0, axis=0)
+        euler[:, idx] = e
+
+    # The file lists joints depth first; MOTION columns must follow that order,
+    # which differs from ours when a parent's children are not contiguous.
+    children = [sk.children(j) for j in range(J)]
+    dfs = []
+    stack = [int(r) for r in np.nonzero(sk.parents < 0)[0]][::-1]
+    while stack:
+        j = stack.pop()
+        dfs.append(j)
+        stack.extend(children[j][::-1])
+
+    columns = []
+    for j in dfs:
+        chans, seq = layout[j]
+        for ch in chans:
+            a = _AXIS.index(ch[0])
+            columns.append(local_t[:, j, a] if ch.endswith("position") else euler[:, j, seq.index(ch[0])])
+    data = np.stack(columns, axis=1) if columns else np.zeros((F, 0))
+
+    out = io.StringIO()
+    out.write("HIERARCHY\n")
+    offsets = sk.offsets * s
+    tails = sk.tails * s
+
+    def emit(j, depth):
+        ind = "\t" * depth
+        out.write(f"{ind}{'ROOT' if sk.parents[j] < 0 else 'JOINT'} {sk.names[j]}\n{ind}{{\n")
+        out.write(f"{ind}\tOFFSET {_format_row(offsets[j], decimals)}\n")
+        chans = layout[j][0]
+        out.write(f"{ind}\tCHANNELS {len(chans)} {' '.join(chans)}\n")
+        for c in children[j]:
+            emit(c, depth + 1)
+        if not children[j]:
+            out.write(f"{ind}\tEnd Site\n{ind}\t{{\n{ind}\t\tOFFSET {_format_row(tails[j], decimals)}\n{ind}\t}}\n")
+        out.write(f"{ind}}}\n")
+
+    for r in np.nonzero(sk.parents < 0)[0]:
+        emit(int(r), 0)
+    out.write(f"MOTION\nFrames: {F}\nFrame Time: {1.0 / m.fps:.10g}\n")
+    if F:
+        np.savetxt(out, data, fmt=f"%.{decimals}f", delimiter=" ")
+    return out.getvalue()
+
+
+def write_bvh(
+    path,
+    motion: Motion,
+    *,
+    up="Y",
+    units="cm",
+    order="ZXY",
+    position_channels="root",
+    decimals=None,
+) -> Path:
+    """Write ``motion`` (metres, Blender Z-up) as BVH; gzip when ``path`` ends
+    with ``.gz``. Returns the path.
+
+    Args:
+        up: up axis of the file, "Y" (``(x, y, z)`` Blender -> ``(x, z, -y)``)
+            or "Z" (no change).
+        units: file length unit, a name in :data:`UNITS` or metres per unit.
+        order: Euler order for every joint's rotation channels (intrinsic,
+            degrees), e.g. "ZXY".
+        position_channels: "root" (roots get 6 channels, other joints 3: their
+            animated ``translations``, if any, are dropped with a warning) or
+            "all" (6 channels on every joint, writing ``translations``).
+        decimals: digits after the point for every number; None picks a
+            resolution of 1e-8 m for lengths (6 in cm, 8 in m), at least 6.
+
+    Any of ``up``, ``units``, ``order``, ``position_channels`` may be None to
+    reproduce what ``skeleton.meta["bvh"]`` recorded when the clip was read
+    (per-joint channel lists and order included), falling back to the
+    defaults above.
+
+    BVH's rest pose has every joint aligned with the world, so a skeleton with
+    non-identity rest rotations (e.g. read from a Blender armature) is first
+    re-expressed by :func:`identity_rest` (``Motion.with_rest`` onto a
+    skeleton built from the rest world positions): world joint positions are
+    preserved, local rotations change meaning. Leaf joints get an End Site at
+    their ``tails``.
+    """
+    text = dumps_bvh(
+        motion, up=up, units=units, order=order, position_channels=position_channels, decimals=decimals
+    )
+    path = Path(path)
+    if path.name.lower().endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    else:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    return path
+
+
+__all__ = [
+    "BVHError",
+    "UNITS",
+    "guess_units",
+    "read_bvh",
+    "loads_bvh",
+    "write_bvh",
+    "dumps_bvh",
+    "identity_rest",
+]
