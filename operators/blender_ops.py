@@ -84,6 +84,17 @@ class RIGMIND_OT_apply_bvh(bpy.types.Operator, ImportHelper):
         return {"FINISHED"}
 
 
+def _output_path(raw: str, what: str) -> str:
+    """An absolute output path, or a ValueError that says what to set."""
+    if not raw:
+        raise ValueError(f"Set {what} in RigMind ▸ Export & Render first")
+    if raw.startswith("//") and not bpy.data.filepath:
+        raise ValueError(
+            f"{what} '{raw}' is relative to the .blend file, which is not saved yet: save it first or pick an absolute path"
+        )
+    return bpy.path.abspath(raw)
+
+
 class RIGMIND_OT_export(bpy.types.Operator):
     """Export the target armature, its meshes and its active animation with Blender's own exporter"""
 
@@ -99,14 +110,11 @@ class RIGMIND_OT_export(bpy.types.Operator):
         from . import export
 
         s = _settings(context)
-        path = bpy.path.abspath(s.export_path) if s.export_path else ""
-        if not path:
-            self.report({"ERROR"}, "Set an export path in RigMind ▸ Export & Render first")
-            return {"CANCELLED"}
-        suffix = "." + s.export_format.lower()
-        if not path.lower().endswith(suffix):
-            path += suffix
         try:
+            path = _output_path(s.export_path, "an export path")
+            suffix = "." + s.export_format.lower()
+            if not path.lower().endswith(suffix):
+                path += suffix
             written = export.export_character(_target_armature(context), path)
         except (ValueError, RuntimeError) as e:
             self.report({"ERROR"}, str(e).splitlines()[0])
@@ -130,11 +138,8 @@ class RIGMIND_OT_render(bpy.types.Operator):
         from . import render
 
         s = _settings(context)
-        path = bpy.path.abspath(s.render_path) if s.render_path else ""
-        if not path:
-            self.report({"ERROR"}, "Set a render output path (.png or .mp4) in RigMind ▸ Export & Render first")
-            return {"CANCELLED"}
         try:
+            path = _output_path(s.render_path, "a render output path (.png or .mp4)")
             out = render.render(path, engine=s.render_engine)
         except (ValueError, RuntimeError) as e:
             self.report({"ERROR"}, str(e).splitlines()[0])

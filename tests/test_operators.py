@@ -1,0 +1,73 @@
+"""RigMind's Blender operators through bpy.ops, as the panel calls them."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import data_file
+
+CLIP = "bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz"
+
+
+@pytest.fixture
+def registered(bpy_clean):
+    import rigmind
+
+    rigmind.register()
+    yield bpy_clean
+    rigmind.unregister()
+
+
+def test_add_mannequin_sets_targets(registered):
+    bpy = registered
+    assert bpy.ops.rigmind.add_mannequin() == {"FINISHED"}
+    s = bpy.context.scene.rigmind
+    assert s.target_armature is not None and s.target_armature.type == "ARMATURE"
+    assert s.face_mesh is not None and s.face_mesh.data.shape_keys is not None
+
+
+def test_apply_bvh_new_action_and_undo(registered):
+    from rigmind.backend.bvh import read_bvh
+    from rigmind.operators import scene_io
+
+    bpy = registered
+    path = data_file(CLIP)
+    arm = scene_io.build_armature(read_bvh(path).skeleton, "Bandai")
+    bpy.context.scene.rigmind.target_armature = arm
+    bpy.ops.ed.undo_push(message="before")
+    assert bpy.ops.rigmind.apply_bvh(filepath=str(path)) == {"FINISHED"}
+    # The UI pushes the operator's undo step (bl_options UNDO); headless
+    # bpy.ops calls do not, so push it as the UI would.
+    bpy.ops.ed.undo_push(message="Apply BVH Motion")
+    arm = bpy.data.objects["Bandai"]
+    assert arm.animation_data.action.name == "RigMind BVH · dataset-2_walk_normal_001"
+    assert bpy.context.scene.render.fps == 30
+    bpy.ops.ed.undo()
+    arm = bpy.data.objects["Bandai"]
+    assert arm.animation_data is None or arm.animation_data.action is None
+    assert not [a for a in bpy.data.actions if a.name.startswith("RigMind BVH")]
+
+
+def test_apply_bvh_on_mismatched_rig_reports_clearly(registered):
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    with pytest.raises(RuntimeError, match="needs retargeting onto this rig"):
+        bpy.ops.rigmind.apply_bvh(filepath=str(data_file(CLIP)))
+    arm = bpy.context.scene.rigmind.target_armature
+    assert arm.animation_data is None or arm.animation_data.action is None, "a failed run must not touch the rig"
+
+
+def test_export_operator_needs_a_path(registered, tmp_path):
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    s = bpy.context.scene.rigmind
+    # The default path is relative to the .blend, which is not saved here.
+    with pytest.raises(RuntimeError, match="not saved yet"):
+        bpy.ops.rigmind.export()
+    s.export_path = ""
+    with pytest.raises(RuntimeError, match="Set an export path"):
+        bpy.ops.rigmind.export()
+    s.export_format = "GLB"
+    s.export_path = str(tmp_path / "character")
+    assert bpy.ops.rigmind.export() == {"FINISHED"}
+    assert (tmp_path / "character.glb").stat().st_size > 10_000
