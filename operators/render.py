@@ -17,15 +17,16 @@ class RenderError(ValueError):
 
 
 def _bounds(objects) -> tuple:
+    """World-space axis-aligned bounds (min, max) of the objects' bounding boxes."""
     pts = []
     for ob in objects:
-        if ob.type == "MESH":
-            pts.extend([ob.matrix_world @ v.co for v in ob.data.vertices[:: max(1, len(ob.data.vertices) // 400)]])
-        elif ob.type == "ARMATURE":
-            pts.extend([ob.matrix_world @ b.head_local for b in ob.data.bones])
+        if ob.type in ("MESH", "ARMATURE"):
+            mw = np.array([list(r) for r in ob.matrix_world])
+            corners = np.array([list(c) for c in ob.bound_box])
+            pts.append(corners @ mw[:3, :3].T + mw[:3, 3])
     if not pts:
         return np.zeros(3), np.ones(3)
-    a = np.array([list(p) for p in pts])
+    a = np.concatenate(pts)
     return a.min(axis=0), a.max(axis=0)
 
 

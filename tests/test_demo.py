@@ -1,0 +1,32 @@
+"""The demo (what `install.py demo` runs) end to end, as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
+    out = tmp_path / "demo"
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "rigmind"), "demo", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    for name in ("mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png"):
+        path = out / name
+        assert path.exists() and path.stat().st_size > 1000, name
+        assert str(path.resolve()) in r.stdout, f"the demo must print where {name} is"
+
+    # The mannequin opens with armature, body and a head with the 52 ARKit keys.
+    from rigmind.presets import arkit52_names
+
+    bpy = bpy_clean
+    bpy.ops.wm.open_mainfile(filepath=str(out / "mannequin.blend"))
+    kinds = sorted(o.type for o in bpy.data.objects if o.type in ("ARMATURE", "MESH"))
+    assert kinds.count("ARMATURE") == 1 and kinds.count("MESH") >= 2
+    heads = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys]
+    assert len(heads) == 1
+    names = [k.name for k in heads[0].data.shape_keys.key_blocks][1:]
+    assert names == arkit52_names()
