@@ -164,12 +164,14 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="job", required=True)
     d = sub.add_parser("demo", help="set up, then run the end-to-end demo on the mannequin")
     d.add_argument("--out", help="output folder (default: ./rigmind_out/demo)")
-    t = sub.add_parser("test", help="set up, then run the whole test suite")
-    t.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra arguments for pytest")
+    sub.add_parser("test", help="set up, then run the whole test suite (extra arguments go to pytest)")
     b = sub.add_parser("blender", help="install into a desktop Blender 5.0")
     b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
     sub.add_parser("setup", help="only create .venv and install dependencies")
-    args = ap.parse_args(argv)
+    args, extra = ap.parse_known_args(argv)
+    if extra and args.job != "test":
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.pytest_args = extra
     if args.job == "demo":
         return run_demo(args)
     if args.job == "test":
