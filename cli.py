@@ -20,7 +20,6 @@ PLANNED = {
     "walk": "neural locomotion (Bake Walk Cycle / Walk Along Path)",
     "gesture": "speech-to-gesture generation",
     "face": "speech-to-face ARKit animation",
-    "retarget": "retargeting onto any humanoid rig",
     "train": "model training",
     "eval": "model evaluation",
 }
@@ -74,6 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", type=_frames, help="START:END for an MP4 (default: the scene range)")
     p.add_argument("--frame", type=int, help="frame for a PNG still")
 
+    p = sub.add_parser("retarget", help="put a clip (BVH, FBX, glTF, SMPL-X .npz) on any humanoid rig")
+    p.add_argument("--src", required=True, help="source clip: .bvh .bvh.gz .fbx .glb .gltf .npz (EMAGE/BEAT2 SMPL-X)")
+    p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
+    p.add_argument("--armature", help="target armature object name (default: the largest)")
+    p.add_argument("--map", help="bone-map preset for the target (default: detect); see `rigmind info RIG`")
+    p.add_argument("--root-mode", default="hips", choices=["hips", "in_place", "root_bone", "object"])
+    p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
+    p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
+    p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
+
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
 
@@ -92,6 +101,7 @@ def cmd_info(args) -> int:
 
     objs = rig_files.load_rig_file(args.rig)
     desc = rig_files.describe_scene(objs)
+    rig_files.add_mappings(desc, objs)
     if args.json:
         print(json.dumps(desc, indent=1))
     else:
@@ -138,6 +148,23 @@ def cmd_render(args) -> int:
     return 0
 
 
+def cmd_retarget(args) -> int:
+    from .operators import export, retarget_scene, rig_files
+
+    rig_files.load_rig_file(args.rig)
+    arm = rig_files.find_armature(args.armature)
+    motion, src_map = retarget_scene.load_source(args.src)
+    tgt_map = retarget_scene.target_mapping(arm, preset=args.map)
+    action, tgt_map, result = retarget_scene.retarget_onto(
+        arm, motion, src_map, tgt_map=tgt_map, root_mode=args.root_mode, root_bone=args.root_bone, ik=not args.no_ik
+    )
+    print(f"source {Path(args.src).name}: {motion.num_frames} frames at {motion.fps:g} fps, mapping '{src_map.preset}'")
+    print(f"target {arm.name}: mapping '{tgt_map.preset}' (confidence {tgt_map.overall:.2f}), leg scale {result.leg_scale:.3f}")
+    path = export.export_character(arm, args.out)
+    print(f"wrote {Path(path).resolve()} (action '{action.name}')")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from . import demo
 
@@ -152,7 +179,7 @@ def cmd_planned(args) -> int:
     raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
 
-COMMANDS = {"info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+COMMANDS = {"retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:

@@ -12,6 +12,7 @@ PARENT_ID = "VIEW3D_PT_rigmind"
 OPERATORS = {
     "add_mannequin": "rigmind.add_mannequin",
     "apply_bvh": "rigmind.apply_bvh",
+    "retarget_motion": "rigmind.retarget_motion",
     "bake_walk_cycle": "rigmind.bake_walk_cycle",
     "walk_along_path": "rigmind.walk_along_path",
     "generate_gesture": "rigmind.generate_gesture",
@@ -103,6 +104,7 @@ class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
         else:
             _button(layout, "bake_walk_cycle", icon="ARMATURE_DATA")
         _button(layout, "apply_bvh", icon="IMPORT")
+        _button(layout, "retarget_motion", icon="ARMATURE_DATA")
 
 
 class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):

@@ -95,6 +95,65 @@ def _output_path(raw: str, what: str) -> str:
     return bpy.path.abspath(raw)
 
 
+ROOT_MODES = [
+    ("hips", "On the hips", "Root translation on the hips bone"),
+    ("in_place", "In place", "Horizontal root motion removed, vertical kept"),
+    ("root_bone", "On a root bone", "Ground-projected motion and facing on the rig's root bone"),
+    ("object", "On the object", "Root motion keyed on the armature object"),
+]
+
+
+class RIGMIND_OT_retarget_motion(bpy.types.Operator, ImportHelper):
+    """Retarget a clip (BVH, FBX, glTF, EMAGE/BEAT2 SMPL-X .npz, or another armature's action) onto the target armature as a new action"""
+
+    bl_idname = "rigmind.retarget_motion"
+    bl_label = "Retarget Motion"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz", options={"HIDDEN"})
+    source_armature: StringProperty(name="Source armature", description="Use this armature's action instead of a file")
+    root_mode: EnumProperty(name="Root motion", items=ROOT_MODES, default="hips")
+    root_bone: StringProperty(name="Root bone", description="For 'On a root bone'")
+    use_ik: bpy.props.BoolProperty(name="Foot IK", description="Keep planted feet on the ground", default=True)
+
+    @classmethod
+    def poll(cls, context):
+        return _target_armature(context) is not None
+
+    def invoke(self, context, event):
+        if self.source_armature:
+            return self.execute(context)
+        return ImportHelper.invoke(self, context, event)
+
+    def execute(self, context):
+        from . import retarget_scene
+
+        arm = _target_armature(context)
+        try:
+            if self.source_armature:
+                src = bpy.data.objects.get(self.source_armature)
+                if src is None or src.type != "ARMATURE":
+                    raise ValueError(f"no armature named '{self.source_armature}' to take the motion from")
+                from ..backend.bone_mapping import auto_map
+
+                motion = retarget_scene.motion_from_action(src)
+                src_map = auto_map(motion.skeleton)
+            else:
+                motion, src_map = retarget_scene.load_source(self.filepath)
+            action, tmap, result = retarget_scene.retarget_onto(
+                arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik
+            )
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report(
+            {"INFO"},
+            f"Retargeted {motion.num_frames} frames onto {arm.name} as '{action.name}' "
+            f"(mapping {tmap.preset}, confidence {tmap.overall:.2f})",
+        )
+        return {"FINISHED"}
+
+
 class RIGMIND_OT_export(bpy.types.Operator):
     """Export the target armature, its meshes and its active animation with Blender's own exporter"""
 
@@ -148,4 +207,4 @@ class RIGMIND_OT_render(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_export, RIGMIND_OT_render)
+CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_motion, RIGMIND_OT_export, RIGMIND_OT_render)

@@ -127,6 +127,27 @@ def describe_scene(objects=None) -> dict:
     return out
 
 
+def add_mappings(desc: dict, objects) -> None:
+    """Add each armature's detected humanoid mapping (or why there is none)."""
+    from ..backend.bone_mapping import NotHumanoidError, auto_map
+    from .scene_io import read_skeleton
+
+    by_name = {o.name: o for o in objects}
+    for a in desc["armatures"]:
+        try:
+            m = auto_map(read_skeleton(by_name[a["name"]]))
+        except NotHumanoidError as e:
+            a["mapping"] = {"error": str(e)}
+            continue
+        a["mapping"] = {
+            "preset": m.preset,
+            "confidence": round(float(m.overall), 3),
+            "bones": m.bones,
+            "joint_confidence": {k: round(float(v), 3) for k, v in m.confidence.items()},
+            "unmapped": list(m.unmapped),
+        }
+
+
 def format_description(desc: dict, path=None) -> str:
     lines = []
     if path is not None:
@@ -137,6 +158,16 @@ def format_description(desc: dict, path=None) -> str:
         lines.append(f"  {a['name']}: {len(a['bones'])} bones (object rotation {a['rotation_euler_deg']} deg, scale {a['scale']})")
         for b in a["bones"]:
             lines.append(f"    {b['name']}" + (f"  <- {b['parent']}" if b["parent"] else "  (root)"))
+        m = a.get("mapping")
+        if m and "error" in m:
+            lines.append(f"  humanoid mapping: none ({m['error']})")
+        elif m:
+            lines.append(
+                f"  humanoid mapping: preset '{m['preset']}', confidence {m['confidence']:.2f}, "
+                f"{len(m['bones'])} joints mapped, {len(m['unmapped'])} bones unmapped"
+            )
+            for joint, bone in m["bones"].items():
+                lines.append(f"    {joint:<12} -> {bone}  ({m['joint_confidence'].get(joint, 0.0):.2f})")
     sk = desc["shape_key_meshes"]
     lines.append(f"meshes with shape keys: {len(sk)}")
     for m in sk:

@@ -228,6 +228,7 @@ def write_motion(
     set_scene_range: bool = True,
     set_scene_fps: bool = False,
     interpolation: str = "LINEAR",
+    object_locations=None,
 ):
     """Write ``motion`` onto ``arm_obj`` as a new action and assign it.
 
@@ -238,7 +239,9 @@ def write_motion(
     ``frame_start + f * scene_fps / motion.fps`` (so timing is right at any
     scene fps); ``set_scene_fps`` switches the scene to the motion's rate
     instead. Pose bones keep their rotation mode (quaternion, any Euler order,
-    axis-angle). Returns the new ``bpy.types.Action``.
+    axis-angle). ``object_locations [F, 3]`` (world metres) keys the armature
+    object's own location in the same action (root motion on the object).
+    Returns the new ``bpy.types.Action``.
     """
     import bpy
 
@@ -295,6 +298,9 @@ def write_motion(
             specs += [(base + ".rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
         if moving[j]:
             specs += [(base + ".location", i, bone, basis_loc[:, j, i]) for i in range(3)]
+    if object_locations is not None:
+        locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
+        specs += [("location", i, "Object Transforms", locs[:, i]) for i in range(3)]
     _write_curves(cb, specs, frames, interpolation)
 
     if set_scene_range:

@@ -1,0 +1,82 @@
+"""Analytic two-bone IK, vectorised over any leading shape (frames, legs).
+
+Positions are metres in one common space (armature space in RigMind); the
+returned rotations are *world-space deltas* (``w, x, y, z``): a bone's new
+world rotation is ``delta * old_world_rotation``. Nothing here loops over
+frames, and degenerate input (zero-length bones, target on the root, straight
+limbs) gives finite results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import rotations as R
+
+_EPS = 1e-9
+
+#: Fraction of the full chain length the solver may reach: a fully straight
+#: limb has an undefined bend direction, and reaching it makes knees "pop"
+#: (snap between bent and straight) from one frame to the next.
+MAX_REACH = 0.999
+
+
+def _unit(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    out = v / np.maximum(n, _EPS)
+    if fallback is not None:
+        out = np.where(n > 1e-8, out, fallback)
+    return out
+
+
+def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH):
+    """Solve a two-bone chain (e.g. upper leg, lower leg, foot) so ``end``
+    reaches ``target``.
+
+    Args:
+        root, mid, end: joint positions ``[..., 3]`` (hip, knee, ankle) in
+            the current pose.
+        target: where ``end`` should go ``[..., 3]``; its distance from
+            ``root`` is clamped to ``[|l1 - l2|, max_reach * (l1 + l2)]``.
+        pole: a point ``[..., 3]`` the middle joint should bend towards (the
+            knee's side of the limb's plane).
+
+    Returns:
+        ``(q_root, q_mid)``: world-space delta rotations ``[..., 4]`` for the
+        upper and the lower bone (``q_mid`` includes the effect of
+        ``q_root``), and ``reached [..., 3]``: where the end joint is after
+        the solve (the clamped target).
+    """
+    a = np.asarray(root, dtype=np.float64)
+    b = np.asarray(mid, dtype=np.float64)
+    c = np.asarray(end, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    p = np.asarray(pole, dtype=np.float64)
+    a, b, c, t, p = np.broadcast_arrays(a, b, c, t, p)
+    l1 = np.linalg.norm(b - a, axis=-1)
+    l2 = np.linalg.norm(c - b, axis=-1)
+    at = t - a
+    dist = np.linalg.norm(at, axis=-1)
+    lo = np.abs(l1 - l2) + 1e-6
+    hi = np.maximum(max_reach * (l1 + l2), lo)
+    d = np.clip(dist, lo, hi)
+    # Direction to the target; when the target sits on the root, keep the
+    # current root->end direction.
+    u = _unit(at, _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
+    # Bend direction: the pole's offset perpendicular to u; falls back on the
+    # current knee offset, then on any perpendicular.
+    def perp(v):
+        return v - np.sum(v * u, axis=-1, keepdims=True) * u
+
+    any_perp = np.cross(u, np.broadcast_to([1.0, 0.0, 0.0], u.shape))
+    any_perp = np.where(np.linalg.norm(any_perp, axis=-1, keepdims=True) > 1e-3, any_perp,
+                        np.cross(u, np.broadcast_to([0.0, 1.0, 0.0], u.shape)))
+    v = _unit(perp(p - a), _unit(perp(b - a), _unit(any_perp)))
+    cos_a = np.clip((l1**2 + d**2 - l2**2) / np.maximum(2.0 * l1 * d, _EPS), -1.0, 1.0)
+    sin_a = np.sqrt(1.0 - cos_a**2)
+    b_new = a + l1[..., None] * (cos_a[..., None] * u + sin_a[..., None] * v)
+    reached = a + d[..., None] * u
+    q_root = R.between_vectors(b - a, b_new - a)
+    c_rot = b_new + R.rotate(q_root, c - b)
+    q_mid = R.mul(R.between_vectors(c_rot - b_new, reached - b_new), q_root)
+    return q_root, q_mid, reached

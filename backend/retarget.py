@@ -1,0 +1,649 @@
+"""Pose transfer from one humanoid skeleton onto another.
+
+Mappings are plain dicts ``canonical joint name -> bone name`` (canonical
+names: ``hips, spine, spine1, spine2, neck, head, jaw, eye_l/r, clavicle_l/r,
+upperarm_l/r, lowerarm_l/r, hand_l/r, thumb1_l..pinky3_r, upperleg_l/r,
+lowerleg_l/r, foot_l/r, toes_l/r``).
+
+How a rotation crosses over: for every joint mapped on both sides a *bone
+frame* is built from geometry in a reference pose (primary axis towards the
+mapped child joint, secondary axis from the body's forward/up or the parent's
+frame). The source's world rotation change from its reference pose is moved
+onto the target bone so that both bone frames coincide::
+
+    target_world(t) = src_world(t) * inv(src_ref_world) * Align * tgt_rest_world
+    Align = B_src_ref * inv(B_tgt_rest)
+
+so a target in A-pose gets the same world limb directions as a source in
+T-pose, and bone rolls/axes never twist anything. The reference pose is each
+skeleton's rest pose; when the source's rest is not a standing pose (e.g. the
+Bandai-Namco BVH rest lies along X with left/right legs pointing opposite
+ways) but the target's is, the most upright frame of the clip is used
+instead. World rotations are then turned into local ones along the target
+hierarchy; unmapped target bones keep their rest *local* rotation except
+spine chains (the source's hips-to-chest rotation is spread over the target's
+spine bones) and twist bones along the arms (a share of the twist).
+
+Everything is metres, seconds, radians, armature space (Z up, characters
+face -Y), quaternions ``(w, x, y, z)``; arrays are ``[frames, joints, ...]``
+and no code loops over frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rotations as R
+from .ik import two_bone_ik
+from .motion import Motion
+from .skeleton import Skeleton
+
+__all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
+
+SPINE = ("spine", "spine1", "spine2")
+REQUIRED = (
+    "hips", "head",
+    "upperarm_l", "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r",
+    "upperleg_l", "upperleg_r", "lowerleg_l", "lowerleg_r", "foot_l", "foot_r",
+)
+FINGERS = tuple(f"{f}{i}" for f in ("thumb", "index", "middle", "ring", "pinky") for i in (1, 2, 3))
+ROOT_MODES = ("hips", "in_place", "root_bone", "object")
+_CHEST = "_chest"  # the lowest common ancestor of head and upper arms, mapped or not
+_EPS = 1e-9
+#: Planted feet stay at most this far (metres) above their floor level.
+_PLANT_CAP = 0.015
+
+
+class RetargetError(ValueError):
+    """A mapping or skeleton that cannot be retargeted; the message names the
+    joint and says how to fix it."""
+
+
+@dataclass
+class RetargetResult:
+    """``motion``: the clip on the target skeleton (local rotations incl.
+    rest). ``root_motion``: ``[F, 3]`` armature-object translation (metres)
+    for ``root_mode="object"``, else None. ``contacts``: ``[F, 2]`` bool
+    (left, right foot planted in the source). ``leg_scale``: target / source
+    hip-to-ankle length. ``reference_frame``: the source frame used as the
+    source's reference pose, or None when its rest pose was used."""
+
+    motion: Motion
+    root_motion: np.ndarray
+    contacts: np.ndarray
+    leg_scale: float
+    reference_frame: int = None
+
+
+# --- small helpers ---------------------------------------------------------------
+
+
+def _unit(v, fallback=None):
+    v = np.asarray(v, dtype=np.float64)
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    out = v / np.maximum(n, _EPS)
+    if fallback is not None:
+        out = np.where(n > 1e-8, out, np.asarray(fallback, dtype=np.float64))
+    return out
+
+
+def _frame_from(primary, reference, alt):
+    """Rotation (quaternion) whose X column is ``primary`` and whose Y column
+    is ``reference`` made orthogonal to it (``alt`` when they are parallel)."""
+    x = _unit(primary, [0.0, 0.0, 1.0])
+    y = reference - np.dot(reference, x) * x
+    if np.linalg.norm(y) < 1e-3:
+        y = alt - np.dot(alt, x) * x
+    if np.linalg.norm(y) < 1e-3:
+        k = np.argmin(np.abs(x))
+        e = np.zeros(3)
+        e[k] = 1.0
+        y = e - np.dot(e, x) * x
+    y = _unit(y)
+    z = np.cross(x, y)
+    return R.from_matrix(np.stack([x, y, z], axis=-1))
+
+
+def _ancestors(sk: Skeleton, j: int) -> list:
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = int(sk.parents[j])
+    return out
+
+
+def _lca(sk: Skeleton, joints) -> int:
+    common = None
+    for j in joints:
+        a = _ancestors(sk, j)
+        common = a if common is None else [x for x in common if x in set(a)]
+    return common[0] if common else -1
+
+
+def leg_length(sk: Skeleton, idx: dict) -> float:
+    """Mean hip-to-ankle length (metres) of both legs, from rest offsets (so
+    it is independent of the rest pose)."""
+    total = []
+    for s in ("l", "r"):
+        chain = _ancestors(sk, idx[f"foot_{s}"])
+        top = idx[f"upperleg_{s}"]
+        if top not in chain:
+            raise RetargetError(f"'foot_{s}' is not below 'upperleg_{s}' in the skeleton: fix the bone mapping")
+        length = 0.0
+        for j in chain[: chain.index(top)]:
+            length += float(np.linalg.norm(sk.offsets[j]))
+        total.append(length)
+    return max(float(np.mean(total)), 1e-6)
+
+
+# --- mapping validation ----------------------------------------------------------
+
+
+def _resolve(mapping: dict, sk: Skeleton, side: str) -> dict:
+    """``canonical -> joint index``; raises RetargetError naming what is wrong."""
+    if not isinstance(mapping, dict):
+        raise RetargetError(f"the {side} bone mapping must be a dict canonical name -> bone name")
+    idx = {}
+    for canon, bone in mapping.items():
+        if bone is None or bone == "":
+            continue
+        if bone not in sk.names:
+            raise RetargetError(
+                f"{side} mapping: '{canon}' -> '{bone}', but the {side} skeleton has no bone '{bone}': "
+                f"fix the {side} bone mapping"
+            )
+        idx[str(canon)] = sk.names.index(bone)
+    missing = [c for c in REQUIRED if c not in idx]
+    if not any(s in idx for s in SPINE):
+        missing.append("spine (or spine1/spine2)")
+    if missing:
+        raise RetargetError(
+            f"required joint(s) {', '.join(repr(m) for m in missing)} missing from the {side} mapping: "
+            f"map them to bones of the {side} skeleton (fix the {side} bone mapping)"
+        )
+    hips = idx["hips"]
+    for c in ("head", "upperarm_l", "upperarm_r", "upperleg_l", "upperleg_r"):
+        if hips not in _ancestors(sk, idx[c]):
+            raise RetargetError(
+                f"{side} mapping: '{c}' ({sk.names[idx[c]]}) is not below 'hips' ({sk.names[hips]}): "
+                f"fix the {side} bone mapping"
+            )
+    chest = _lca(sk, [idx["head"], idx["upperarm_l"], idx["upperarm_r"]])
+    if chest == hips or hips not in _ancestors(sk, chest):
+        raise RetargetError(
+            f"{side} skeleton: no spine bone between 'hips' and the head/arms: "
+            f"the head and arms must hang from a spine bone below them"
+        )
+    idx[_CHEST] = chest
+    return idx
+
+
+# --- reference poses -------------------------------------------------------------
+
+
+def _body_frame(pos, idx):
+    """Body axes ``(forward, up, left)`` (unit ``[..., 3]``) of posed joint
+    positions ``[..., J, 3]``: left from the hips/shoulders, up from hips to
+    head, forward = left x up (-Y for a character in Blender's convention)."""
+    def p(c):
+        return pos[..., idx[c], :]
+
+    lat = _unit(p("upperleg_l") - p("upperleg_r")) + _unit(p("upperarm_l") - p("upperarm_r"))
+    lat = _unit(lat, [1.0, 0.0, 0.0])
+    up = p("head") - p("hips")
+    up = up - np.sum(up * lat, -1, keepdims=True) * lat
+    up = _unit(up, [0.0, 0.0, 1.0])
+    fwd = _unit(np.cross(lat, up), [0.0, -1.0, 0.0])
+    return fwd, up, lat
+
+
+def _upright_score(pos, idx):
+    """How much posed positions ``[..., J, 3]`` look like standing: legs down
+    and straight, hips and shoulders agreeing on left/right. ~3 for a T- or
+    A-pose, negative for a rest pose like Bandai-Namco's."""
+    up = _unit(pos[..., idx["head"], :] - pos[..., idx["hips"], :])
+    score = 0.0
+    for s in ("l", "r"):
+        leg = pos[..., idx[f"foot_{s}"], :] - pos[..., idx[f"upperleg_{s}"], :]
+        thigh = np.linalg.norm(pos[..., idx[f"lowerleg_{s}"], :] - pos[..., idx[f"upperleg_{s}"], :], axis=-1)
+        shin = np.linalg.norm(pos[..., idx[f"foot_{s}"], :] - pos[..., idx[f"lowerleg_{s}"], :], axis=-1)
+        score = score - np.sum(_unit(leg) * up, -1) + 0.5 * np.linalg.norm(leg, axis=-1) / np.maximum(thigh + shin, _EPS)
+    lat_l = _unit(pos[..., idx["upperleg_l"], :] - pos[..., idx["upperleg_r"], :])
+    lat_a = _unit(pos[..., idx["upperarm_l"], :] - pos[..., idx["upperarm_r"], :])
+    return score + np.sum(lat_l * lat_a, -1) - np.abs(np.sum(lat_a * up, -1))
+
+
+_UPRIGHT = 2.8  # legs within ~25° of straight down, shoulders level-ish
+
+
+# --- bone frames ----------------------------------------------------------------
+
+
+def _side(c):
+    return c[-1] if c.endswith(("_l", "_r")) else ""
+
+
+def _child_candidates(c, driven, spine_inter):
+    """Canonical joints whose direction gives ``c``'s primary axis, in order."""
+    s = _side(c)
+    if c == "hips":
+        return (spine_inter[:1] or []) + [_CHEST]
+    if c in spine_inter:
+        k = spine_inter.index(c)
+        return spine_inter[k + 1:k + 2] + [_CHEST]
+    if c == _CHEST:
+        return ["neck", "head"]
+    if c == "neck":
+        return ["head"]
+    base = c[:-2] if s else c
+    table = {
+        "clavicle": ["upperarm"], "upperarm": ["lowerarm"], "lowerarm": ["hand"],
+        "hand": ["middle1", "index1", "ring1", "pinky1"],
+        "upperleg": ["lowerleg"], "lowerleg": ["foot"], "foot": ["toes"],
+    }
+    if base in table:
+        return [f"{n}_{s}" for n in table[base]]
+    if base in FINGERS and base[-1] in "12":
+        return [f"{base[:-1]}{int(base[-1]) + 1}_{s}", f"{base[:-1]}3_{s}"] if base[-1] == "1" else [f"{base[:-1]}3_{s}"]
+    return []
+
+
+def _bone_frames(pos, idx, driven, spine_inter, order):
+    """World bone frames ``{key: quat}`` for the driven keys, in a pose with
+    joint positions ``pos [J, 3]``. Only joints mapped on *both* sides give
+    primary axes, so source and target frames mean the same thing."""
+    fwd, up, lat = _body_frame(pos, idx)
+    frames = {}
+    for c in order:
+        s = _side(c)
+        base = c[:-2] if s else c
+        if c in ("head", "jaw") or base == "eye":
+            frames[c] = _frame_from(up, fwd, lat)
+            continue
+        primary = None
+        for k in _child_candidates(c, driven, spine_inter):
+            if k in driven:
+                d = pos[idx[k]] - pos[idx[c]]
+                if np.linalg.norm(d) > 1e-4:
+                    primary = d
+                    break
+        if primary is None:
+            if base in ("foot", "toes"):
+                primary = fwd
+            else:
+                parent = {"hand": f"lowerarm_{s}"}.get(base)
+                if parent is None and base in FINGERS:
+                    n = int(base[-1])
+                    parent = f"{base[:-1]}{n - 1}_{s}" if n > 1 and f"{base[:-1]}{n - 1}_{s}" in driven else f"hand_{s}"
+                if parent is None:
+                    parent = "hips" if c == _CHEST else None
+                d = pos[idx[c]] - pos[idx[parent]] if parent in idx else up
+                primary = d if np.linalg.norm(d) > 1e-4 else up
+        if base in ("foot", "toes"):
+            ref, alt = up, lat
+        elif base in FINGERS:
+            hand = frames.get(f"hand_{s}")
+            hm = R.to_matrix(hand) if hand is not None else np.stack([lat, fwd, up], -1)
+            ref, alt = (hm[:, 2], hm[:, 1]) if base.startswith("thumb") else (hm[:, 1], hm[:, 2])
+        else:
+            ref, alt = fwd, up
+        frames[c] = _frame_from(primary, ref, alt)
+    return frames
+
+
+# --- contacts ---------------------------------------------------------------------
+
+
+def _runs(mask):
+    """Start and end (exclusive) indices of the True runs of a 1-D mask."""
+    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
+    d = np.diff(m.astype(np.int8))
+    return np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
+
+
+def _clean_runs(mask, min_len, max_gap):
+    mask = np.asarray(mask, bool).copy()
+    # fill short gaps between contacts, then drop short contacts
+    s, e = _runs(~mask)
+    for a, b in zip(s, e):  # loops over runs, not frames
+        if a > 0 and b < len(mask) and b - a <= max_gap:
+            mask[a:b] = True
+    s, e = _runs(mask)
+    for a, b in zip(s, e):
+        if b - a < min_len:
+            mask[a:b] = False
+    return mask
+
+
+def _hysteresis(strict, loose):
+    """Frames of ``loose`` runs that contain at least one ``strict`` frame."""
+    loose = loose | strict
+    s, e = _runs(loose)
+    out = np.zeros_like(loose)
+    if len(s):
+        csum = np.concatenate([[0], np.cumsum(strict)])
+        keep = csum[e] - csum[s] > 0
+        for a, b in zip(s[keep], e[keep]):
+            out[a:b] = True
+    return out
+
+
+def foot_contacts(pos, feet, fps, leg, height_thr=0.025, speed_thr=0.35):
+    """Planted-foot mask ``[F, len(feet)]`` from joint positions ``[F, J, 3]``.
+
+    A foot joint is planted when it is within ``height_thr * leg`` metres of
+    its own lowest level (5th percentile of its height over the clip) and its
+    horizontal speed is below ``speed_thr * leg`` metres/second; leaving
+    needs 1.5x the speed (hysteresis; the height limit is not relaxed, as a
+    rising heel means the foot is leaving), and runs/gaps shorter than
+    ~0.07 s are removed/filled.
+    """
+    out = np.zeros((pos.shape[0], len(feet)), dtype=bool)
+    if pos.shape[0] < 2:
+        return out
+    min_len = max(2, int(round(0.07 * fps)))
+    for k, j in enumerate(feet):
+        z = pos[:, j, 2]
+        h = z - np.percentile(z, 5)
+        v = np.linalg.norm(np.gradient(pos[:, j, :2], axis=0), axis=-1) * fps
+        strict = (h < height_thr * leg) & (v < speed_thr * leg)
+        loose = (h < height_thr * leg) & (v < 1.5 * speed_thr * leg)
+        out[:, k] = _clean_runs(_hysteresis(strict, loose), min_len, min_len)
+    return out
+
+
+def _lock_targets(mask, ramp):
+    """Blend weights ``[F]`` and anchor frames ``[F]`` (int) for one foot:
+    frames of a contact run and ``ramp`` frames on either side (smoothstep
+    blend) take the first frame of the nearest run as anchor."""
+    f = len(mask)
+    frames = np.arange(f)
+    if not mask.any():
+        return np.zeros(f), frames
+    s, _ = _runs(mask)
+    prev_c = np.maximum.accumulate(np.where(mask, frames, -1))
+    next_c = np.minimum.accumulate(np.where(mask, frames, f)[::-1])[::-1]
+    d_prev = np.where(prev_c >= 0, frames - prev_c, f)
+    d_next = np.where(next_c < f, next_c - frames, f)
+    nearest = np.where(d_next < d_prev, next_c, prev_c)
+    run = np.clip(np.searchsorted(s, nearest, side="right") - 1, 0, len(s) - 1)
+    dist = np.minimum(d_prev, d_next).astype(np.float64)
+    x = np.clip(1.0 - dist / max(ramp, 1), 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x), s[run]
+
+
+# --- main -------------------------------------------------------------------------
+
+
+def retarget(
+    motion: Motion,
+    src_map: dict,
+    target: Skeleton,
+    tgt_map: dict,
+    *,
+    root_mode: str = "hips",
+    root_bone: str = None,
+    ik: bool = True,
+    ground_height: float = None,
+) -> RetargetResult:
+    """Put ``motion`` (on its own skeleton) onto ``target``.
+
+    Args:
+        motion: the source clip.
+        src_map, tgt_map: ``canonical name -> bone name`` for the source and
+            target skeletons (unmapped canonical joints may be absent, except
+            hips, a spine joint, head, and both arms' upperarm/lowerarm/hand
+            and legs' upperleg/lowerleg/foot).
+        target: the target rest skeleton (e.g. ``read_skeleton`` of an
+            armature).
+        root_mode: "hips" (hips bone carries the translation), "in_place"
+            (horizontal translation removed, vertical kept), "root_bone"
+            (``root_bone``, an ancestor of the hips, carries the
+            ground-projected horizontal motion and facing; hips relative to
+            it) or "object" (horizontal motion returned as ``root_motion``
+            for the armature object, the armature plays in place).
+        ik: lock planted feet with two-bone leg IK.
+        ground_height: the source's floor height (metres, source armature
+            Z); None estimates it (0 when the feet touch z ~ 0). The target's
+            floor is z = 0 of its armature space.
+
+    Returns:
+        :class:`RetargetResult`. Root translation is scaled by the leg-length
+        ratio (target / source hip-to-ankle length) about the source origin
+        and floor.
+
+    Raises:
+        RetargetError: missing required joints, unknown bone names, bad
+            hierarchy or root mode.
+    """
+    if root_mode not in ROOT_MODES:
+        raise RetargetError(f"root_mode must be one of {ROOT_MODES}, got {root_mode!r}")
+    src = motion.skeleton
+    sidx = _resolve(src_map, src, "source")
+    tidx = _resolve(tgt_map, target, "target")
+    F, JT = motion.num_frames, len(target)
+
+    root_j = None
+    if root_mode == "root_bone":
+        if not root_bone or root_bone not in target.names:
+            raise RetargetError(
+                f"root_mode='root_bone' needs root_bone set to a bone of the target skeleton, got {root_bone!r}"
+            )
+        root_j = target.names.index(root_bone)
+        if root_j not in _ancestors(target, int(target.parents[tidx["hips"]])):
+            raise RetargetError(f"root bone '{root_bone}' is not an ancestor of the hips bone: pick the rig's root bone")
+
+    # Spine anchors: hips, joints mapped on both sides strictly between the
+    # hips and each side's chest, and the chests themselves.
+    def in_chain(sk, ix, c):
+        return ix[c] != ix[_CHEST] and ix[c] in _ancestors(sk, ix[_CHEST]) and ix[c] != ix["hips"]
+
+    spine_inter = [c for c in SPINE if c in sidx and c in tidx and in_chain(src, sidx, c) and in_chain(target, tidx, c)]
+    chest_names = {c for c in SPINE if c in sidx and sidx[c] == sidx[_CHEST]} | {
+        c for c in SPINE if c in tidx and tidx[c] == tidx[_CHEST]}
+    chest_names |= {c for c in SPINE if c not in spine_inter}
+    driven = [c for c in sidx if c in tidx and c not in chest_names and c != _CHEST]
+    driven = [c for c in driven if not (tidx[c] == tidx[_CHEST] or sidx[c] == sidx[_CHEST])]
+    driven.append(_CHEST)
+    # Parents before children, so fingers can use the hand's frame.
+    order = sorted(driven, key=lambda c: (target.depth()[tidx[c]], c))
+
+    # --- reference poses
+    s_rot_w, s_pos_w = motion.world()
+    s_rest_rot, s_rest_pos = src.rest_world()
+    t_rest_rot, t_rest_pos = target.rest_world()
+    ref_frame = None
+    if _upright_score(t_rest_pos, tidx) > _UPRIGHT and _upright_score(s_rest_pos, sidx) <= _UPRIGHT:
+        ref_frame = int(np.argmax(_upright_score(s_pos_w, sidx)))
+        s_ref_rot, s_ref_pos = s_rot_w[ref_frame], s_pos_w[ref_frame]
+    else:
+        s_ref_rot, s_ref_pos = s_rest_rot, s_rest_pos
+    b_src = _bone_frames(s_ref_pos, sidx, set(driven), spine_inter, order)
+    b_tgt = _bone_frames(t_rest_pos, tidx, set(driven), spine_inter, order)
+
+    # --- desired world rotations of driven target bones: Y = world delta from rest
+    Y = {}
+    for c in driven:
+        s, t = sidx[c], tidx[c]
+        align = R.mul(b_src[c], R.inv(b_tgt[c]))
+        Y[t] = R.mul(R.mul(s_rot_w[:, s], R.inv(s_ref_rot[s])), align)
+
+    # spine bones between anchors: slerp of the anchors' world deltas
+    chain = _ancestors(target, tidx[_CHEST])
+    chain = chain[: chain.index(tidx["hips"]) + 1][::-1]  # hips ... chest
+    cum = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(t_rest_pos[chain], axis=0), axis=-1))])
+    anchors = [k for k, j in enumerate(chain) if j in Y]
+    for k, j in enumerate(chain):
+        if j in Y:
+            continue
+        a = max(x for x in anchors if x < k)
+        b = min(x for x in anchors if x > k)
+        span = cum[b] - cum[a]
+        f = (cum[k] - cum[a]) / span if span > 1e-6 else (k - a) / (b - a)
+        Y[j] = R.slerp(Y[chain[a]], Y[chain[b]], np.full(F, f))
+    desired = {j: R.mul(y, t_rest_rot[j]) for j, y in Y.items()}
+
+    # --- twist bones along the arms: a share of the segment end's twist
+    twist = {}
+    for s in ("l", "r"):
+        for a_c, n_c in ((f"upperarm_{s}", f"lowerarm_{s}"), (f"lowerarm_{s}", f"hand_{s}")):
+            if a_c not in driven or n_c not in driven:
+                continue
+            A, N = tidx[a_c], tidx[n_c]
+            path = _ancestors(target, N)
+            if A not in path:
+                continue
+            inner = path[1: path.index(A)][::-1]  # bones strictly between A and N
+            leaves = [c for c in target.children(A) + [x for i in inner for x in target.children(i)]
+                      if c not in inner and c != N and not any(c in _ancestors(target, v) for v in tidx.values())
+                      and any(w in target.names[c].lower() for w in ("twist", "roll"))]
+            if not inner and not leaves:
+                continue
+            axis_local = R.rotate(R.inv(t_rest_rot[A]), t_rest_pos[N] - t_rest_pos[A])
+            seg = max(np.linalg.norm(t_rest_pos[N] - t_rest_pos[A]), 1e-6)
+            # N's rotation relative to its rest continuation of A, in world
+            cont = R.mul(desired[A], R.mul(R.inv(t_rest_rot[A]), t_rest_rot[N]))
+            rel = R.mul(desired[N], R.inv(cont))
+            axis = _unit(R.rotate(desired[A], axis_local))
+            proj = np.sum(rel[:, 1:] * axis, -1, keepdims=True) * axis
+            tw = R.normalize(np.concatenate([rel[:, :1], proj], -1))
+            for j in inner:
+                f = np.clip(np.linalg.norm(t_rest_pos[j] - t_rest_pos[A]) / seg, 0.0, 1.0)
+                twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, f))
+            for j in leaves:
+                twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, 0.5))
+
+    # --- root translation
+    s_leg = leg_length(src, sidx)
+    t_leg = leg_length(target, tidx)
+    k = t_leg / s_leg
+    s_feet = [sidx["foot_l"], sidx["foot_r"]]
+    if ground_height is None:
+        low = [np.percentile(s_pos_w[:, j, 2], 5) for j in s_feet + [sidx[c] for c in ("toes_l", "toes_r") if c in sidx]]
+        low = float(min(low)) if F else 0.0
+        # feet on a floor at z = 0 unless the clip's lowest joints say otherwise
+        g_s = 0.0 if -0.02 * s_leg <= low <= 0.25 * s_leg else low - 0.05 * s_leg
+    else:
+        g_s = float(ground_height)
+    hips_t = tidx["hips"]
+    p_hips = s_pos_w[:, sidx["hips"]] - np.array([0.0, 0.0, g_s])
+    p_hips = p_hips * k
+    root_motion = None
+    rest_xy = t_rest_pos[hips_t, :2]
+    if root_mode in ("in_place", "object"):
+        if root_mode == "object":
+            root_motion = np.zeros((F, 3))
+            root_motion[:, :2] = p_hips[:, :2] - rest_xy
+        p_hips = p_hips.copy()
+        p_hips[:, :2] = rest_xy
+
+    # --- assemble world rotations/positions along the target hierarchy
+    W = np.empty((F, JT, 4))
+    P = np.empty((F, JT, 3))
+    trans = np.broadcast_to(target.offsets, (F, JT, 3)).copy()
+    root_positions = np.broadcast_to(target.offsets[0], (F, 3)).copy()
+    yaw_q = None
+    if root_j is not None:
+        fwd_t, _, _ = _body_frame(t_rest_pos, tidx)
+        fwd_now = R.rotate(Y[hips_t], fwd_t)
+        heading = np.unwrap(np.arctan2(fwd_now[:, 1], fwd_now[:, 0]))
+        yaw = heading - np.arctan2(fwd_t[1], fwd_t[0])
+        yaw_q = R.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
+    for j, p in enumerate(target.parents):
+        p = int(p)
+        if j in desired:
+            W[:, j] = desired[j]
+        elif j == root_j:
+            W[:, j] = R.mul(yaw_q, t_rest_rot[j])
+        elif p < 0:
+            W[:, j] = target.rest_rotations[j]
+        else:
+            W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
+            if j in twist:
+                W[:, j] = R.mul(twist[j], W[:, j])
+        if j == hips_t or j == root_j:
+            if j == hips_t:
+                P[:, j] = p_hips
+            else:
+                P[:, j] = np.concatenate([p_hips[:, :2], np.full((F, 1), t_rest_pos[j, 2])], -1)
+            if p < 0:
+                trans[:, j] = P[:, j]
+            else:
+                trans[:, j] = R.rotate(R.inv(W[:, p]), P[:, j] - P[:, p])
+        elif p < 0:
+            P[:, j] = target.offsets[j]
+        else:
+            P[:, j] = P[:, p] + R.rotate(W[:, p], target.offsets[j])
+
+    # --- foot IK
+    t_feet = [tidx["foot_l"], tidx["foot_r"]]
+    contacts = foot_contacts(s_pos_w, s_feet, motion.fps, s_leg)
+    if ik and F > 1:
+        world_off = np.zeros((F, 1, 3)) if root_motion is None else root_motion[:, None]
+        Pw = P + world_off
+        rest_ok = _upright_score(t_rest_pos, tidx) > _UPRIGHT
+        ramp = max(1, int(round(0.1 * motion.fps)))
+        for side, (sf, tf) in enumerate(zip(s_feet, t_feet)):
+            s_c = "l" if side == 0 else "r"
+            ul, ll = tidx[f"upperleg_{s_c}"], tidx[f"lowerleg_{s_c}"]
+            mask = contacts[:, side]
+            if not mask.any():
+                continue
+            # Planted ankle height on the target: its rest height when the
+            # rest pose stands on z = 0, else the source's, scaled.
+            src_level = np.percentile(s_pos_w[:, sf, 2], 5) * k
+            level = src_level - g_s * k
+            if rest_ok and 0.0 < t_rest_pos[tf, 2] < 0.25 * t_leg:
+                level = t_rest_pos[tf, 2]
+            fk = Pw[:, tf]
+            w, anchor = _lock_targets(mask, ramp)
+            # Planted: the foot follows the source's own (scaled) foot motion
+            # since the contact began, anchored where the target foot was
+            # then; sliding that the retarget itself introduces disappears,
+            # heel/toe roll of the source stays.
+            src_now = s_pos_w[:, sf] * k
+            goal = fk.copy()
+            if root_mode != "in_place":
+                locked_xy = fk[anchor, :2] + src_now[:, :2] - src_now[anchor, :2]
+                goal[:, :2] = fk[:, :2] + w[:, None] * (locked_xy - fk[:, :2])
+            # ...and at most _PLANT_CAP above the target's planted level.
+            h = src_now[:, 2] - src_level
+            planted_z = level + _PLANT_CAP * np.tanh(h / _PLANT_CAP)
+            goal[:, 2] = fk[:, 2] + w * (planted_z - fk[:, 2])
+            a, b, c = Pw[:, ul], Pw[:, ll], Pw[:, tf]
+            bend = (b - a) - np.sum((b - a) * _unit(c - a), -1, keepdims=True) * _unit(c - a)
+            knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), _body_frame(t_rest_pos, tidx)[0]))
+            pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
+            q1, q2, _ = two_bone_ik(a, b, c, goal, pole)
+            upper = _ancestors(target, ll)
+            upper = upper[1: upper.index(ul) + 1] if ul in upper else [ul]
+            lower = _ancestors(target, tf)
+            lower = lower[1: lower.index(ll) + 1] if ll in lower else [ll]
+            for j in upper:
+                W[:, j] = R.mul(q1, W[:, j])
+            for j in lower:
+                W[:, j] = R.mul(q2, W[:, j])
+        # positions are recomputed by Motion.world(); only rotations changed
+
+    # --- local rotations
+    local = np.empty_like(W)
+    for j, p in enumerate(target.parents):
+        local[:, j] = W[:, j] if p < 0 else R.mul(R.inv(W[:, int(p)]), W[:, j])
+    local = R.make_continuous(R.normalize(local), axis=0)
+    root_positions = trans[:, 0].copy()
+    needs_trans = JT > 1 and not np.array_equal(trans[:, 1:], np.broadcast_to(target.offsets[1:], trans[:, 1:].shape))
+    out = Motion(
+        target,
+        local,
+        root_positions,
+        motion.fps,
+        trans if needs_trans else None,
+        list(motion.shape_names),
+        None if motion.shape_weights is None else motion.shape_weights.copy(),
+        motion.name,
+    )
+    if not np.all(np.isfinite(out.rotations)):
+        raise RetargetError("retargeting produced non-finite rotations: check the skeletons for zero-length bones")
+    return RetargetResult(out, root_motion, contacts, float(k), ref_frame)

@@ -1,0 +1,229 @@
+"""Retargeting in the scene: load a source clip (BVH, FBX, glTF, an EMAGE /
+BEAT2 SMPL-X ``.npz``, or another armature's action), map both rigs onto the
+canonical humanoid, transfer the pose, write a new action on the target.
+
+World space is where source and target meet: the source clip is in world
+metres (Blender Z-up) and the target skeleton is lifted from armature space
+into world space with its object's transform (e.g. the 90° X rotation and
+0.01 scale of FBX/glTF imports), then the result is brought back into
+armature space for the pose bones. Object transforms therefore never change
+what the character does in the world.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..backend import rotations as R
+from ..backend.bone_mapping import BoneMapping, auto_map, match_preset
+from ..backend.motion import Motion
+from ..backend.retarget import retarget
+from ..backend.skeleton import Skeleton
+from . import scene_io
+
+SOURCE_SUFFIXES = (".bvh", ".gz", ".npz", ".fbx", ".glb", ".gltf")
+
+
+def _object_transform(arm_obj):
+    """Rotation quaternion, uniform scale and translation of the object's
+    world matrix. Non-uniform object scale cannot be expressed by bone
+    rotations, so it is refused with a fix."""
+    m = np.array([list(r) for r in arm_obj.matrix_world])
+    lin = m[:3, :3]
+    scales = np.linalg.norm(lin, axis=0)
+    if np.ptp(scales) > 1e-4 * scales.max():
+        raise scene_io.SceneError(
+            f"armature '{arm_obj.name}' has non-uniform scale {np.round(scales, 4).tolist()}: "
+            "apply the scale (Ctrl+A ▸ Scale) or make it uniform first"
+        )
+    s = float(scales.mean())
+    return R.from_matrix(lin / s), s, m[:3, 3].copy()
+
+
+def skeleton_to_world(skel: Skeleton, rot, scale, trans) -> Skeleton:
+    """The armature-space skeleton placed in the world by an object transform."""
+    w = skel.copy()
+    w.offsets = skel.offsets * scale
+    w.tails = skel.tails * scale
+    roots = w.parents < 0
+    w.offsets[roots] = R.rotate(rot, skel.offsets[roots] * scale) + trans
+    w.rest_rotations[roots] = R.mul(rot, skel.rest_rotations[roots])
+    return w
+
+
+def motion_to_armature_space(motion: Motion, arm_skel: Skeleton, rot, scale, trans) -> Motion:
+    """Inverse of :func:`skeleton_to_world` for a clip: roots lose the object
+    rotation/translation, every translation is divided by the scale."""
+    inv = R.inv(rot)
+    rots = motion.rotations.copy()
+    roots = np.nonzero(motion.skeleton.parents < 0)[0]
+    rots[:, roots] = R.mul(inv, rots[:, roots])
+    root_pos = R.rotate(inv, motion.root_positions - trans) / scale
+    tr = None
+    if motion.translations is not None:
+        tr = motion.translations / scale
+        tr[:, roots] = R.rotate(inv, motion.translations[:, roots] - trans) / scale
+    sk = arm_skel.reorder(motion.skeleton.names) if arm_skel.names != motion.skeleton.names else arm_skel
+    return Motion(sk, R.make_continuous(rots), root_pos, motion.fps, tr, list(motion.shape_names),
+                  motion.shape_weights, motion.name)
+
+
+# --- sources ----------------------------------------------------------------------
+
+
+def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
+    """Sample an armature's current animation (action, NLA, constraints: what
+    Blender evaluates) into a Motion in WORLD space, one sample per scene frame."""
+    import bpy
+
+    scene = bpy.context.scene
+    if frame_range is None:
+        ad = arm_obj.animation_data
+        if ad is None or ad.action is None:
+            raise scene_io.SceneError(f"armature '{arm_obj.name}' has no action to retarget: pick an animated armature")
+        a, b = ad.action.frame_range
+        frame_range = (int(round(a)), int(round(b)))
+    skel = scene_io.read_skeleton(arm_obj)
+    frames = range(frame_range[0], frame_range[1] + 1)
+    n = len(skel)
+    order = [arm_obj.pose.bones.find(name) for name in skel.names]
+    mats = np.empty((len(frames), n, 4, 4))
+    obj = np.empty((len(frames), 4, 4))
+    buf = np.empty(len(arm_obj.pose.bones) * 16, dtype=np.float32)
+    saved = scene.frame_current
+    for i, f in enumerate(frames):
+        scene.frame_set(f)
+        arm_obj.pose.bones.foreach_get("matrix", buf)
+        # foreach_get flattens each 4x4 column by column.
+        mats[i] = buf.reshape(-1, 4, 4).transpose(0, 2, 1)[order]
+        obj[i] = np.array([list(r) for r in arm_obj.matrix_world])
+    scene.frame_set(saved)
+    world = obj[:, None] @ mats
+    lin = world[..., :3, :3]
+    world_rot = R.from_matrix(lin)
+    world_pos = world[..., :3, 3]
+    local = np.empty_like(world_rot)
+    trans = np.empty_like(world_pos)
+    for j, p in enumerate(skel.parents):
+        if p < 0:
+            local[:, j] = world_rot[:, j]
+            trans[:, j] = world_pos[:, j]
+        else:
+            inv_p = R.inv(world_rot[:, p])
+            local[:, j] = R.mul(inv_p, world_rot[:, j])
+            # Parent frames include the object's scale: measure offsets in metres.
+            trans[:, j] = R.rotate(inv_p, world_pos[:, j] - world_pos[:, p])
+    rot0, s0, t0 = _object_transform(arm_obj)
+    world_skel = skeleton_to_world(skel, rot0, s0, t0)
+    scene_fps = scene.render.fps / scene.render.fps_base
+    ad = arm_obj.animation_data
+    name = ad.action.name if ad is not None and ad.action is not None else arm_obj.name
+    return Motion(world_skel, R.make_continuous(local), trans[:, 0], fps or scene_fps, trans, name=name)
+
+
+def load_source(path) -> tuple:
+    """``(motion, mapping)`` from a file: BVH (RigMind's reader), SMPL-X
+    ``.npz`` (EMAGE / BEAT2 schema) or FBX/glTF (Blender's importer; the
+    imported objects are removed again so the user's scene is untouched)."""
+    import bpy
+
+    p = Path(path)
+    if not p.exists():
+        raise scene_io.SceneError(f"{p}: no such file")
+    name = p.name.lower()
+    if name.endswith(".bvh") or name.endswith(".bvh.gz"):
+        from ..backend.bvh import read_bvh
+
+        motion = read_bvh(p)
+        return motion, auto_map(motion.skeleton)
+    if name.endswith(".npz"):
+        from ..backend.smplx_motion import read_smplx_npz
+
+        motion = read_smplx_npz(p)
+        return motion, match_preset(motion.skeleton, "smplx")
+    if not name.endswith((".fbx", ".glb", ".gltf")):
+        raise scene_io.SceneError(f"{p}: unsupported source; use .bvh, .bvh.gz, .npz (SMPL-X), .fbx, .glb or .gltf")
+    before_objs, before_actions = set(bpy.data.objects), set(bpy.data.actions)
+    from .rig_files import quiet_stdout
+
+    try:
+        with quiet_stdout():
+            if name.endswith(".fbx"):
+                bpy.ops.import_scene.fbx(filepath=str(p))
+            else:
+                bpy.ops.import_scene.gltf(filepath=str(p))
+        new = [o for o in bpy.data.objects if o not in before_objs]
+        arms = [o for o in new if o.type == "ARMATURE" and o.animation_data and o.animation_data.action]
+        if not arms:
+            raise scene_io.SceneError(f"{p}: no animated armature in the file")
+        src = max(arms, key=lambda a: len(a.data.bones))
+        motion = motion_from_action(src)
+        motion.name = p.stem
+        return motion, auto_map(motion.skeleton)
+    finally:
+        for o in [o for o in bpy.data.objects if o not in before_objs]:
+            bpy.data.objects.remove(o, do_unlink=True)
+        for a in [a for a in bpy.data.actions if a not in before_actions]:
+            bpy.data.actions.remove(a)
+
+
+# --- target ---------------------------------------------------------------------
+
+
+def target_mapping(arm_obj, preset=None) -> BoneMapping:
+    """The target rig's mapping: a saved user mapping on the armature
+    (custom property ``rigmind_bone_map``), a named preset, or auto-detection."""
+    skel = scene_io.read_skeleton(arm_obj)
+    stored = arm_obj.get("rigmind_bone_map") if preset is None else None
+    if stored:
+        return BoneMapping.from_json(stored)
+    if preset:
+        return match_preset(skel, preset)
+    return auto_map(skel)
+
+
+def retarget_onto(
+    arm_obj,
+    motion: Motion,
+    src_map,
+    *,
+    tgt_map=None,
+    root_mode: str = "hips",
+    root_bone: str = None,
+    ik: bool = True,
+    action_name: str = None,
+    frame_start: int = 1,
+    set_scene_fps: bool = True,
+):
+    """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
+
+    Returns ``(action, target_mapping, result)``. ``root_mode``: "hips",
+    "in_place", "root_bone" (with ``root_bone``) or "object" (the object's
+    location is keyed in the same action).
+    """
+    arm_skel = scene_io.read_skeleton(arm_obj)
+    rot, scale, trans = _object_transform(arm_obj)
+    tgt_map = tgt_map if tgt_map is not None else target_mapping(arm_obj)
+    world_skel = skeleton_to_world(arm_skel, rot, scale, trans)
+    result = retarget(
+        motion,
+        dict(getattr(src_map, "bones", src_map)),
+        world_skel,
+        dict(getattr(tgt_map, "bones", tgt_map)),
+        root_mode=root_mode,
+        root_bone=root_bone,
+        ik=ik,
+        ground_height=None,
+    )
+    on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
+    label = action_name or f"RigMind Retarget · {motion.name or 'clip'}"
+    object_locations = None
+    if root_mode == "object" and result.root_motion is not None:
+        object_locations = trans + np.asarray(result.root_motion)
+    action = scene_io.write_motion(
+        arm_obj, on_rig, label, frame_start=frame_start, set_scene_fps=set_scene_fps,
+        object_locations=object_locations,
+    )
+    return action, tgt_map, result
