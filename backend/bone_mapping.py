@@ -159,10 +159,11 @@ _SIDE_R = {"r", "right", "rgt", "rt"}
 def _tokens(name: str) -> list:
     n = name.split(":")[-1] if ":" in name else name
     n = n.replace("|", " ")
-    prev = None
-    while prev != n:  # stacked prefixes, e.g. "Bip01 " after a namespace
-        prev = n
-        n = _STRIP_PREFIXES.sub("", n, count=1) if _STRIP_PREFIXES.match(n) and _STRIP_PREFIXES.sub("", n, count=1) else n
+    while True:  # stacked prefixes, e.g. "DEF-" after "Bip01 "; never strip a whole name
+        stripped = _STRIP_PREFIXES.sub("", n, count=1)
+        if stripped == n or not stripped:
+            break
+        n = stripped
     n = re.sub(r"([a-z])([A-Z])", r"\1 \2", n)
     n = re.sub(r"([A-Z])([A-Z][a-z])", r"\1 \2", n)
     n = re.sub(r"([A-Za-z])(\d)", r"\1 \2", n)
@@ -710,7 +711,6 @@ class _Heuristic:
     MAX_PATH = 10  # brute force over (n+1)^roles; long hair/skirt chains add nothing
 
     def best_assignment(self, path, roles, required, score):
-        path = path[: self.MAX_PATH]
         n = len(path)
         best = (-np.inf, None)
         opts = []
@@ -746,9 +746,11 @@ class _Heuristic:
         for j in self.sub[root]:
             pairs |= self.mirrored_leaves(j)
         # toward the top of the head, not into an eye; deeper joints win ties (a head without a tail)
-        path = self.far_path(root, metric=lambda ids: np.where(
-            np.isin(ids, list(pairs)), -np.inf,
-            np.maximum(self.pos[ids] @ up, self.tail[ids] @ up) + 1e-6 * self.scale * np.arange(len(ids))))
+        def height(ids):
+            h = np.maximum(self.pos[ids] @ up, self.tail[ids] @ up) + 1e-6 * self.scale * np.arange(len(ids))
+            return np.where(np.isin(ids, list(pairs)), -np.inf, h)
+
+        path = self.far_path(root, metric=height)[: self.MAX_PATH]
         n = len(path)
         branch = [i for i, j in enumerate(path) if len(self.cchildren[j]) >= 2]
         base = self.pos[path[0]]
@@ -777,7 +779,8 @@ class _Heuristic:
         self.assign("head", head, 0.9)
         # eyes / jaw among the head's other children
         kids = list(self.cchildren[head])
-        eyes_named = {self.info[c]["side"]: c for c in kids if self.name_score(c, "eye") >= 1.0 and self.info[c]["side"]}
+        eyes_named = {self.info[c]["side"]: c for c in kids
+                      if self.name_score(c, "eye") >= 1.0 and self.info[c]["side"]}
         if "l" in eyes_named and "r" in eyes_named:
             self.assign("eye_l", eyes_named["l"], 1.0)
             self.assign("eye_r", eyes_named["r"], 1.0)
@@ -812,7 +815,7 @@ class _Heuristic:
 
     def map_arm(self, side, root):
         chest = self.pos[self.chest]
-        path = self.far_path(root, origin=chest)
+        path = self.far_path(root, origin=chest)[: self.MAX_PATH]
         n = len(path)
         branch = [i for i, j in enumerate(path) if len(self.fingerish_children(j)) >= 2]
         lat = np.array([abs(np.dot(self.pos[j] - chest, self.left)) for j in path])
@@ -910,7 +913,7 @@ class _Heuristic:
     def map_leg(self, side, root):
         hip = self.pos[self.hips]
         up = self.up
-        path = self.leg_paths[root]
+        path = self.leg_paths[root][: self.MAX_PATH]
         n = len(path)
         h = np.array([np.dot(self.pos[j] - hip, up) for j in path])
         d = lambda i, k: float(np.linalg.norm(self.pos[path[i]] - self.pos[path[k]]))  # noqa: E731
@@ -918,7 +921,8 @@ class _Heuristic:
         ends = []
         for j in path:
             t = self.tail[j]
-            ends.append(np.dot(t - hip, up) if np.linalg.norm(t - self.pos[j]) > 1e-9 else np.dot(self.pos[j] - hip, up))
+            p = t if np.linalg.norm(t - self.pos[j]) > 1e-9 else self.pos[j]
+            ends.append(np.dot(p - hip, up))
         lowest = min(h.min(), min(ends))
 
         def score(a):
@@ -939,7 +943,8 @@ class _Heuristic:
             return s
 
         if n >= 3:
-            a = self.best_assignment(path, ["upperleg", "lowerleg", "foot", "toes"], {"upperleg", "lowerleg", "foot"}, score)
+            a = self.best_assignment(path, ["upperleg", "lowerleg", "foot", "toes"],
+                                     {"upperleg", "lowerleg", "foot"}, score)
         else:
             a = None
         if a is None:

@@ -55,6 +55,7 @@ def make_humanoid(rng, **force):
         pelvis_helpers=bool(rng.random() < 0.15),
         neck_bones=int(rng.integers(1, 3)),
         frame=str(rng.choice(["z_up", "yaw", "y_up"], p=[0.7, 0.2, 0.1])),
+        extras=bool(rng.random() < 0.25),
     )
     o.update(force)
     H = float(rng.uniform(1.2, 2.1))
@@ -93,6 +94,17 @@ def make_humanoid(rng, **force):
         ey = head_z + u(0.05, 0.07)
         for s, sx in (("l", 1), ("r", -1)):
             b.add((f"eye_{s}", s, ""), head, (sx * u(0.03, 0.036), -u(0.05, 0.06), ey))
+    if o["extras"]:
+        # VRoid-style secondary chains: hair hanging from the head, a breast pair on the chest
+        for k in range(int(rng.integers(2, 6))):
+            ang = rng.uniform(0.3, np.pi - 0.3)
+            q = head
+            base = np.array([0.06 * H * np.cos(ang), 0.05 * H * np.sin(ang), head_z + u(0.06, 0.1)])
+            for i in range(3):
+                q = b.add((None, None, "hair"), q, base + np.array([0, 0, -u(0.03, 0.05) * i]))
+        for s, sx in (("l", 1.0), ("r", -1.0)):
+            q = b.add((None, s, "breast"), chest, (sx * u(0.04, 0.06), -u(0.05, 0.07), chest_top - u(0.1, 0.12)))
+            b.add((None, s, "breast_end"), q, (sx * u(0.05, 0.07), -u(0.09, 0.11), chest_top - u(0.11, 0.13)))
     # arms
     sh_w = u(0.1, 0.13)
     droop = np.radians(rng.uniform(30, 45)) if o["a_pose"] else np.radians(rng.uniform(-3, 3))
@@ -160,6 +172,14 @@ def make_humanoid(rng, **force):
         tb = b.add((f"toes_{s}", s, ""), ft, toe)
         if o["ends"]:
             b.add((None, s, "toe_end"), tb, toe + np.array([0, -u(0.04, 0.06), 0]))
+    if o["extras"]:
+        # skirt chains: shorter than the legs, hanging around the hips
+        for k in range(int(rng.integers(2, 7))):
+            ang = rng.uniform(0, 2 * np.pi)
+            q = hips
+            for i in range(3):
+                at = (0.12 * H * np.cos(ang), 0.1 * H * np.sin(ang), hz - u(0.05, 0.07) * (i + 1))
+                q = b.add((None, None, "skirt"), q, at)
     # global frame
     if o["frame"] == "yaw":
         g = R.from_axis_angle(np.array([0.0, 0.0, rng.uniform(-np.pi, np.pi)]))
@@ -289,12 +309,17 @@ def _dialect_names(rng, keys):
             base = words_case(["neck"]) + str(int(extra[4:]))
         elif canonical is None and extra.endswith("twist"):
             part = extra[:-6]
-            base = words_case([syn.get({"upperarm": "upperarm", "lowerarm": "lowerarm", "thigh": "upperleg"}[part], part),
+            stem = {"upperarm": "upperarm", "lowerarm": "lowerarm", "thigh": "upperleg"}[part]
+            base = words_case([syn.get(stem, part),
                                _pick(rng, ["twist", "roll", "twist_01"])])
         elif canonical is None and extra.endswith("_end"):
             base = words_case([extra[:-4] if extra[:-4] not in _SYN else syn[extra[:-4]], "end"])
         elif canonical is None and extra == "pelvis_helper":
             base = words_case(["hip", "helper"])
+        elif extra in ("hair", "skirt", "breast", "breast_end"):
+            choices = {"hair": ["hair", "j_sec_hair"], "skirt": ["skirt", "j_sec_skirt"],
+                       "breast": ["bust", "breast"], "breast_end": ["bust_end", "breast_tip"]}
+            base = words_case([_pick(rng, choices[extra])])
         else:
             stem = canonical[:-2] if canonical.endswith(("_l", "_r")) else canonical
             if stem[:-1] in FINGERS:

@@ -197,7 +197,8 @@ def test_auto_mapping_accuracy_on_generated_rigs():
     scrambled = [make_renamed_humanoid(rng, scramble=True) for _ in range(8)]
     acc, n, worst = _accuracy(named + scrambled)
     acc_s, n_s, _ = _accuracy(scrambled)
-    print(f"\nauto-mapping accuracy: {acc:.4f} over {n} bones of 32 rigs; scrambled names only: {acc_s:.4f} ({n_s} bones)")
+    print(f"\nauto-mapping accuracy: {acc:.4f} over {n} bones of 32 rigs; "
+          f"scrambled names only: {acc_s:.4f} ({n_s} bones)")
     assert all(m.preset == "auto" for m in (auto_map(s) for s, _ in scrambled))
     assert acc >= 0.95, worst
     assert acc_s >= 0.95, worst
