@@ -19,6 +19,12 @@ _EPS = 1e-9
 #: limb has an undefined bend direction, and reaching it makes knees "pop"
 #: (snap between bent and straight) from one frame to the next.
 MAX_REACH = 0.999
+#: Where the soft reach limit starts (fraction of the chain length): beyond
+#: it, target distances are compressed smoothly towards MAX_REACH instead of
+#: being cut off, so the knee straightens gradually as a foot target moves
+#: out of reach (near full extension the knee angle changes very fast with
+#: the distance: a hard cut makes it snap).
+SOFT_REACH = 0.97
 
 
 def _unit(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
@@ -29,7 +35,21 @@ def _unit(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
     return out
 
 
-def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH):
+def soft_reach(dist, length, soft=SOFT_REACH, max_reach: float = MAX_REACH):
+    """Distances ``dist`` compressed so they never exceed ``max_reach *
+    length``: unchanged up to ``soft * length`` (``soft`` may be an array,
+    e.g. the current extension of each frame so that a pose already reached
+    is kept), then a tanh roll-off with a continuous slope (no kink for a
+    target moving steadily outwards)."""
+    dist = np.asarray(dist, dtype=np.float64)
+    start = np.minimum(soft, max_reach) * length
+    span = max_reach * length - start
+    over = np.maximum(dist - start, 0.0)
+    rolled = start + span * np.tanh(over / np.maximum(span, _EPS))
+    return np.where(dist > start, rolled, dist)
+
+
+def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft=None):
     """Solve a two-bone chain (e.g. upper leg, lower leg, foot) so ``end``
     reaches ``target``.
 
@@ -40,6 +60,10 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH):
             ``root`` is clamped to ``[|l1 - l2|, max_reach * (l1 + l2)]``.
         pole: a point ``[..., 3]`` the middle joint should bend towards (the
             knee's side of the limb's plane).
+        soft: None for a hard reach limit; else the fraction of the chain
+            length (a number or ``[...]``) where :func:`soft_reach` starts
+            compressing the distance (``reached`` is then short of targets
+            beyond it).
 
     Returns:
         ``(q_root, q_mid)``: world-space delta rotations ``[..., 4]`` for the
@@ -59,6 +83,8 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH):
     dist = np.linalg.norm(at, axis=-1)
     lo = np.abs(l1 - l2) + 1e-6
     hi = np.maximum(max_reach * (l1 + l2), lo)
+    if soft is not None:
+        dist = soft_reach(dist, l1 + l2, soft, max_reach)
     d = np.clip(dist, lo, hi)
     # Direction to the target; when the target sits on the root, keep the
     # current root->end direction.

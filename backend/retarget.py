@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rotations as R
-from .ik import two_bone_ik
+from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
 
@@ -51,9 +51,13 @@ REQUIRED = (
 FINGERS = tuple(f"{f}{i}" for f in ("thumb", "index", "middle", "ring", "pinky") for i in (1, 2, 3))
 ROOT_MODES = ("hips", "in_place", "root_bone", "object")
 _CHEST = "_chest"  # the lowest common ancestor of head and upper arms, mapped or not
+_TRUNK = ("hips", "spine", "spine1", "spine2", _CHEST, "neck")
 _EPS = 1e-9
-#: Planted feet stay at most this far (metres) above their floor level.
+#: The lowest point of a planted foot stays at most this far (metres) above
+#: the floor (the acceptance limit is 2 cm)...
 _PLANT_CAP = 0.015
+#: ...and at most this far below it (a toe the rotation transfer tips down).
+_SINK_CAP = 0.005
 
 
 class RetargetError(ValueError):
@@ -68,13 +72,20 @@ class RetargetResult:
     for ``root_mode="object"``, else None. ``contacts``: ``[F, 2]`` bool
     (left, right foot planted in the source). ``leg_scale``: target / source
     hip-to-ankle length. ``reference_frame``: the source frame used as the
-    source's reference pose, or None when its rest pose was used."""
+    source's reference pose, or None when its rest pose was used.
+    ``foot_levels``: ``[2]`` the height (metres, above z = 0 of the target
+    space) that planted left/right ankles are put at for a flat source foot.
+    ``rest_floor``: the height of the floor the target stands on in its rest
+    pose (0, or its root bone's height), None when the rest pose is not
+    standing."""
 
     motion: Motion
     root_motion: np.ndarray
     contacts: np.ndarray
     leg_scale: float
     reference_frame: int = None
+    foot_levels: np.ndarray = None
+    rest_floor: float = None
 
 
 # --- small helpers ---------------------------------------------------------------
@@ -122,19 +133,57 @@ def _lca(sk: Skeleton, joints) -> int:
     return common[0] if common else -1
 
 
+def _chain_length(sk: Skeleton, top: int, j: int) -> float:
+    """Sum of rest offset lengths from ``top`` down to ``j`` (``top`` must be
+    an ancestor of ``j``)."""
+    chain = _ancestors(sk, j)
+    return float(sum(np.linalg.norm(sk.offsets[i]) for i in chain[: chain.index(top)]))
+
+
+def leg_attached(sk: Skeleton, idx: dict, side: str) -> bool:
+    """True when ``foot_<side>`` hangs below ``lowerleg_<side>`` (a plain FK
+    leg); False for an IK-target-style foot elsewhere in the hierarchy (e.g.
+    RobotExpressive's ``Foot.L``, a child of the root bone ``Bone`` that an IK
+    constraint made the legs reach in the original file; glTF keeps no
+    constraints, so in Blender the imported legs just end at the knee bone and
+    the foot is placed on its own). Raises RetargetError when the leg is
+    broken: the lower leg not below the upper leg, or the foot above them."""
+    ul, ll, ft = idx[f"upperleg_{side}"], idx[f"lowerleg_{side}"], idx[f"foot_{side}"]
+    if ll == ul or ul not in _ancestors(sk, ll):
+        raise RetargetError(
+            f"'lowerleg_{side}' ({sk.names[ll]}) is not below 'upperleg_{side}' ({sk.names[ul]}) in the skeleton: "
+            f"fix the bone mapping"
+        )
+    if ft in _ancestors(sk, ll):
+        raise RetargetError(
+            f"'foot_{side}' ({sk.names[ft]}) is not below the leg: it is the lower leg or one of its ancestors: "
+            f"fix the bone mapping"
+        )
+    return ll in _ancestors(sk, ft)
+
+
 def leg_length(sk: Skeleton, idx: dict) -> float:
     """Mean hip-to-ankle length (metres) of both legs, from rest offsets (so
-    it is independent of the rest pose)."""
+    it is independent of the rest pose). For a foot that is not below its
+    lower leg (IK-target style) the shin is the rest distance from the knee
+    joint to the foot joint."""
     total = []
+    rest = None
     for s in ("l", "r"):
-        chain = _ancestors(sk, idx[f"foot_{s}"])
-        top = idx[f"upperleg_{s}"]
-        if top not in chain:
-            raise RetargetError(f"'foot_{s}' is not below 'upperleg_{s}' in the skeleton: fix the bone mapping")
-        length = 0.0
-        for j in chain[: chain.index(top)]:
-            length += float(np.linalg.norm(sk.offsets[j]))
-        total.append(length)
+        ul, ll, ft = idx[f"upperleg_{s}"], idx[f"lowerleg_{s}"], idx[f"foot_{s}"]
+        attached = leg_attached(sk, idx, s)
+        thigh = _chain_length(sk, ul, ll)
+        if attached:
+            shin = _chain_length(sk, ll, ft)
+        else:
+            rest = sk.rest_world()[1] if rest is None else rest
+            shin = float(np.linalg.norm(rest[ft] - rest[ll]))
+            if shin < 1e-4 * max(thigh, 1e-3):
+                raise RetargetError(
+                    f"'foot_{s}' ({sk.names[ft]}) sits on the knee 'lowerleg_{s}' ({sk.names[ll]}) at rest: "
+                    f"fix the bone mapping"
+                )
+        total.append(thigh + shin)
     return max(float(np.mean(total)), 1e-6)
 
 
@@ -262,6 +311,14 @@ def _bone_frames(pos, idx, driven, spine_inter, order):
         if c in ("head", "jaw") or base == "eye":
             frames[c] = _frame_from(up, fwd, lat)
             continue
+        if c in _TRUNK:
+            # The trunk is aligned on its overall hips-to-head direction, not
+            # on each joint-to-joint segment: skeletons place spine joints
+            # very differently (SMPL-X's zigzag inside the body vs a straight
+            # game spine), and copying each segment's direction would bend
+            # the target's spine into the source skeleton's shape.
+            frames[c] = _frame_from(pos[idx["head"]] - pos[idx["hips"]], fwd, up)
+            continue
         primary = None
         for k in _child_candidates(c, driven, spine_inter):
             if k in driven:
@@ -291,6 +348,76 @@ def _bone_frames(pos, idx, driven, spine_inter, order):
             ref, alt = fwd, up
         frames[c] = _frame_from(primary, ref, alt)
     return frames
+
+
+def _match_trunk_direction(target, tidx, W, trans, src_dir, compose, iterations: int = 3):
+    """Bend the target's spine (the bones strictly between hips and head) so
+    its hips-to-head direction is the source's ``src_dir [F, 3]``, the
+    correction shared evenly along the chain. Skeletons place spine joints
+    differently (SMPL-X's curve inside the body, a straight game spine), so
+    per-bone rotations alone put the head elsewhere when the spine bends;
+    this keeps the posture (lean, slump, turn) and leaves the head's and the
+    arms' world rotations as transferred."""
+    hips, head = tidx["hips"], tidx["head"]
+    chain = _ancestors(target, head)
+    if hips not in chain:
+        return
+    spine = chain[1: chain.index(hips)][::-1]  # bottom to top, hips and head excluded
+    if not spine:
+        return
+    n = len(spine)
+    for _ in range(iterations):
+        P = _fk(target, W, trans)
+        q = R.between_vectors(P[:, head] - P[:, hips], src_dir)
+        step = R.slerp(R.identity(q.shape[:-1]), q, np.full(q.shape[:-1], 1.0 / n))
+        acc = R.identity(q.shape[:-1])
+        moved = set()
+        for j in spine:
+            acc = R.mul(step, acc)
+            W[:, j] = R.mul(acc, W[:, j])
+            moved.add(j)
+        # Unmapped bones hanging off the spine (clavicle helpers, twist
+        # bones) follow their parents again.
+        compose()
+        if np.max(R.angle_between(q, R.identity(q.shape[:-1]))) < 1e-4:
+            break
+
+
+def _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, fwd_rest):
+    """Two-bone arm IK toward the source's shoulder-relative hand position
+    scaled by the arm-length ratio; updates ``W`` (world rotations) in place.
+    Arms whose hand is not below the lower arm are left alone."""
+    _, s_rest = src.rest_world()
+    _, t_rest = target.rest_world()
+    Pw = _fk(target, W, trans) + world_off
+    for s_c in "lr":
+        ua, la, h = (tidx[f"{b}_{s_c}"] for b in ("upperarm", "lowerarm", "hand"))
+        chain = _ancestors(target, h)
+        if la not in chain or ua not in chain:
+            continue
+        su, sl, sh = (sidx[f"{b}_{s_c}"] for b in ("upperarm", "lowerarm", "hand"))
+        arm_s = np.linalg.norm(s_rest[sl] - s_rest[su]) + np.linalg.norm(s_rest[sh] - s_rest[sl])
+        arm_t = np.linalg.norm(t_rest[la] - t_rest[ua]) + np.linalg.norm(t_rest[h] - t_rest[la])
+        if arm_s < _EPS or arm_t < _EPS:
+            continue
+        a, b, end = Pw[:, ua], Pw[:, la], Pw[:, h]
+        goal = a + (s_pos_w[:, sh] - s_pos_w[:, su]) * (arm_t / arm_s)
+        bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
+        # A straight arm has no bend plane: elbows then point backwards.
+        elbow_back = R.rotate(W[:, la], R.rotate(R.inv(t_rest_rot[la]), -fwd_rest))
+        pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * elbow_back)
+        length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
+        soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
+        q1, q2, _ = two_bone_ik(a, b, end, goal, pole, soft=soft)
+        # Frames whose hand is already in place keep their exact pose (the
+        # reach clamp would otherwise bend an arm that is perfectly straight).
+        keep = np.linalg.norm(goal - end, axis=-1) < 1e-5
+        q1[keep] = (1.0, 0.0, 0.0, 0.0)
+        q2[keep] = (1.0, 0.0, 0.0, 0.0)
+        upper = chain[chain.index(la) + 1: chain.index(ua) + 1]
+        for j in upper:
+            W[:, j] = R.mul(q1, W[:, j])
+        W[:, la] = R.mul(q2, W[:, la])
 
 
 # --- contacts ---------------------------------------------------------------------
@@ -374,6 +501,50 @@ def _lock_targets(mask, ramp):
     return x * x * (3.0 - 2.0 * x), s[run]
 
 
+def _soft_band(x, lo, hi):
+    """``x`` squashed into ``(lo, hi)`` (lo < 0 < hi) with tanh on either
+    side of 0: slope 1 at 0, so small values pass almost unchanged."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x > 0, hi * np.tanh(x / hi), lo * np.tanh(x / lo))
+
+
+def _rest_floor(sk: Skeleton, idx: dict, rest_pos, leg: float):
+    """Height of the floor a target stands on in its rest pose, or None.
+
+    z = 0 when the rest ankles are a plausible ankle height above it (the
+    usual case: mannequin, Ready Player Me); else the rig's root bone (the
+    top ancestor of the hips) when the ankles stand just above it (e.g.
+    RobotExpressive, whose imported rest pose stands 2.4 m below its origin
+    on its root bone ``Bone``); None when the rest pose is not standing."""
+    if _upright_score(rest_pos, idx) <= _UPRIGHT:
+        return None
+    ankle = min(rest_pos[idx["foot_l"], 2], rest_pos[idx["foot_r"], 2])
+    top = _ancestors(sk, idx["hips"])[-1]
+    for z in (0.0, float(rest_pos[top, 2])):
+        if 0.0 < ankle - z < 0.25 * leg:
+            return z
+    return None
+
+
+def _smooth_max(x, r):
+    """A smooth curve ``>= x`` (nearly): a running max over ``2r + 1``
+    frames, then a running mean over the same window, so a requirement
+    that appears for a few frames is eased in and out."""
+    f = len(x)
+    pad = np.pad(x, r, mode="edge")
+    win = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1)
+    m = np.pad(win.max(axis=-1), r, mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(m, 2 * r + 1).mean(axis=-1)[:f]
+
+
+def _fk(sk: Skeleton, W, trans):
+    """Joint positions ``[F, J, 3]`` from world rotations and local translations."""
+    P = np.empty(trans.shape)
+    for j, p in enumerate(sk.parents):
+        P[:, j] = trans[:, j] if p < 0 else P[:, p] + R.rotate(W[:, p], trans[:, j])
+    return P
+
+
 # --- main -------------------------------------------------------------------------
 
 
@@ -387,6 +558,7 @@ def retarget(
     root_bone: str = None,
     ik: bool = True,
     ground_height: float = None,
+    hand_ik: bool = True,
 ) -> RetargetResult:
     """Put ``motion`` (on its own skeleton) onto ``target``.
 
@@ -405,6 +577,12 @@ def retarget(
             it) or "object" (horizontal motion returned as ``root_motion``
             for the armature object, the armature plays in place).
         ik: lock planted feet with two-bone leg IK.
+        hand_ik: place each hand where the source's is relative to its
+            shoulder, scaled by the arm-length ratio, with two-bone arm IK
+            (the elbow bends in the transferred plane and the hand keeps its
+            transferred rotation). Rotation transfer alone misplaces hands
+            when upper/lower arm ratios differ; this keeps claps, touches
+            and reaches.
         ground_height: the source's floor height (metres, source armature
             Z); None estimates it (0 when the feet touch z ~ 0). The target's
             floor is z = 0 of its armature space.
@@ -462,13 +640,41 @@ def retarget(
         s_ref_rot, s_ref_pos = s_rest_rot, s_rest_pos
     b_src = _bone_frames(s_ref_pos, sidx, set(driven), spine_inter, order)
     b_tgt = _bone_frames(t_rest_pos, tidx, set(driven), spine_inter, order)
+    ref_rot = {c: s_ref_rot[sidx[c]] for c in driven}
+    s_leg = leg_length(src, sidx)
+    t_leg = leg_length(target, tidx)
+    contacts = foot_contacts(s_pos_w, [sidx["foot_l"], sidx["foot_r"]], motion.fps, s_leg)
+    t_floor = _rest_floor(target, tidx, t_rest_pos, t_leg)
+    if ref_frame is not None and t_floor is not None:
+        # Feet: the source's reference is a frame where that foot is flat
+        # on the ground (not the most upright frame, where it may be
+        # tipped), and both frames are "horizontal foot direction, world
+        # up": a flat planted source foot is then a flat target foot,
+        # whatever each rig's ankle height and foot pitch at rest.
+        up = np.array([0.0, 0.0, 1.0])
+        for k_, side in enumerate(("l", "r")):
+            keys = [c for c in (f"foot_{side}", f"toes_{side}") if c in driven]
+            if not keys or not contacts[:, k_].any():
+                continue
+            fs, ts = sidx[f"foot_{side}"], sidx.get(f"toes_{side}")
+            frames = np.nonzero(contacts[:, k_])[0]
+            h = s_pos_w[frames, fs, 2] + (0.0 if ts is None else s_pos_w[frames, ts, 2])
+            fr = int(frames[np.argmin(h)])
+            fwd_s = _body_frame(s_pos_w[fr], sidx)[0]
+            d_s = s_pos_w[fr, ts] - s_pos_w[fr, fs] if ts is not None else fwd_s
+            tt = tidx.get(f"toes_{side}")
+            d_t = t_rest_pos[tt] - t_rest_pos[tidx[f"foot_{side}"]] if tt is not None else _body_frame(t_rest_pos, tidx)[0]
+            for c in keys:
+                b_src[c] = _frame_from(d_s * [1.0, 1.0, 0.0], up, fwd_s)
+                b_tgt[c] = _frame_from(d_t * [1.0, 1.0, 0.0], up, _body_frame(t_rest_pos, tidx)[0])
+                ref_rot[c] = s_rot_w[fr, sidx[c]]
 
     # --- desired world rotations of driven target bones: Y = world delta from rest
     Y = {}
     for c in driven:
         s, t = sidx[c], tidx[c]
         align = R.mul(b_src[c], R.inv(b_tgt[c]))
-        Y[t] = R.mul(R.mul(s_rot_w[:, s], R.inv(s_ref_rot[s])), align)
+        Y[t] = R.mul(R.mul(s_rot_w[:, s], R.inv(ref_rot[c])), align)
 
     # spine bones between anchors: slerp of the anchors' world deltas
     chain = _ancestors(target, tidx[_CHEST])
@@ -515,11 +721,11 @@ def retarget(
             for j in leaves:
                 twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, 0.5))
 
-    # --- root translation
-    s_leg = leg_length(src, sidx)
-    t_leg = leg_length(target, tidx)
+    # --- legs, contacts, floors
     k = t_leg / s_leg
+    attached = [leg_attached(target, tidx, s) for s in ("l", "r")]
     s_feet = [sidx["foot_l"], sidx["foot_r"]]
+    s_toes = [sidx.get("toes_l"), sidx.get("toes_r")]
     if ground_height is None:
         low = [np.percentile(s_pos_w[:, j, 2], 5) for j in s_feet + [sidx[c] for c in ("toes_l", "toes_r") if c in sidx]]
         low = float(min(low)) if F else 0.0
@@ -527,9 +733,29 @@ def retarget(
         g_s = 0.0 if -0.02 * s_leg <= low <= 0.25 * s_leg else low - 0.05 * s_leg
     else:
         g_s = float(ground_height)
+    # The source's ankle height when the foot is flat on the ground: a low
+    # percentile over its contact frames (its rest pose may not be standing,
+    # e.g. Bandai-Namco's), else over the whole clip.
+    s_flat = np.array([
+        np.percentile(s_pos_w[contacts[:, k_] if contacts[:, k_].any() else slice(None), j, 2], 10) if F else 0.0
+        for k_, j in enumerate(s_feet)
+    ])
+    t_feet = [tidx["foot_l"], tidx["foot_r"]]
+    t_toes = [tidx.get("toes_l"), tidx.get("toes_r")]
+    if t_floor is not None:
+        # the target's own planted ankle height: its rest height above the floor it stands on
+        t_level = np.array([t_rest_pos[j, 2] - t_floor for j in t_feet])
+        toe_drop = [None if j is None else t_rest_pos[j, 2] - t_rest_pos[f, 2] for f, j in zip(t_feet, t_toes)]
+    else:
+        # unknown (rest pose not standing): the source's, scaled
+        t_level = k * (s_flat - g_s)
+        toe_drop = [None, None]
+
+    # --- root translation
     hips_t = tidx["hips"]
-    p_hips = s_pos_w[:, sidx["hips"]] - np.array([0.0, 0.0, g_s])
-    p_hips = p_hips * k
+    p_hips = s_pos_w[:, sidx["hips"]] * k
+    if ground_height is not None:
+        p_hips[:, 2] -= k * g_s  # height set below, once the hips' rotation is known
     root_motion = None
     rest_xy = t_rest_pos[hips_t, :2]
     if root_mode in ("in_place", "object"):
@@ -541,9 +767,7 @@ def retarget(
 
     # --- assemble world rotations/positions along the target hierarchy
     W = np.empty((F, JT, 4))
-    P = np.empty((F, JT, 3))
     trans = np.broadcast_to(target.offsets, (F, JT, 3)).copy()
-    root_positions = np.broadcast_to(target.offsets[0], (F, 3)).copy()
     yaw_q = None
     if root_j is not None:
         fwd_t, _, _ = _body_frame(t_rest_pos, tidx)
@@ -551,81 +775,183 @@ def retarget(
         heading = np.unwrap(np.arctan2(fwd_now[:, 1], fwd_now[:, 0]))
         yaw = heading - np.arctan2(fwd_t[1], fwd_t[0])
         yaw_q = R.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
-    for j, p in enumerate(target.parents):
-        p = int(p)
-        if j in desired:
-            W[:, j] = desired[j]
-        elif j == root_j:
-            W[:, j] = R.mul(yaw_q, t_rest_rot[j])
-        elif p < 0:
-            W[:, j] = target.rest_rotations[j]
-        else:
-            W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
-            if j in twist:
-                W[:, j] = R.mul(twist[j], W[:, j])
-        if j == hips_t or j == root_j:
-            if j == hips_t:
-                P[:, j] = p_hips
-            else:
-                P[:, j] = np.concatenate([p_hips[:, :2], np.full((F, 1), t_rest_pos[j, 2])], -1)
-            if p < 0:
-                trans[:, j] = P[:, j]
-            else:
-                trans[:, j] = R.rotate(R.inv(W[:, p]), P[:, j] - P[:, p])
-        elif p < 0:
-            P[:, j] = target.offsets[j]
-        else:
-            P[:, j] = P[:, p] + R.rotate(W[:, p], target.offsets[j])
 
-    # --- foot IK
-    t_feet = [tidx["foot_l"], tidx["foot_r"]]
-    contacts = foot_contacts(s_pos_w, s_feet, motion.fps, s_leg)
-    if ik and F > 1:
-        world_off = np.zeros((F, 1, 3)) if root_motion is None else root_motion[:, None]
-        Pw = P + world_off
-        rest_ok = _upright_score(t_rest_pos, tidx) > _UPRIGHT
-        ramp = max(1, int(round(0.1 * motion.fps)))
-        for side, (sf, tf) in enumerate(zip(s_feet, t_feet)):
-            s_c = "l" if side == 0 else "r"
-            ul, ll = tidx[f"upperleg_{s_c}"], tidx[f"lowerleg_{s_c}"]
-            mask = contacts[:, side]
-            if not mask.any():
+    def compose():
+        """World rotations of bones not set directly: the parent's, times
+        the rest local rotation (and an arm twist share)."""
+        for j, p in enumerate(target.parents):
+            p = int(p)
+            if j in desired:
                 continue
-            # Planted ankle height on the target: its rest height when the
-            # rest pose stands on z = 0, else the source's, scaled.
-            src_level = np.percentile(s_pos_w[:, sf, 2], 5) * k
-            level = src_level - g_s * k
-            if rest_ok and 0.0 < t_rest_pos[tf, 2] < 0.25 * t_leg:
-                level = t_rest_pos[tf, 2]
-            fk = Pw[:, tf]
-            w, anchor = _lock_targets(mask, ramp)
-            # Planted: the foot follows the source's own (scaled) foot motion
-            # since the contact began, anchored where the target foot was
-            # then; sliding that the retarget itself introduces disappears,
-            # heel/toe roll of the source stays.
-            src_now = s_pos_w[:, sf] * k
-            goal = fk.copy()
-            if root_mode != "in_place":
-                locked_xy = fk[anchor, :2] + src_now[:, :2] - src_now[anchor, :2]
-                goal[:, :2] = fk[:, :2] + w[:, None] * (locked_xy - fk[:, :2])
-            # ...and at most _PLANT_CAP above the target's planted level.
-            h = src_now[:, 2] - src_level
-            planted_z = level + _PLANT_CAP * np.tanh(h / _PLANT_CAP)
-            goal[:, 2] = fk[:, 2] + w * (planted_z - fk[:, 2])
-            a, b, c = Pw[:, ul], Pw[:, ll], Pw[:, tf]
-            bend = (b - a) - np.sum((b - a) * _unit(c - a), -1, keepdims=True) * _unit(c - a)
-            knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), _body_frame(t_rest_pos, tidx)[0]))
+            if j == root_j:
+                W[:, j] = R.mul(yaw_q, t_rest_rot[j])
+            elif p < 0:
+                W[:, j] = target.rest_rotations[j]
+            else:
+                W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
+                if j in twist:
+                    W[:, j] = R.mul(twist[j], W[:, j])
+
+    for j, q in desired.items():
+        W[:, j] = q
+    compose()
+    _match_trunk_direction(target, tidx, W, trans, s_pos_w[:, sidx["head"]] - s_pos_w[:, sidx["hips"]], compose)
+    if ground_height is None:
+        # Hips height: the source's hip joints above its flat-foot ankles,
+        # scaled by the leg ratio (legs are measured hip joint to ankle), on
+        # top of the target's own planted ankle height, plus the target's own
+        # hips-to-hip-joint offset in the current pose. A flat planted source
+        # foot is then a flat planted target foot without IK stretching the
+        # legs, whatever the pelvis and ankle heights of either rig (SMPL-X's
+        # hip joints sit ~9 cm lower below its pelvis joint than the
+        # mannequin's: scaling hips height alone left its feet 8 cm up).
+        s_hipjoint = 0.5 * (s_pos_w[:, sidx["upperleg_l"], 2] + s_pos_w[:, sidx["upperleg_r"], 2])
+        rel = _fk(target, W, trans)
+        t_drop = 0.5 * (rel[:, tidx["upperleg_l"], 2] + rel[:, tidx["upperleg_r"], 2]) - rel[:, hips_t, 2]
+        p_hips[:, 2] = float(np.mean(t_level)) + k * (s_hipjoint - float(np.mean(s_flat))) - t_drop
+    # the hips (and root bone) carry the translation
+    for j in (root_j, hips_t):
+        if j is None:
+            continue
+        if j == hips_t:
+            pj = p_hips
+        else:
+            pj = np.concatenate([p_hips[:, :2], np.full((F, 1), t_rest_pos[j, 2])], -1)
+        p = int(target.parents[j])
+        trans[:, j] = pj if p < 0 else R.rotate(R.inv(W[:, p]), pj - _fk(target, W, trans)[:, p])
+    P = _fk(target, W, trans)
+
+    # --- legs: where each leg ends (the ankle), foot IK
+    world_off = np.zeros((F, 1, 3)) if root_motion is None else root_motion[:, None]
+    Pw = P + world_off
+    ramp = max(1, int(round(0.1 * motion.fps)))
+    fwd_rest = _body_frame(t_rest_pos, tidx)[0]
+    foot_pos = {}
+    legs = []
+    for side, s_c in enumerate(("l", "r")):
+        ul, ll, tf, sf = tidx[f"upperleg_{s_c}"], tidx[f"lowerleg_{s_c}"], t_feet[side], s_feet[side]
+        if attached[side]:
+            end = Pw[:, tf]
+        else:
+            # An IK-target-style foot: the leg's end is where the foot sits
+            # relative to the knee bone at rest, carried by the knee bone's
+            # world rotation (the rotation transfer already points the shin
+            # along the source's knee-to-ankle direction).
+            e_local = R.rotate(R.inv(t_rest_rot[ll]), t_rest_pos[tf] - t_rest_pos[ll])
+            end = Pw[:, ll] + R.rotate(W[:, ll], e_local)
+        if not ik:
+            if not attached[side]:
+                foot_pos[tf] = end - world_off[:, 0]
+            continue
+        # Where the leg should end: the source ankle relative to its hip
+        # joint, scaled by the leg ratio. The rotation transfer alone puts it
+        # elsewhere when thigh:shin ratios differ (RobotExpressive 0.66 vs
+        # Bandai 0.95: 17% of the leg length); the IK bends the knee to fix
+        # that, keeping the transferred bend plane.
+        base_rel = k * (s_pos_w[:, sf] - s_pos_w[:, sidx[f"upperleg_{s_c}"]])
+        base = Pw[:, ul] + base_rel
+        w, anchor = _lock_targets(contacts[:, side], ramp)
+        planted = base.copy()
+        if root_mode != "in_place":
+            # Horizontal: from the contact's first frame on, the foot moves
+            # only as the source's own (scaled) foot does; sliding that the
+            # retarget itself introduces disappears. With toes on both
+            # sides the toe is what stays put: the source ankle travels
+            # 1-2.5 cm per contact as the foot rolls heel-to-toe, its toe
+            # ~0.5 cm, and a target foot of another shape rolling about the
+            # source's ankle path would drag its toe by up to 1 cm.
+            tt, st = t_toes[side], s_toes[side]
+            if tt is not None and st is not None:
+                reach_xy = Pw[:, tt, :2] - Pw[:, tf, :2]  # ankle -> toe, final foot rotation
+                src_now = s_pos_w[:, st, :2] * k
+                planted[:, :2] = base[anchor, :2] + reach_xy[anchor] + src_now - src_now[anchor] - reach_xy
+            else:
+                src_now = s_pos_w[:, sf, :2] * k
+                planted[:, :2] = base[anchor, :2] + src_now - src_now[anchor]
+        # Vertical: the target's planted ankle height plus the source's
+        # (scaled) ankle height above its flat-foot level, so heel strike
+        # and heel-off carry over and a flat source foot is a flat target foot...
+        ankle_z = t_level[side] + k * (s_pos_w[:, sf, 2] - s_flat[side])
+        lowest = ankle_z - t_level[side]
+        if toe_drop[side] is not None:
+            # (the toe's height over its rest height; the foot's world
+            # rotation is final, so its toe-ankle height difference is known)
+            toe_rel = lowest + (Pw[:, t_toes[side], 2] - Pw[:, tf, 2]) - toe_drop[side]
+            lowest = np.minimum(lowest, toe_rel)
+        elif t_toes[side] is not None and s_toes[side] is not None:
+            # no standing rest pose to read the target's flat toe from: the
+            # source toe's height above its own flat level, scaled. (A target
+            # without a toe bone keeps its ankle down: its lowest point is
+            # the ankle, so the source's heel-off is capped there.)
+            st = s_pos_w[:, s_toes[side], 2]
+            flat_toe = np.percentile(st[contacts[:, side]] if contacts[:, side].any() else st, 10)
+            lowest = np.minimum(lowest, k * (st - flat_toe))
+        # ...but the lowest point of the planted foot stays within
+        # _PLANT_CAP above the floor and at most _SINK_CAP below it (soft
+        # limits, so the motion stays smooth).
+        planted[:, 2] = ankle_z + _soft_band(lowest, -_SINK_CAP, _PLANT_CAP) - lowest
+        a, b = Pw[:, ul], Pw[:, ll]
+        length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
+        # Reach limit: soft from the FK extension (or 97% of the leg) up to
+        # MAX_REACH, so knees straighten smoothly and never snap.
+        soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
+        legs.append(dict(side=side, ul=ul, ll=ll, tf=tf, end=end, base_rel=base_rel, w=w[:, None],
+                         planted=planted, length=length, soft=soft))
+
+    if legs:
+        # Hips drop: a planted foot the leg cannot reach (a wider pelvis
+        # that rolls/turns moves the hip joints more than the source's, a
+        # straighter target stance) lowers the hips just enough, instead of
+        # lifting the foot off the floor.
+        need = np.zeros(F)
+        for g in legs:
+            hip = Pw[:, g["ul"]]
+            goal = hip + g["base_rel"]
+            goal = goal + g["w"] * (g["planted"] - goal)
+            reach = g["soft"] * g["length"]
+            dh = np.linalg.norm(goal[:, :2] - hip[:, :2], axis=-1)
+            v = np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
+            need = np.maximum(need, (hip[:, 2] - goal[:, 2]) - v)
+        need = np.clip(need, 0.0, 0.15 * t_leg)
+        if need.any():
+            drop = _smooth_max(need, ramp)
+            down = drop[:, None] * np.array([0.0, 0.0, 1.0])
+            p = int(target.parents[hips_t])
+            trans[:, hips_t] -= down if p < 0 else R.rotate(R.inv(W[:, p]), down)
+            P = _fk(target, W, trans)
+            Pw = P + world_off
+            for g in legs:
+                if attached[g["side"]]:
+                    g["end"] = Pw[:, g["tf"]]
+                else:
+                    g["end"] = g["end"] - down
+        for g in legs:
+            ul, ll, tf, end = g["ul"], g["ll"], g["tf"], g["end"]
+            a, b = Pw[:, ul], Pw[:, ll]
+            goal = a + g["base_rel"]
+            goal = goal + g["w"] * (g["planted"] - goal)
+            # never below the floor, planted or not (a dropped pelvis must
+            # not push the swinging foot through it)
+            goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] - _SINK_CAP)
+            bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
+            knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), fwd_rest))
             pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
-            q1, q2, _ = two_bone_ik(a, b, c, goal, pole)
+            q1, q2, reached = two_bone_ik(a, b, end, goal, pole, soft=g["soft"])
             upper = _ancestors(target, ll)
-            upper = upper[1: upper.index(ul) + 1] if ul in upper else [ul]
-            lower = _ancestors(target, tf)
-            lower = lower[1: lower.index(ll) + 1] if ll in lower else [ll]
+            upper = upper[1: upper.index(ul) + 1]
             for j in upper:
                 W[:, j] = R.mul(q1, W[:, j])
-            for j in lower:
-                W[:, j] = R.mul(q2, W[:, j])
-        # positions are recomputed by Motion.world(); only rotations changed
+            W[:, ll] = R.mul(q2, W[:, ll])
+            if not attached[g["side"]]:
+                foot_pos[tf] = reached - world_off[:, 0]
+    if hand_ik:
+        _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, fwd_rest)
+    # bones that follow their parents (leg twist/helper bones) follow the IK
+    compose()
+    # IK-target-style feet sit where their leg ends, in their parent's frame
+    for tf, pos in sorted(foot_pos.items()):
+        p = int(target.parents[tf])
+        trans[:, tf] = pos if p < 0 else R.rotate(R.inv(W[:, p]), pos - _fk(target, W, trans)[:, p])
 
     # --- local rotations
     local = np.empty_like(W)
@@ -646,4 +972,5 @@ def retarget(
     )
     if not np.all(np.isfinite(out.rotations)):
         raise RetargetError("retargeting produced non-finite rotations: check the skeletons for zero-length bones")
-    return RetargetResult(out, root_motion, contacts, float(k), ref_frame)
+    return RetargetResult(out, root_motion, contacts, float(k), ref_frame, t_level.copy(),
+                          None if t_floor is None else float(t_floor))

@@ -13,6 +13,8 @@ OPERATORS = {
     "add_mannequin": "rigmind.add_mannequin",
     "apply_bvh": "rigmind.apply_bvh",
     "retarget_motion": "rigmind.retarget_motion",
+    "detect_bone_map": "rigmind.detect_bone_map",
+    "save_bone_map": "rigmind.save_bone_map",
     "bake_walk_cycle": "rigmind.bake_walk_cycle",
     "walk_along_path": "rigmind.walk_along_path",
     "generate_gesture": "rigmind.generate_gesture",
@@ -103,6 +105,38 @@ class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
             _button(layout, "walk_along_path", icon="CURVE_PATH")
         else:
             _button(layout, "bake_walk_cycle", icon="ARMATURE_DATA")
+
+
+class RIGMIND_UL_bone_map(bpy.types.UIList):
+    """Canonical joint on the left, the rig's bone (searchable) on the right."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        props = _props(context)
+        arm = props.target_armature if props is not None else None
+        row = layout.row(align=True)
+        split = row.split(factor=0.4)
+        split.label(text=item.canonical, icon="BONE_DATA" if item.bone else "BLANK1")
+        if arm is not None and arm.type == "ARMATURE":
+            split.prop_search(item, "bone", arm.data, "bones", text="")
+        else:
+            split.prop(item, "bone", text="")
+
+
+class VIEW3D_PT_rigmind_retarget(_RigMindPanel, bpy.types.Panel):
+    bl_idname = "VIEW3D_PT_rigmind_retarget"
+    bl_label = "Retarget"
+    bl_parent_id = PARENT_ID
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        props = _props(context)
+        row = layout.row(align=True)
+        _button(row, "detect_bone_map", icon="VIEWZOOM")
+        _button(row, "save_bone_map", icon="FILE_TICK")
+        if len(props.bone_map):
+            layout.template_list("RIGMIND_UL_bone_map", "", props, "bone_map", props, "bone_map_index", rows=8)
+            layout.prop(props, "bone_map_name")
         _button(layout, "apply_bvh", icon="IMPORT")
         _button(layout, "retarget_motion", icon="ARMATURE_DATA")
 
@@ -159,6 +193,8 @@ class VIEW3D_PT_rigmind_output(_RigMindPanel, bpy.types.Panel):
 CLASSES = (
     VIEW3D_PT_rigmind,
     VIEW3D_PT_rigmind_locomotion,
+    RIGMIND_UL_bone_map,
+    VIEW3D_PT_rigmind_retarget,
     VIEW3D_PT_rigmind_speech,
     VIEW3D_PT_rigmind_output,
 )

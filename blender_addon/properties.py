@@ -7,6 +7,7 @@ the .blend file and each scene can drive its own character.
 import bpy
 from bpy.props import (
     BoolProperty,
+    CollectionProperty,
     EnumProperty,
     FloatProperty,
     IntProperty,
@@ -46,7 +47,22 @@ def poll_path_object(_self, obj):
     return obj is not None and obj.type in {"CURVE", "EMPTY"}
 
 
+class RigMindBoneMapItem(bpy.types.PropertyGroup):
+    """One row of the editable humanoid mapping: canonical joint -> rig bone."""
+
+    canonical: StringProperty(name="Joint", description="Canonical humanoid joint")
+    bone: StringProperty(name="Bone", description="The target rig's bone that plays this joint (empty: none)")
+    confidence: FloatProperty(name="Confidence", min=0.0, max=1.0)
+
+
 class RigMindSceneProperties(bpy.types.PropertyGroup):
+    # --- retarget mapping (filled by Detect, edited in the list) ---------------
+    bone_map: CollectionProperty(type=RigMindBoneMapItem)
+    bone_map_index: IntProperty(name="Active joint", default=0)
+    bone_map_name: StringProperty(
+        name="Preset Name", description="Name of the user bone-map preset to save", default="my_rig"
+    )
+
     # --- character -------------------------------------------------------------
     target_armature: PointerProperty(
         name="Armature",
@@ -170,7 +186,7 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
 
 
-CLASSES = (RigMindSceneProperties,)
+CLASSES = (RigMindBoneMapItem, RigMindSceneProperties)
 
 
 def attach():

@@ -154,6 +154,99 @@ class RIGMIND_OT_retarget_motion(bpy.types.Operator, ImportHelper):
         return {"FINISHED"}
 
 
+def user_bone_map_dir():
+    """Where user bone-map presets are saved: the extension's user folder
+    when installed as an extension, else Blender's user config folder."""
+    from pathlib import Path
+
+    pkg = __package__.rsplit(".", 1)[0]
+    try:
+        return Path(bpy.utils.extension_path_user(pkg, path="bone_maps", create=True))
+    except (ValueError, RuntimeError, AttributeError):
+        return Path(bpy.utils.user_resource("CONFIG", path="rigmind/bone_maps", create=True))
+
+
+class RIGMIND_OT_detect_bone_map(bpy.types.Operator):
+    """Detect how the target armature's bones map onto RigMind's canonical humanoid and show the mapping for editing"""
+
+    bl_idname = "rigmind.detect_bone_map"
+    bl_label = "Detect Mapping"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _target_armature(context) is not None and _settings(context) is not None
+
+    def execute(self, context):
+        from ..backend.bone_mapping import load_humanoid
+        from . import retarget_scene
+
+        arm = _target_armature(context)
+        s = _settings(context)
+        try:
+            mapping = retarget_scene.target_mapping(arm)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        s.bone_map.clear()
+        for joint in load_humanoid()["joints"]:
+            item = s.bone_map.add()
+            item.canonical = joint
+            item.bone = mapping.bones.get(joint, "")
+            item.confidence = float(mapping.confidence.get(joint, 0.0))
+        s.bone_map_index = 0
+        self.report({"INFO"}, f"{arm.name}: mapping '{mapping.preset}', confidence {mapping.overall:.2f}, "
+                              f"{len(mapping.bones)} joints")
+        return {"FINISHED"}
+
+
+class RIGMIND_OT_save_bone_map(bpy.types.Operator):
+    """Use the edited mapping for this armature (stored with it in the .blend) and save it as a user preset"""
+
+    bl_idname = "rigmind.save_bone_map"
+    bl_label = "Save Mapping"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        s = _settings(context)
+        return _target_armature(context) is not None and s is not None and len(s.bone_map) > 0
+
+    def execute(self, context):
+        import re
+
+        from ..backend.bone_mapping import BoneMapping, load_humanoid
+
+        arm = _target_armature(context)
+        s = _settings(context)
+        bones = {it.canonical: it.bone for it in s.bone_map if it.bone}
+        unknown = sorted(b for b in bones.values() if b not in arm.data.bones)
+        missing = [j for j in load_humanoid()["required"] if j not in bones]
+        if unknown or missing:
+            parts = []
+            if unknown:
+                parts.append(f"bones not in '{arm.name}': {unknown[:5]}")
+            if missing:
+                parts.append(f"required joints unmapped: {missing}")
+            self.report({"ERROR"}, "Cannot save the mapping: " + "; ".join(parts))
+            return {"CANCELLED"}
+        mapping = BoneMapping(
+            bones=bones,
+            confidence={it.canonical: 1.0 for it in s.bone_map if it.bone},
+            overall=1.0,
+            unmapped=[b.name for b in arm.data.bones if b.name not in bones.values()],
+            preset="user",
+            variant=s.bone_map_name,
+            skeleton_name=arm.name,
+        )
+        arm["rigmind_bone_map"] = mapping.to_json()
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", s.bone_map_name).strip("._") or "my_rig"
+        path = user_bone_map_dir() / f"{name}.json"
+        mapping.save(path)
+        self.report({"INFO"}, f"Saved mapping for {arm.name} ({len(bones)} joints) to {path}")
+        return {"FINISHED"}
+
+
 class RIGMIND_OT_export(bpy.types.Operator):
     """Export the target armature, its meshes and its active animation with Blender's own exporter"""
 
@@ -207,4 +300,5 @@ class RIGMIND_OT_render(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_motion, RIGMIND_OT_export, RIGMIND_OT_render)
+CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_motion,
+           RIGMIND_OT_detect_bone_map, RIGMIND_OT_save_bone_map, RIGMIND_OT_export, RIGMIND_OT_render)

@@ -202,22 +202,34 @@ def retarget_onto(
     Returns ``(action, target_mapping, result)``. ``root_mode``: "hips",
     "in_place", "root_bone" (with ``root_bone``) or "object" (the object's
     location is keyed in the same action).
+
+    On a generated Rigify rig the keys go on the FK controls (IK/FK
+    switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
+    mapping, where the body is measured: see operators/rigify.py.
     """
+    from . import rigify
+
     arm_skel = scene_io.read_skeleton(arm_obj)
     rot, scale, trans = _object_transform(arm_obj)
     tgt_map = tgt_map if tgt_map is not None else target_mapping(arm_obj)
+    key_map, rigify_plan = tgt_map, None
+    if rigify.is_rigify(arm_obj):
+        rigify_plan = rigify.prepare(arm_obj, tgt_map, root_bone if root_mode == "root_bone" else None)
+        arm_skel, key_map = rigify_plan.skeleton, rigify_plan.mapping
     world_skel = skeleton_to_world(arm_skel, rot, scale, trans)
     result = retarget(
         motion,
         dict(getattr(src_map, "bones", src_map)),
         world_skel,
-        dict(getattr(tgt_map, "bones", tgt_map)),
+        dict(getattr(key_map, "bones", key_map)),
         root_mode=root_mode,
         root_bone=root_bone,
         ik=ik,
         ground_height=None,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
+    if rigify_plan is not None:
+        on_rig = rigify_plan.to_bone_locals(on_rig)
     label = action_name or f"RigMind Retarget · {motion.name or 'clip'}"
     object_locations = None
     if root_mode == "object" and result.root_motion is not None:
@@ -226,4 +238,45 @@ def retarget_onto(
         arm_obj, on_rig, label, frame_start=frame_start, set_scene_fps=set_scene_fps,
         object_locations=object_locations,
     )
+    if rigify_plan is not None:
+        rigify.key_switches(arm_obj, action, rigify_plan.switches, frame_start)
     return action, tgt_map, result
+
+
+# --- measuring ----------------------------------------------------------------------
+
+
+def rest_positions_world(arm_obj, bones: dict) -> dict:
+    """``canonical -> [3]`` world rest positions (bone heads, metres)."""
+    mw = np.array([list(r) for r in arm_obj.matrix_world])
+    return {c: (mw @ np.append(np.array(arm_obj.data.bones[b].head_local), 1.0))[:3] for c, b in bones.items()}
+
+
+def sample_positions_world(arm_obj, bones: dict, frames) -> dict:
+    """``canonical -> [F, 3]`` world positions of bone heads in Blender's
+    evaluated pose (constraints, drivers and NLA included) at scene ``frames``."""
+    import bpy
+
+    scene = bpy.context.scene
+    saved = scene.frame_current
+    out = {c: np.empty((len(frames), 3)) for c in bones}
+    for i, f in enumerate(frames):
+        scene.frame_set(int(f))
+        mw = np.array([list(r) for r in arm_obj.matrix_world])
+        for c, b in bones.items():
+            out[c][i] = mw[:3, :3] @ np.array(arm_obj.pose.bones[b].head) + mw[:3, 3]
+    scene.frame_set(saved)
+    return out
+
+
+def action_quaternion_keys(action, arm_obj) -> dict:
+    """``bone -> [K, 4]`` quaternion key values of ``action`` (for checking
+    continuity: consecutive keys should have a positive dot product)."""
+    cb = action.layers[0].strips[0].channelbag(arm_obj.animation_data.action_slot)
+    curves = {}
+    for fc in cb.fcurves:
+        if fc.data_path.endswith(".rotation_quaternion"):
+            vals = np.empty(2 * len(fc.keyframe_points))
+            fc.keyframe_points.foreach_get("co", vals)
+            curves.setdefault(fc.group.name if fc.group else fc.data_path, {})[fc.array_index] = vals[1::2]
+    return {b: np.stack([c[i] for i in range(4)], axis=-1) for b, c in curves.items() if len(c) == 4}

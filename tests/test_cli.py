@@ -78,3 +78,32 @@ def test_mannequin_then_info_then_export(tmp_path):
         r = run("export", "--rig", blend, "--out", out)
         assert r.returncode == 0, r.stderr
         assert out.stat().st_size > 1000
+
+
+def test_retarget_cli_bvh_and_npz_onto_mannequin(tmp_path):
+    blend = tmp_path / "m.blend"
+    assert run("mannequin", "--out", blend).returncode == 0
+    for src, out in (
+        (data_file("bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz"), tmp_path / "walk.glb"),
+        (data_file("beat2_speech_gesture_sample/2_scott_0_1_1.npz"), tmp_path / "talk.bvh"),
+    ):
+        r = run("retarget", "--src", src, "--rig", blend, "--out", out)
+        assert r.returncode == 0, r.stderr
+        assert "mapping 'rigmind_mannequin'" in r.stdout
+        assert out.stat().st_size > 10_000
+
+
+def test_retarget_cli_bad_preset_is_one_line(tmp_path):
+    blend = tmp_path / "m.blend"
+    assert run("mannequin", "--out", blend).returncode == 0
+    src = data_file("bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz")
+    r = run("retarget", "--src", src, "--rig", blend, "--map", "unreal_mannequin", "--out", tmp_path / "x.glb")
+    assert r.returncode == 2
+    assert "does not fit" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_info_prints_mapping():
+    r = run("info", data_file("character_rpm_arkit/brunette-t.glb"))
+    assert r.returncode == 0, r.stderr
+    assert "humanoid mapping: preset 'ready_player_me'" in r.stdout
+    assert "upperarm_l   -> LeftArm" in r.stdout

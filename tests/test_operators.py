@@ -71,3 +71,66 @@ def test_export_operator_needs_a_path(registered, tmp_path):
     s.export_path = str(tmp_path / "character")
     assert bpy.ops.rigmind.export() == {"FINISHED"}
     assert (tmp_path / "character.glb").stat().st_size > 10_000
+
+
+def test_bone_map_detect_edit_save_and_use(registered):
+    from rigmind.backend.bone_mapping import BoneMapping, match_preset
+    from rigmind.operators import retarget_scene, scene_io
+    from rigmind.operators.blender_ops import user_bone_map_dir
+
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    s = bpy.context.scene.rigmind
+    assert bpy.ops.rigmind.detect_bone_map() == {"FINISHED"}
+    rows = {it.canonical: it for it in s.bone_map}
+    assert rows["upperarm_l"].bone == "LeftArm" and rows["hips"].bone == "Hips"
+    # The user edits one row (say their rig's jaw should not be driven).
+    rows["jaw"].bone = ""
+    s.bone_map_name = "mannequin no jaw"
+    assert bpy.ops.rigmind.save_bone_map() == {"FINISHED"}
+    arm = s.target_armature
+    stored = BoneMapping.from_json(arm["rigmind_bone_map"])
+    assert stored.preset == "user" and "jaw" not in stored.bones
+    # Retargeting now uses the stored mapping ...
+    assert "jaw" not in retarget_scene.target_mapping(arm).bones
+    # ... and the saved preset file maps the same rig again.
+    path = user_bone_map_dir() / "mannequin_no_jaw.json"
+    assert path.exists()
+    again = match_preset(scene_io.read_skeleton(arm), str(path))
+    assert again.bones["upperarm_l"] == "LeftArm" and "jaw" not in again.bones
+
+
+def test_bone_map_save_refuses_broken_mapping(registered):
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    s = bpy.context.scene.rigmind
+    bpy.ops.rigmind.detect_bone_map()
+    rows = {it.canonical: it for it in s.bone_map}
+    rows["hand_l"].bone = "NoSuchBone"
+    with pytest.raises(RuntimeError, match="bones not in"):
+        bpy.ops.rigmind.save_bone_map()
+    rows["hand_l"].bone = ""
+    with pytest.raises(RuntimeError, match="required joints unmapped"):
+        bpy.ops.rigmind.save_bone_map()
+
+
+def test_retarget_operator_from_file(registered):
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    path = data_file(CLIP)
+    assert bpy.ops.rigmind.retarget_motion(filepath=str(path)) == {"FINISHED"}
+    arm = bpy.context.scene.rigmind.target_armature
+    assert arm.animation_data.action.name.startswith("RigMind Retarget")
+
+
+def test_retarget_operator_rejects_non_humanoid(registered):
+    from rigmind.backend.skeleton import Skeleton
+    from rigmind.operators import scene_io
+
+    bpy = registered
+    chain = Skeleton(["a", "b", "c"], [-1, 0, 1], [[0, 0, 0], [0, 0, 0.3], [0, 0, 0.3]])
+    arm = scene_io.build_armature(chain, "Tail")
+    bpy.context.scene.rigmind.target_armature = arm
+    with pytest.raises(RuntimeError, match="humanoid"):
+        bpy.ops.rigmind.retarget_motion(filepath=str(data_file(CLIP)))
+    assert arm.animation_data is None or arm.animation_data.action is None
