@@ -204,3 +204,8 @@ def main(argv=None) -> int:
     except FileNotFoundError as e:
         print(f"rigmind {args.command}: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except RuntimeError as e:
+        # Blender operators report failures as RuntimeError("Error: ...").
+        first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        print(f"rigmind {args.command}: Blender could not do it: {first.removeprefix('Error: ')}", file=sys.stderr)
+        return EXIT_USER_ERROR

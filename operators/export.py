@@ -54,7 +54,7 @@ def export_character(armature, path, *, frame_range=None) -> Path:
     carry meshes, shape keys and the animation. Returns the path written."""
     import bpy
 
-    path = Path(path)
+    path = Path(path).resolve()
     suffix = path.suffix.lower()
     if suffix not in EXPORT_SUFFIXES:
         raise ExportError(f"{path}: unsupported export type {suffix or '(none)'}; use one of {' '.join(EXPORT_SUFFIXES)}")

@@ -16,27 +16,48 @@ class RenderError(ValueError):
     pass
 
 
-def _bounds(objects) -> tuple:
-    """World-space axis-aligned bounds (min, max) of the objects' bounding boxes."""
+def _bounds(objects, frames=None) -> tuple:
+    """World-space axis-aligned bounds (min, max) of what will be on screen:
+    posed bones of armatures at ``frames`` (so an animated character that
+    walks away stays in view), bounding boxes of other meshes."""
+    import bpy
+
+    scene = bpy.context.scene
+    arms = [o for o in objects if o.type == "ARMATURE" and len(o.data.bones)]
     pts = []
+    if arms:
+        saved = scene.frame_current
+        for f in frames or [saved]:
+            scene.frame_set(int(f))
+            for ob in arms:
+                mw = np.array([list(r) for r in ob.matrix_world])
+                for pb in ob.pose.bones:
+                    for p in (pb.head, pb.tail):
+                        pts.append(mw[:3, :3] @ np.array(p) + mw[:3, 3])
+        scene.frame_set(saved)
+    deformed = {o for o in objects if o.type == "MESH" and (o.parent in arms or any(
+        m.type == "ARMATURE" and m.object in arms for m in o.modifiers))}
     for ob in objects:
-        if ob.type in ("MESH", "ARMATURE"):
+        if ob.type == "MESH" and ob not in deformed:
             mw = np.array([list(r) for r in ob.matrix_world])
             corners = np.array([list(c) for c in ob.bound_box])
-            pts.append(corners @ mw[:3, :3].T + mw[:3, 3])
+            pts.extend(corners @ mw[:3, :3].T + mw[:3, 3])
     if not pts:
         return np.zeros(3), np.ones(3)
-    a = np.concatenate(pts)
-    return a.min(axis=0), a.max(axis=0)
+    a = np.array(pts)
+    lo, hi = a.min(axis=0), a.max(axis=0)
+    # Bones end inside the body: pad by a little for the skin around them.
+    pad = 0.06 * max(hi[2] - lo[2], 0.5)
+    return lo - pad, hi + pad
 
 
-def ensure_camera_and_lights(targets, *, margin: float = 1.25) -> None:
+def ensure_camera_and_lights(targets, *, margin: float = 1.25, frames=None) -> None:
     """A camera looking at the character from the front (-Y, slightly above)
     and a sun + fill light, if the scene has none."""
     import bpy
 
     scene = bpy.context.scene
-    lo, hi = _bounds(targets)
+    lo, hi = _bounds(targets, frames)
     centre = (lo + hi) / 2
     height = max(hi[2] - lo[2], 0.5)
     if scene.camera is None:
@@ -82,7 +103,9 @@ def render(
     so headless machines should use Cycles."""
     import bpy
 
-    out = Path(out)
+    # Blender resolves relative paths against the .blend's folder, not the
+    # caller's working directory: always hand it an absolute path.
+    out = Path(out).resolve()
     engine = engine.upper()
     if engine not in ENGINES:
         raise RenderError(f"unknown render engine {engine!r}: use CYCLES, EEVEE or WORKBENCH")
@@ -90,8 +113,18 @@ def render(
         raise RenderError(f"{out}: render to a .png (still) or .mp4 (animation)")
     out.parent.mkdir(parents=True, exist_ok=True)
     scene = bpy.context.scene
-    targets = targets or [o for o in scene.objects if o.type in ("ARMATURE", "MESH")]
-    ensure_camera_and_lights(targets)
+    # Frame what will be seen: hidden helpers (glTF imports bring some) would
+    # pull the camera away.
+    targets = targets or [
+        o for o in scene.objects
+        if o.type in ("ARMATURE", "MESH") and not o.hide_render and (o.type == "ARMATURE" or o.visible_get())
+    ]
+    if out.suffix.lower() == ".mp4":
+        a, b = frames or (scene.frame_start, scene.frame_end)
+        framed = np.unique(np.linspace(a, b, 12).round().astype(int)).tolist()
+    else:
+        framed = [scene.frame_current]
+    ensure_camera_and_lights(targets, frames=framed)
     scene.render.engine = ENGINES[engine]
     if engine == "CYCLES":
         scene.cycles.device = "CPU"

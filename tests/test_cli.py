@@ -107,3 +107,15 @@ def test_info_prints_mapping():
     assert r.returncode == 0, r.stderr
     assert "humanoid mapping: preset 'ready_player_me'" in r.stdout
     assert "upperarm_l   -> LeftArm" in r.stdout
+
+
+def test_render_relative_output_path(tmp_path):
+    """Blender resolves relative paths against the .blend: the CLI must not."""
+    blend = tmp_path / "m.blend"
+    assert run("mannequin", "--out", blend).returncode == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    r = subprocess.run([str(RIGMIND), "render", "--scene", str(blend), "--out", "still.png",
+                        "--resolution", "64x48", "--samples", "1"], capture_output=True, text=True, cwd=work, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert (work / "still.png").stat().st_size > 100
