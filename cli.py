@@ -21,7 +21,6 @@ PLANNED = {
     "gesture": "speech-to-gesture generation",
     "face": "speech-to-face ARKit animation",
     "train": "model training",
-    "eval": "model evaluation",
 }
 
 
@@ -82,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
+
+    p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion)", add_help=False)
+    p.add_argument("what", choices=["locomotion", "gesture", "face"], help="what to evaluate")
 
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
@@ -175,6 +177,14 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_eval(args, extra) -> int:
+    if args.what == "locomotion":
+        from .backend.locomotion.eval import main_eval
+
+        return main_eval(extra)
+    raise UserError(f"'eval {args.what}' is not available in this version of RigMind yet")
+
+
 def cmd_planned(args) -> int:
     raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
@@ -185,13 +195,15 @@ COMMANDS = {"retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequ
 def main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
-    if extra and args.command not in PLANNED:
+    if extra and args.command not in PLANNED and args.command != "eval":
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         ap.print_help()
         return EXIT_USER_ERROR
     handler = COMMANDS.get(args.command, cmd_planned)
     try:
+        if args.command == "eval":
+            return cmd_eval(args, extra)
         return handler(args)
     except UserError as e:
         print(f"rigmind {args.command}: {e}", file=sys.stderr)

@@ -1,0 +1,464 @@
+"""Drive a locomotion controller along a path, or in a straight line.
+
+Works with any controller that has the ``reset`` / ``step`` API of
+:class:`~.motion_matching.MotionMatchingController` (and of the neural
+``LocomotionController``): ``reset(position=, yaw=, style=)`` puts the
+character at a world XY position with a yaw, ``step(Control)`` advances one
+frame and returns a one-frame :class:`Motion` in world space whose joint 0 is
+the character root (``root_positions = (x, y, 0)``).
+
+:func:`follow_path` is a closed loop: every frame it projects the character
+root on the path, picks the speed the path allows there and asks for a
+velocity toward a look-ahead point (pure pursuit) with the facing of the path
+tangent. The speed profile is planned once over arc length:
+
+- a cap from the requested speed and from the curvature (lateral
+  acceleration ``v^2 kappa <= lateral_accel``), curvature measured on the
+  heading angle smoothed over ~0.3 m so a polyline's sharp corner reads as a
+  tight bend rather than an infinite spike;
+- a backward pass so the speed can fall to each cap (and to zero at the end)
+  within ``decel``;
+- the acceleration limit is applied in time on the command (the character
+  starts standing, and lags behind any plan in arc length).
+
+Near the end the command becomes a proportional approach to the end point;
+once the root is within ``stop_radius`` the command is zero velocity for
+``hold_seconds`` (the standing pose settles) and the clip ends.
+
+Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.ndimage import gaussian_filter1d
+
+from .. import rotations as R
+from ..motion import Motion
+from ..resample import resample
+from . import features as FT
+from .motion_matching import Control
+
+#: Spacing (m) of the dense resampling of the path.
+PATH_STEP = 0.02
+_EPS = 1e-9
+
+
+# --- the path ---------------------------------------------------------------------
+
+
+class Path2D:
+    """A polyline on the ground plane, resampled every ``step`` metres and
+    parametrised by arc length ``s``.
+
+    ``xy [M, 2]`` (dense points), ``s [M]``, ``length``, ``tangent [M, 2]``
+    (unit, from the heading smoothed over ``smooth`` metres), ``curvature
+    [M]`` (1/m, signed, positive = turning left / counter clockwise).
+    """
+
+    def __init__(self, points_xy, step: float = PATH_STEP, smooth: float = 0.3):
+        p = np.asarray(points_xy, dtype=np.float64).reshape(-1, 2)
+        if not np.all(np.isfinite(p)):
+            raise ValueError("path points must be finite")
+        # Drop repeated points: they have no direction.
+        keep = np.ones(len(p), dtype=bool)
+        keep[1:] = np.linalg.norm(np.diff(p, axis=0), axis=1) > 1e-6
+        p = p[keep]
+        if len(p) < 2:
+            raise ValueError("a path needs at least two distinct points")
+        seg = np.linalg.norm(np.diff(p, axis=0), axis=1)
+        knots = np.concatenate([[0.0], np.cumsum(seg)])
+        self.length = float(knots[-1])
+        n = max(int(np.ceil(self.length / step)), 1) + 1
+        self.s = np.linspace(0.0, self.length, n)
+        self.ds = self.length / (n - 1)
+        self.xy = np.stack([np.interp(self.s, knots, p[:, 0]), np.interp(self.s, knots, p[:, 1])], axis=1)
+        self.points = p
+        # Heading of each dense segment, unwrapped, smoothed over arc length.
+        d = np.diff(self.xy, axis=0)
+        heading = np.unwrap(np.arctan2(d[:, 1], d[:, 0]))
+        heading = np.concatenate([heading, heading[-1:]])
+        sigma = max(smooth / self.ds, 1e-3)
+        smooth_heading = gaussian_filter1d(heading, sigma, mode="nearest")
+        self.heading = smooth_heading
+        self.tangent = np.stack([np.cos(smooth_heading), np.sin(smooth_heading)], axis=1)
+        self.curvature = np.gradient(smooth_heading, self.ds) if n > 2 else np.zeros(n)
+        # Exact (unsmoothed) start/end directions: the character starts facing
+        # the first segment even when the path turns right after it.
+        self.start_dir = (p[1] - p[0]) / np.linalg.norm(p[1] - p[0])
+        self.end_dir = (p[-1] - p[-2]) / np.linalg.norm(p[-1] - p[-2])
+
+    def at(self, s) -> np.ndarray:
+        s = np.clip(np.asarray(s, dtype=np.float64), 0.0, self.length)
+        return np.stack([np.interp(s, self.s, self.xy[:, 0]), np.interp(s, self.s, self.xy[:, 1])], axis=-1)
+
+    def tangent_at(self, s) -> np.ndarray:
+        s = np.clip(np.asarray(s, dtype=np.float64), 0.0, self.length)
+        h = np.interp(s, self.s, self.heading)
+        return np.stack([np.cos(h), np.sin(h)], axis=-1)
+
+    def project(self, xy, s_prev: float = None, back: float = 0.5, ahead: float = 2.0) -> float:
+        """Arc length of the path point nearest to ``xy``. With ``s_prev``
+        the search is limited to ``[s_prev - back, s_prev + ahead]`` so a path
+        that crosses itself (a loop) is followed in order."""
+        lo, hi = 0, len(self.s)
+        if s_prev is not None:
+            lo = max(int(np.floor((s_prev - back) / self.ds)), 0)
+            hi = min(int(np.ceil((s_prev + ahead) / self.ds)) + 2, len(self.s))
+        seg_a = self.xy[lo : max(hi - 1, lo + 1)]
+        seg_b = self.xy[lo + 1 : max(hi, lo + 2)]
+        m = min(len(seg_a), len(seg_b))
+        seg_a, seg_b = seg_a[:m], seg_b[:m]
+        d = seg_b - seg_a
+        t = np.clip(np.sum((np.asarray(xy) - seg_a) * d, axis=1) / np.maximum(np.sum(d * d, axis=1), _EPS), 0.0, 1.0)
+        q = seg_a + t[:, None] * d
+        i = int(np.argmin(np.sum((q - xy) ** 2, axis=1)))
+        return float(self.s[lo + i] + t[i] * self.ds)
+
+    def distance(self, xy) -> np.ndarray:
+        """Distance (m) from each point ``xy [..., 2]`` to the polyline (the
+        nearest point anywhere on it)."""
+        xy = np.asarray(xy, dtype=np.float64)
+        a, b = self.xy[:-1], self.xy[1:]
+        d = b - a
+        flat = xy.reshape(-1, 1, 2)
+        t = np.clip(np.sum((flat - a) * d, axis=-1) / np.maximum(np.sum(d * d, axis=-1), _EPS), 0.0, 1.0)
+        q = a + t[..., None] * d
+        return np.sqrt(np.min(np.sum((q - flat) ** 2, axis=-1), axis=1)).reshape(xy.shape[:-1])
+
+
+def speed_profile(path: Path2D, speed, *, lateral_accel: float, decel: float) -> np.ndarray:
+    """Allowed speed ``[M]`` (m/s) at each dense path sample: the requested
+    speed capped by the lateral acceleration on the curvature, then a
+    backward pass so the character can brake to every cap and to zero at the
+    end with ``decel`` (m/s^2)."""
+    if callable(speed):
+        v = np.asarray([float(speed(s)) for s in path.s])
+    else:
+        sp = np.asarray(speed, dtype=np.float64)
+        if sp.ndim == 0:
+            v = np.full(len(path.s), float(sp))
+        else:
+            # One speed per input point: interpolate along the arc length of the input points.
+            if len(sp) != len(path.points):
+                raise ValueError(f"speed has {len(sp)} values for {len(path.points)} distinct path points")
+            knots = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(path.points, axis=0), axis=1))])
+            v = np.interp(path.s, knots, sp)
+    if np.any(v < 0) or not np.all(np.isfinite(v)):
+        raise ValueError("speeds must be finite and non-negative")
+    v = np.minimum(v, np.sqrt(lateral_accel / np.maximum(np.abs(path.curvature), 1e-6)))
+    v[-1] = 0.0
+    # Backward pass: v[i] <= sqrt(v[i+1]^2 + 2 a ds).
+    for i in range(len(v) - 2, -1, -1):
+        v[i] = min(v[i], np.sqrt(v[i + 1] ** 2 + 2.0 * decel * path.ds))
+    return v
+
+
+# --- controller driving -------------------------------------------------------------
+
+
+@dataclass
+class PathResult:
+    """What :func:`follow_path` produced.
+
+    ``motion``: the clip (world space). Per frame ``[F]``: ``target_xy [F,
+    2]`` (the path point nearest the root, found in path order), ``arc [F]``
+    (its arc length, m), ``root_xy [F, 2]`` (the character root),
+    ``error [F]`` (distance from the root to the path, m), ``command [F, 2]``
+    (the velocity asked for, m/s), ``stopping [F]`` (True once the stop
+    phase began). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
+    planned speed along it, ``stopped_at`` the first frame of the stop phase
+    (None when ``max_seconds`` ran out first), ``length`` the path length.
+    """
+
+    motion: Motion
+    target_xy: np.ndarray
+    arc: np.ndarray
+    root_xy: np.ndarray
+    error: np.ndarray
+    command: np.ndarray
+    stopping: np.ndarray
+    path_xy: np.ndarray
+    profile: np.ndarray
+    stopped_at: int
+    length: float
+
+    @property
+    def mean_error(self) -> float:
+        return float(np.mean(self.error))
+
+    @property
+    def end_distance(self) -> float:
+        """Distance (m) from the last frame's root to the path's end point."""
+        return float(np.linalg.norm(self.root_xy[-1] - self.path_xy[-1]))
+
+
+def _concat(poses, fps: float) -> Motion:
+    """One :class:`Motion` from the one-frame poses returned by ``step``."""
+    first = poses[0]
+    trans = None
+    if all(p.translations is not None for p in poses):
+        trans = np.concatenate([p.translations for p in poses])
+    return Motion(
+        first.skeleton,
+        R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
+        np.concatenate([p.root_positions for p in poses]),
+        fps,
+        trans,
+        name=first.name,
+    )
+
+
+def _gait_limits(top_speed: float):
+    """Default (accel, decel, lateral accel), m/s^2: ~1.5 for walking (people
+    take 1-2 steps to reach walking speed), more for runs."""
+    run = min(max((top_speed - 1.8) / 1.5, 0.0), 1.0)  # 0 = walk, 1 = run (>= 3.3 m/s)
+    accel = 1.5 + 2.0 * run
+    return accel, accel, 1.0 + 2.0 * run
+
+
+def follow_path(
+    controller,
+    points_xy,
+    *,
+    speed=1.3,
+    style: str = "normal",
+    fps: float = 30.0,
+    max_seconds: float = None,
+    accel: float = None,
+    decel: float = None,
+    lateral_accel: float = None,
+    lookahead_seconds: float = 0.7,
+    min_lookahead: float = 0.35,
+    facing_lead_seconds: float = 0.2,
+    stop_radius: float = 0.08,
+    stop_lag_seconds: float = 0.6,
+    hold_seconds: float = 0.6,
+    hold_speed: float = 0.25,
+    rest_speed: float = 0.25,
+    max_extra_hold_seconds: float = 1.5,
+    settle_seconds: float = 0.3,
+    approach_seconds: float = 0.6,
+) -> PathResult:
+    """Walk ``controller`` along the polyline ``points_xy [N, 2]`` (world XY,
+    metres; a dense polyline sampled from a curve works too) and return the
+    clip in world space with per-frame tracking data (:class:`PathResult`).
+
+    Args:
+        speed: m/s; a number, one value per (distinct) input point
+            (interpolated along the path) or a function of arc length (m).
+        style: the style key asked of the controller (None = any).
+        fps: frame rate of the returned clip (the controller runs at its own
+            rate; the result is resampled when they differ).
+        max_seconds: hard limit on the clip duration (default: the planned
+            time times 1.5 plus 5 s).
+        accel, decel, lateral_accel: m/s^2; default from the top speed
+            (walk ~1.5 / 1.5 / 1.0, run up to 3.5 / 3.5 / 3.0).
+        lookahead_seconds, min_lookahead: pure-pursuit look-ahead distance
+            = max(min_lookahead, lookahead_seconds * current speed command).
+        facing_lead_seconds: the facing is the path tangent this far ahead
+            of the root's projection (turns the body slightly into bends).
+        stop_radius, stop_lag_seconds: the stop phase starts when the root,
+            extrapolated ``stop_lag_seconds`` ahead at its current speed toward
+            the end point (the controller keeps moving for a while after a stop
+            command), is within ``stop_radius`` of it, or has passed it.
+        hold_seconds, rest_speed, max_extra_hold_seconds: the stop phase
+            lasts at least ``hold_seconds`` (>= 0.5 s so the standing pose
+            settles), then until the root's smoothed speed is below
+            ``rest_speed`` (m/s), at most ``max_extra_hold_seconds`` longer.
+        hold_speed: during the stop phase the command is a slow drift back
+            toward the end point, at most this fast (m/s; 0 = a pure zero
+            velocity command): it cancels the creep of a controller whose
+            "standing" still moves a little, and is too slow to start a step.
+        settle_seconds: zero-velocity frames run after ``reset`` and thrown
+            away, so the clip starts from the controller's standing pose.
+        approach_seconds: near the end the speed is at most
+            ``distance_to_end / approach_seconds`` (a proportional approach
+            that absorbs the controller's lag instead of overshooting).
+    """
+    path = Path2D(points_xy)
+    if callable(speed):
+        top = max(float(speed(s)) for s in path.s[:: max(len(path.s) // 50, 1)])
+    else:
+        top = float(np.max(speed))
+    d_acc, d_dec, d_lat = _gait_limits(top)
+    accel = d_acc if accel is None else float(accel)
+    decel = d_dec if decel is None else float(decel)
+    lateral_accel = d_lat if lateral_accel is None else float(lateral_accel)
+    profile = speed_profile(path, speed, lateral_accel=lateral_accel, decel=decel)
+
+    start_yaw = float(FT.yaw_from_facing(path.start_dir))
+    controller.reset(position=tuple(path.xy[0]), yaw=start_yaw, style=style)
+    stand = Control(velocity=(0.0, 0.0), facing=tuple(path.start_dir), style=style)
+    first = controller.step(stand)
+    ctl_fps = float(first.fps)
+    dt = 1.0 / ctl_fps
+    for _ in range(int(round(settle_seconds * ctl_fps)) - 1):
+        first = controller.step(stand)
+
+    if max_seconds is None:
+        # Planned time: integrate ds / v over the profile (with a floor so the zero at the end stays finite).
+        planned = float(np.sum(path.ds / np.maximum(profile, 0.2)))
+        max_seconds = 1.5 * planned + 5.0 + hold_seconds
+    max_frames = max(int(round(max_seconds * ctl_fps)), 1)
+
+    poses, arcs, targets, roots, commands, stopping = [], [], [], [], [], []
+    root = first.root_positions[0, :2].copy()
+    root_vel = np.zeros(2)
+    vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
+    s_proj = path.project(root, 0.0)
+    v_cmd = 0.0
+    stop_frame = None
+    hold_frames = max(int(np.ceil(hold_seconds * ctl_fps)), 1)
+    extra_frames = int(round(max_extra_hold_seconds * ctl_fps))
+    end = path.xy[-1]
+    for f in range(max_frames):
+        to_end = end - root
+        dist_end = float(np.linalg.norm(to_end))
+        # Remaining distance once the controller's lag is spent: only the part
+        # of the velocity toward the end point counts (a cross-track error
+        # would otherwise keep the extrapolated point outside stop_radius).
+        closing = float(np.dot(root_vel, to_end)) / max(dist_end, 1e-6)
+        predicted = dist_end - stop_lag_seconds * max(closing, 0.0)
+        passed = s_proj >= path.length - 1e-6 and dist_end < 0.5
+        near_end = s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
+        if stop_frame is None and (dist_end < stop_radius or passed or (near_end and predicted < stop_radius)):
+            stop_frame = f
+        if stop_frame is not None:
+            held = f - stop_frame
+            if held >= hold_frames and (np.linalg.norm(root_vel) < rest_speed or held >= hold_frames + extra_frames):
+                break
+            vel = to_end / approach_seconds
+            n = np.linalg.norm(vel)
+            if n > hold_speed:
+                vel *= hold_speed / n
+            facing = path.end_dir
+        else:
+            v_allowed = float(np.interp(s_proj, path.s, profile))
+            v_allowed = min(v_allowed, dist_end / approach_seconds)
+            # Acceleration limit in time (the plan in arc length cannot see that
+            # the character starts standing); braking follows the plan at once.
+            v_cmd = min(v_allowed, v_cmd + accel * dt)
+            look = max(min_lookahead, lookahead_seconds * v_cmd)
+            s_look = s_proj + look
+            if s_look >= path.length:
+                # Past the end of the path: aim at the end point itself.
+                aim = to_end
+            else:
+                aim = path.at(s_look) - root
+            n = np.linalg.norm(aim)
+            vel = v_cmd * aim / n if n > 1e-6 else np.zeros(2)
+            facing = path.tangent_at(min(s_proj + facing_lead_seconds * v_cmd, path.length))
+            if s_proj >= path.length - 0.5 * min_lookahead:
+                facing = path.end_dir
+        pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=style))
+        poses.append(pose)
+        new_root = pose.root_positions[0, :2].copy()
+        root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
+        root = new_root
+        s_proj = path.project(root, s_proj)
+        arcs.append(s_proj)
+        targets.append(path.at(s_proj))
+        roots.append(root)
+        commands.append(vel)
+        stopping.append(stop_frame is not None)
+
+    motion = _concat(poses, ctl_fps)
+    motion.name = "follow_path"
+    root_xy = np.array(roots)
+    result = PathResult(
+        motion=motion,
+        target_xy=np.array(targets),
+        arc=np.array(arcs),
+        root_xy=root_xy,
+        error=path.distance(root_xy),
+        command=np.array(commands),
+        stopping=np.array(stopping),
+        path_xy=path.xy,
+        profile=profile,
+        stopped_at=stop_frame,
+        length=path.length,
+    )
+    if abs(ctl_fps - fps) > 1e-6:
+        result = _resample_result(result, fps)
+    return result
+
+
+def _resample_result(res: PathResult, fps: float) -> PathResult:
+    """The result at another frame rate: the motion is resampled, the per
+    frame arrays are interpolated (booleans: nearest earlier frame)."""
+    src_fps = res.motion.fps
+    motion = resample(res.motion, fps)
+    n = motion.num_frames
+    t_src = np.arange(res.motion.num_frames) / src_fps
+    t = np.arange(n) / fps
+
+    def lerp(a):
+        a = np.asarray(a, dtype=np.float64)
+        flat = a.reshape(len(a), -1)
+        out = np.stack([np.interp(t, t_src, flat[:, k]) for k in range(flat.shape[1])], axis=1)
+        return out.reshape((n,) + a.shape[1:])
+
+    idx = np.clip(np.floor(t * src_fps + 1e-6).astype(int), 0, len(t_src) - 1)
+    stopped_at = None if res.stopped_at is None else int(np.ceil(res.stopped_at * fps / src_fps - 1e-6))
+    return PathResult(
+        motion=motion,
+        target_xy=lerp(res.target_xy),
+        arc=lerp(res.arc),
+        root_xy=lerp(res.root_xy),
+        error=lerp(res.error),
+        command=lerp(res.command),
+        stopping=res.stopping[idx],
+        path_xy=res.path_xy,
+        profile=res.profile,
+        stopped_at=stopped_at,
+        length=res.length,
+    )
+
+
+def walk_cycle(
+    controller,
+    *,
+    speed: float,
+    style: str = "normal",
+    direction=(0.0, -1.0),
+    seconds: float = 6.0,
+    warmup_seconds: float = 2.5,
+    fps: float = 30.0,
+) -> Motion:
+    """Steady locomotion at ``speed`` (m/s) along ``direction`` (world XY,
+    facing it): the controller walks for ``warmup_seconds`` (discarded, so
+    the start-up and its transitions settle), then ``seconds`` are recorded
+    and returned (world space, at ``fps``). Input for
+    :func:`~.cycle.extract_cycle`."""
+    d = np.asarray(direction, dtype=np.float64).reshape(2)
+    n = np.linalg.norm(d)
+    if n < 1e-9:
+        raise ValueError("direction must be a non-zero 2D vector")
+    d = d / n
+    controller.reset(position=(0.0, 0.0), yaw=float(FT.yaw_from_facing(d)), style=style)
+    control = Control(velocity=tuple(speed * d), facing=tuple(d), style=style)
+    poses = []
+    ctl_fps = None
+    warm = None
+    total = None
+    f = 0
+    while total is None or f < total:
+        pose = controller.step(control)
+        if ctl_fps is None:
+            ctl_fps = float(pose.fps)
+            warm = int(round(warmup_seconds * ctl_fps))
+            total = warm + int(round(seconds * ctl_fps))
+        if f >= warm:
+            poses.append(pose)
+        f += 1
+    motion = _concat(poses, ctl_fps)
+    motion.name = f"walk_cycle_{style}_{speed:g}"
+    if abs(ctl_fps - fps) > 1e-6:
+        motion = resample(motion, fps)
+    return motion
+
+
+__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile"]
