@@ -17,7 +17,6 @@ EXIT_USER_ERROR = 2
 # Subcommands whose features are still being built; each names its issue so
 # the message tells the user what to expect instead of failing obscurely.
 PLANNED = {
-    "walk": "neural locomotion (Bake Walk Cycle / Walk Along Path)",
     "gesture": "speech-to-gesture generation",
     "face": "speech-to-face ARKit animation",
     "train": "model training",
@@ -80,6 +79,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root-mode", default="hips", choices=["hips", "in_place", "root_bone", "object"])
     p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
+    p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
+
+    p = sub.add_parser("walk", help="generate walking on any humanoid rig: a seamless cycle, or a walk along a path")
+    p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
+    p.add_argument("--armature", help="target armature object name (default: the largest)")
+    p.add_argument("--style", default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
+    p.add_argument("--speed", type=float, default=1.3, help="m/s (default 1.3)")
+    p.add_argument("--gait", default="walk", choices=["walk", "run"])
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
+    how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3" '
+                                    '(write --path="-1,0;…" when it starts with a minus sign)')
+    p.add_argument("--in-place", action="store_true", help="with --cycle: no forward root motion")
+    p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
+                                                 "--path: time limit (default: what the path needs)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--controller", default="auto", choices=["auto", "neural", "motion_matching"],
+                   help="auto: the trained model when present, else motion matching on --data")
+    p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion)", add_help=False)
@@ -167,6 +185,50 @@ def cmd_retarget(args) -> int:
     return 0
 
 
+def cmd_walk(args) -> int:
+    import random
+
+    import numpy as np
+
+    from .backend.locomotion.dataset import D2_STYLES
+    from .operators import export, rig_files
+    from .operators import locomotion_scene as LS
+
+    # Check everything the user typed before the (slow) rig load and generation.
+    if args.style not in D2_STYLES:
+        raise UserError(f"unknown --style {args.style!r}; use one of {', '.join(D2_STYLES)}")
+    points = LS.parse_path(args.path) if args.path is not None else None
+    out = Path(args.out)
+    if out.suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    if args.seconds is not None and not args.seconds > 0:
+        raise UserError(f"--seconds must be positive, got {args.seconds:g}")
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(args.seed)
+
+    rig_files.load_rig_file(args.rig)
+    arm = rig_files.find_armature(args.armature)
+    controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
+    what = type(controller).__name__
+    if points is None:
+        action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
+                                    controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
+    else:
+        action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
+                                    controller=controller, max_seconds=args.seconds)
+    first, last = action.frame_range
+    print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
+    # A .blend keeps the scene range the bake set (one cycle, without the
+    # closing key); the exporters take the action's keyed range.
+    scene = arm.users_scene[0] if arm.users_scene else None
+    rng = (scene.frame_start, scene.frame_end) if scene is not None and out.suffix.lower() == ".blend" else None
+    path = export.export_character(arm, args.out, frame_range=rng)
+    print(f"wrote {Path(path).resolve()}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from . import demo
 
@@ -189,7 +251,7 @@ def cmd_planned(args) -> int:
     raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
 
-COMMANDS = {"retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+COMMANDS = {"walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:

@@ -300,5 +300,179 @@ class RIGMIND_OT_render(bpy.types.Operator):
         return {"FINISHED"}
 
 
+# --- locomotion ------------------------------------------------------------------------
+
+CONTROLLER_KINDS = [
+    ("auto", "Auto", "The trained neural controller when its weights exist, else motion matching on the Bandai Namco data"),
+    ("neural", "Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
+    ("motion_matching", "Motion Matching", "The motion-matching baseline built from the Bandai Namco data ($RIGMIND_DATA or ../shared/data)"),
+]
+
+
+def _controller_options(context) -> dict:
+    """Inference engine and models folder from the add-on preferences."""
+    from ..blender_addon.preferences import get_preferences
+
+    prefs = get_preferences(context)
+    if prefs is None:
+        return {}
+    opts = {"engine": prefs.inference_engine}
+    if prefs.models_dir:
+        opts["models_dir"] = bpy.path.abspath(prefs.models_dir)
+    return opts
+
+
+def _path_object(context):
+    """The path to walk: a selected curve (the active object first), else RigMind ▸ Path."""
+    active = context.active_object
+    if active is not None and active.type == "CURVE" and active.select_get():
+        return active
+    curves = [o for o in (context.selected_objects or []) if o.type == "CURVE"]
+    if curves:
+        return sorted(curves, key=lambda o: o.name)[0]
+    s = _settings(context)
+    if s is not None and s.path_object is not None:
+        return s.path_object
+    raise ValueError("Walk Along Path needs a path: select a curve, or set RigMind ▸ Locomotion ▸ Path")
+
+
+class _LocomotionOperator:
+    """Shared modal machinery: ``invoke`` starts a job (a generator that
+    runs the generation in a worker thread and yields progress), ``modal``
+    advances it on timer events and shows the progress; ESC cancels before
+    anything is written. ``execute`` (scripts, headless) runs synchronously."""
+
+    bl_options = {"REGISTER", "UNDO"}
+
+    controller: EnumProperty(name="Controller", items=CONTROLLER_KINDS, default="auto", options={"SKIP_SAVE"})
+
+    _job = None
+    _timer = None
+
+    @classmethod
+    def poll(cls, context):
+        return _target_armature(context) is not None and _settings(context) is not None
+
+    # Subclasses: run(context, **common) -> action; job(context, **common) -> generator.
+    def _common(self, context) -> dict:
+        s = _settings(context)
+        return dict(style=s.style, gait=s.gait, speed=float(s.speed), controller=self.controller,
+                    controller_options=_controller_options(context))
+
+    def _finished(self, action):
+        first, last = action.frame_range
+        self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
+        return {"FINISHED"}
+
+    def execute(self, context):
+        from . import locomotion_scene as LS
+
+        try:
+            action = self.run(context, **self._common(context))
+        except LS.Cancelled:
+            self.report({"INFO"}, "Cancelled")
+            return {"CANCELLED"}
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        return self._finished(action)
+
+    def invoke(self, context, event):
+        if context.window is None:
+            return self.execute(context)
+        try:
+            self._job = self.job(context, **self._common(context))
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.progress_begin(0, 100)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _stop(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+
+    def modal(self, context, event):
+        from . import locomotion_scene as LS
+
+        if event.type == "ESC" and event.value == "PRESS":
+            self._job.close()  # stops the worker; nothing has been written
+            self._stop(context)
+            self.report({"INFO"}, "Cancelled")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        try:
+            fraction = next(self._job)
+        except StopIteration as done:
+            self._stop(context)
+            return self._finished(done.value)
+        except LS.Cancelled:
+            self._stop(context)
+            self.report({"INFO"}, "Cancelled")
+            return {"CANCELLED"}
+        except ValueError as e:
+            self._stop(context)
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        except BaseException:
+            self._stop(context)
+            raise
+        context.window_manager.progress_update(int(round(100 * fraction)))
+        return {"RUNNING_MODAL"}
+
+    def cancel(self, context):
+        # Blender ends the modal (e.g. a file is loaded): stop the worker too.
+        if self._job is not None:
+            self._job.close()
+        self._stop(context)
+
+
+class RIGMIND_OT_bake_walk_cycle(_LocomotionOperator, bpy.types.Operator):
+    """Bake a looping walk or run cycle (style, speed, in place from the Locomotion settings) onto the target armature as a new action"""
+
+    bl_idname = "rigmind.bake_walk_cycle"
+    bl_label = "Bake Walk Cycle"
+
+    def run(self, context, **kw):
+        from . import locomotion_scene as LS
+
+        return LS.bake_walk_cycle(_target_armature(context), in_place=_settings(context).in_place, **kw)
+
+    def job(self, context, **kw):
+        from . import locomotion_scene as LS
+
+        return LS.walk_cycle_job(_target_armature(context), in_place=_settings(context).in_place, **kw)
+
+
+class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
+    """Walk the target armature along the selected curve (or RigMind ▸ Path: a curve, or empties) as a new action"""
+
+    bl_idname = "rigmind.walk_along_path"
+    bl_label = "Walk Along Path"
+
+    def _points(self, context):
+        from . import locomotion_scene as LS
+
+        return LS.curve_to_polyline(_path_object(context), list(context.selected_objects or []))
+
+    def run(self, context, **kw):
+        from . import locomotion_scene as LS
+
+        return LS.walk_along_path(_target_armature(context), self._points(context), **kw)
+
+    def job(self, context, **kw):
+        from . import locomotion_scene as LS
+
+        return LS.walk_path_job(_target_armature(context), self._points(context), **kw)
+
+
 CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_motion,
-           RIGMIND_OT_detect_bone_map, RIGMIND_OT_save_bone_map, RIGMIND_OT_export, RIGMIND_OT_render)
+           RIGMIND_OT_detect_bone_map, RIGMIND_OT_save_bone_map, RIGMIND_OT_bake_walk_cycle,
+           RIGMIND_OT_walk_along_path, RIGMIND_OT_export, RIGMIND_OT_render)

@@ -61,7 +61,7 @@ def test_info_bad_files_one_clear_line(tmp_path, make, expect):
 
 
 def test_planned_subcommand_says_so():
-    r = run("walk", "--cycle")
+    r = run("gesture", "--audio", "x.wav")
     assert r.returncode == 2 and "not available in this version" in r.stderr
 
 

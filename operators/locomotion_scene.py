@@ -1,0 +1,798 @@
+"""Locomotion in the scene: generate walking with a locomotion controller,
+clean the feet, retarget onto the user's rig as a new action.
+
+Two phases, so that the slow one can run off Blender's main thread:
+
+- *generate* (:func:`generate_walk_cycle`, :func:`generate_path`): pure
+  backend, no bpy. The controller is stepped frame by frame; every
+  :data:`CHUNK_FRAMES` frames ``progress(fraction)`` is called and
+  ``cancel()`` is asked, and a cancelled run raises :class:`Cancelled`;
+- *apply* (:func:`apply_cycle`, :func:`apply_path`): retarget the Bandai
+  skeleton's motion onto the rig (``retarget_scene.retarget_onto``) as a new
+  action. Nothing touches the scene before this phase, so a cancelled run
+  leaves the scene as it was.
+
+:func:`bake_walk_cycle` and :func:`walk_along_path` run both phases
+synchronously (scripts, the CLI, operators' ``execute``);
+:func:`walk_cycle_job` / :func:`walk_path_job` are generators for modal
+operators: they run the generate phase in a worker thread, yield progress
+fractions while it runs, and return the action (``StopIteration.value``);
+closing the generator cancels the work and writes nothing.
+
+Blender units are taken as metres (as everywhere in RigMind); the ground is
+the world XY plane.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ..backend.motion import Motion
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: Where the trained neural controller's weights are looked for by default.
+MODELS_DIR = PACKAGE_ROOT / "models"
+NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
+#: Frames between progress reports / cancel checks (1 s at 30 fps).
+CHUNK_FRAMES = 30
+KINDS = ("auto", "neural", "motion_matching")
+#: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
+CYCLE_SECONDS = 6.0
+CYCLE_WARMUP_SECONDS = 2.5
+
+# Progress fractions at the end of each phase (generation dominates the time).
+_GEN_END = 0.75
+_CLEAN_END = 0.85
+
+
+class Cancelled(Exception):
+    """The user cancelled the run; nothing was written to the scene.
+
+    Not a ValueError on purpose: callers that report ValueErrors as user
+    errors must not report a cancel as a failure."""
+
+
+class ControllerError(ValueError):
+    """No locomotion controller can be made; the message names the fix."""
+
+
+# --- controllers ---------------------------------------------------------------------
+
+# Built controllers, keyed on what they were built from: building the
+# motion-matching database reads ~100 BVH files, loading the neural model
+# imports torch/onnxruntime; both are done once per session.
+_CONTROLLERS: dict = {}
+_CONTROLLERS_LOCK = threading.Lock()
+# Controllers are stateful (reset/step): one generation at a time.
+_GENERATE_LOCK = threading.Lock()
+
+
+def neural_weights(models_dir=None):
+    """The neural controller's weights file (``.onnx`` before ``.pt``) in
+    ``models_dir`` (default: the package's ``models/``), or None."""
+    folder = Path(models_dir) if models_dir else MODELS_DIR
+    for name in NEURAL_FILES:
+        p = folder / name
+        if p.is_file():
+            return p
+    return None
+
+
+def default_data_dir() -> Path:
+    """``$RIGMIND_DATA``, else ``../shared/data`` next to the package."""
+    env = os.environ.get("RIGMIND_DATA")
+    return Path(env) if env else PACKAGE_ROOT.parent / "shared" / "data"
+
+
+def _no_model_fix(models_dir) -> str:
+    folder = Path(models_dir) if models_dir else MODELS_DIR
+    return (
+        f"no trained locomotion model in {folder} (locomotion.onnx or locomotion.pt): train one with "
+        "`rigmind train locomotion` (or set Models Folder in the add-on preferences)"
+    )
+
+
+def load_controller(kind: str = "auto", data_dir=None, *, engine: str = None, models_dir=None, styles=None, gait=None):
+    """A locomotion controller with the ``reset`` / ``step`` API, cached per session.
+
+    ``kind``:
+      - ``"neural"``: the trained ``LocomotionController`` (weights
+        ``locomotion.onnx`` / ``.pt`` in ``models_dir``, default the
+        package's ``models/``; ``engine`` "onnxruntime" or "torch", default
+        from the file found);
+      - ``"motion_matching"``: the motion-matching baseline built from the
+        Bandai Namco locomotion clips in ``data_dir`` (default
+        ``$RIGMIND_DATA`` or ``../shared/data``), only the ``styles`` and
+        ``gait`` ("walk"/"run") asked for when given (smaller database,
+        built in ~1 s; the gait can only be chosen this way: the neural
+        model picks it from the speed);
+      - ``"auto"``: the neural controller when its weights exist, else the
+        motion-matching fallback when the data exists, else a
+        :class:`ControllerError` naming both fixes.
+    """
+    if kind not in KINDS:
+        raise ControllerError(f"controller must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind in ("auto", "neural"):
+        weights = neural_weights(models_dir)
+        if weights is not None:
+            return _neural(weights, engine)
+        if kind == "neural":
+            raise ControllerError(_no_model_fix(models_dir) + ", or use the motion-matching controller")
+    data = Path(data_dir) if data_dir else default_data_dir()
+    folder = data / "bandai_namco_d2_locomotion" / "bvh"
+    if not folder.is_dir():
+        if kind == "auto":
+            raise ControllerError(
+                _no_model_fix(models_dir) + f"; the motion-matching fallback needs the Bandai Namco locomotion data "
+                f"at {folder} (set RIGMIND_DATA or --data to the folder that holds bandai_namco_d2_locomotion)"
+            )
+        raise ControllerError(
+            f"the motion-matching controller needs the Bandai Namco locomotion data at {folder}: "
+            "set RIGMIND_DATA or --data to the folder that holds bandai_namco_d2_locomotion"
+        )
+    return _motion_matching(data, styles, gait)
+
+
+def _neural(weights: Path, engine):
+    eng = engine or ("onnxruntime" if weights.suffix == ".onnx" else "torch")
+    if eng == "onnxruntime" and weights.suffix == ".pt" and not weights.with_suffix(".onnx").is_file():
+        eng = "torch"  # only the checkpoint exists: ONNX Runtime has nothing to run
+    if eng == "torch" and weights.suffix == ".onnx" and not weights.with_suffix(".pt").is_file():
+        eng = "onnxruntime"
+    key = ("neural", str(weights.resolve()), eng)
+    with _CONTROLLERS_LOCK:
+        if key not in _CONTROLLERS:
+            # Imported here: the module pulls in the model I/O (and torch / onnxruntime on load).
+            from ..backend.locomotion.controller import LocomotionController
+
+            _CONTROLLERS[key] = LocomotionController.load(weights, engine=eng)
+        return _CONTROLLERS[key]
+
+
+def _motion_matching(data: Path, styles, gait):
+    from ..backend.locomotion import dataset as D
+    from ..backend.locomotion import features as FT
+    from ..backend.locomotion.motion_matching import MotionMatchingController
+
+    styles = tuple(sorted(set(styles))) if styles else None
+    key = ("motion_matching", str(data.resolve()), styles, gait)
+    with _CONTROLLERS_LOCK:
+        if key not in _CONTROLLERS:
+            clips = [
+                c for c in D.list_clips(data, datasets=("d2",))
+                if (styles is None or c.style_key in styles) and (gait is None or c.gait == gait)
+            ]
+            if not clips:
+                raise ControllerError(f"no Bandai Namco locomotion clips for style {styles} / gait {gait} under {data}")
+            # d2 has turns both ways, so no mirrored copies are needed.
+            feats = [FT.compute_features(FT.load_clip(c), c.labels()) for c in clips]
+            _CONTROLLERS[key] = MotionMatchingController.build(feats)
+        return _CONTROLLERS[key]
+
+
+def clear_controller_cache() -> None:
+    with _CONTROLLERS_LOCK:
+        _CONTROLLERS.clear()
+
+
+# --- chunked generation ------------------------------------------------------------------
+
+
+def _check(cancel) -> None:
+    if cancel is not None and cancel():
+        raise Cancelled("Cancelled")
+
+
+def _report(progress, fraction: float) -> None:
+    if progress is not None:
+        progress(float(min(max(fraction, 0.0), 1.0)))
+
+
+def _controller_fps(controller) -> float:
+    fps = getattr(controller, "fps", None)
+    if fps is None and hasattr(controller, "db"):
+        fps = controller.db.fps
+    return float(fps or 30.0)
+
+
+class _Chunked:
+    """The controller, with a progress report and a cancel check every
+    ``chunk`` frames: the backend's path follower and cycle recorder drive
+    the controller in one loop, so this is where a long run can stop."""
+
+    def __init__(self, controller, total_frames: float, progress, cancel, span=(0.0, 1.0), chunk: int = CHUNK_FRAMES):
+        self._ctl = controller
+        self._total = max(float(total_frames), 1.0)
+        self._progress, self._cancel = progress, cancel
+        self._span = span
+        self._chunk = int(chunk)
+        self.frames = 0
+
+    def reset(self, *args, **kwargs):
+        return self._ctl.reset(*args, **kwargs)
+
+    def step(self, control=None):
+        if self.frames % self._chunk == 0:
+            _check(self._cancel)
+            a, b = self._span
+            _report(self._progress, a + (b - a) * min(self.frames / self._total, 0.99))
+        self.frames += 1
+        return self._ctl.step(control)
+
+    def __getattr__(self, name):
+        return getattr(self._ctl, name)
+
+
+def generate_walk_cycle(
+    controller,
+    *,
+    style: str = "normal",
+    speed: float = 1.3,
+    in_place: bool = False,
+    seconds: float = CYCLE_SECONDS,
+    warmup_seconds: float = CYCLE_WARMUP_SECONDS,
+    progress=None,
+    cancel=None,
+) -> Motion:
+    """A seamless loop (Bandai skeleton, world space) of steady locomotion
+    at ``speed`` (m/s) facing -Y: record ``seconds`` after a warm-up, pin
+    the planted feet, cut the best loop (``cycle.extract_cycle``)."""
+    from ..backend.locomotion.cleanup import pin_feet
+    from ..backend.locomotion.cycle import extract_cycle
+    from ..backend.locomotion.path_follow import walk_cycle
+
+    _check_speed(speed)
+    _check(cancel)
+    total = (seconds + warmup_seconds) * _controller_fps(controller)
+    with _GENERATE_LOCK:
+        clip = walk_cycle(
+            _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
+            speed=float(speed), style=style, seconds=seconds, warmup_seconds=warmup_seconds,
+        )
+    _check(cancel)
+    # Pin before cutting: a contact that spans the loop's seam is then
+    # locked once, and extract_cycle spreads the residual over the loop.
+    clip = pin_feet(clip)
+    _check(cancel)
+    loop = extract_cycle(clip, root="in_place" if in_place else "root_motion")
+    _report(progress, _CLEAN_END)
+    _check(cancel)
+    return loop
+
+
+def generate_path(
+    controller,
+    points_xy,
+    *,
+    style: str = "normal",
+    speed: float = 1.3,
+    max_seconds: float = None,
+    progress=None,
+    cancel=None,
+):
+    """``(motion, path_result)``: the controller walked along the polyline
+    ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
+    planted feet pinned. ``path_result`` keeps the tracking data (its
+    ``motion`` is the un-pinned clip)."""
+    from ..backend.locomotion.cleanup import pin_feet
+    from ..backend.locomotion.path_follow import Path2D, follow_path
+
+    _check_speed(speed)
+    path = Path2D(points_xy)  # validates the points before anything runs
+    _check(cancel)
+    # Expected duration: the path at the requested speed, plus start-up and the stop.
+    total = (path.length / float(speed) + 2.5) * _controller_fps(controller)
+    with _GENERATE_LOCK:
+        result = follow_path(
+            _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
+            path.points, speed=float(speed), style=style, max_seconds=max_seconds,
+        )
+    _check(cancel)
+    motion = pin_feet(result.motion)
+    _report(progress, _CLEAN_END)
+    _check(cancel)
+    return motion, result
+
+
+def _check_speed(speed) -> None:
+    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
+        raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
+
+
+# --- naming ---------------------------------------------------------------------------------
+
+
+def _speed_text(speed: float) -> str:
+    return f"{round(float(speed), 2):g} m/s"
+
+
+def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
+    return f"RigMind {'Run' if gait == 'run' else 'Walk'} · {style} · {_speed_text(speed)}"
+
+
+def path_action_name(style: str, speed: float, gait: str = "walk") -> str:
+    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path · {style} · {_speed_text(speed)}"
+
+
+# --- applying to the scene (bpy) ----------------------------------------------------------
+
+
+def _source_map(motion: Motion):
+    from ..backend.bone_mapping import match_preset
+
+    return match_preset(motion.skeleton, "bandai_namco")
+
+
+def _shift_xy(motion: Motion, d) -> Motion:
+    """``motion`` moved by ``d`` (m) on the ground plane."""
+    d3 = np.array([float(d[0]), float(d[1]), 0.0])
+    trans = None
+    if motion.translations is not None:
+        trans = motion.translations.copy()
+        trans[:, motion.skeleton.parents < 0] += d3
+    return Motion(motion.skeleton, motion.rotations, motion.root_positions + d3, motion.fps, trans, name=motion.name)
+
+
+def _close_loop(loop: Motion) -> Motion:
+    """The loop plus the frame that follows it (frame 0 again, moved on by
+    one cycle's displacement): keyed as the last key, it makes the f-curve
+    period exactly the loop's length, so the Cycles modifier plays frame
+    L-1 -> frame 0 like any two consecutive frames."""
+    n = loop.num_frames
+    step = loop.root_positions[1] - loop.root_positions[0] if n > 1 else np.zeros(3)
+    disp = step * n  # extract_cycle's root moves linearly
+    rot = np.concatenate([loop.rotations, loop.rotations[:1]])
+    root = np.concatenate([loop.root_positions, loop.root_positions[:1] + disp])
+    trans = None
+    if loop.translations is not None:
+        last = loop.translations[:1].copy()
+        roots = loop.skeleton.parents < 0
+        last[:, roots] = last[:, roots] + disp
+        trans = np.concatenate([loop.translations, last])
+    return Motion(loop.skeleton, rot, root, loop.fps, trans, name=loop.name)
+
+
+def _channelbag(action, arm):
+    from bpy_extras.anim_utils import action_get_channelbag_for_slot
+
+    return action_get_channelbag_for_slot(action, arm.animation_data.action_slot)
+
+
+def make_cyclic(action, arm, *, offset_paths=()) -> int:
+    """Add a Cycles modifier to every f-curve of ``action`` (the rig's slot)
+    so the animation loops when played past its end.
+
+    The last key must repeat the first: each curve's last key is set to its
+    first key's value (quaternions: the same rotation with the sign of the
+    last key, so no curve flips across the final frame; Euler angles: up to
+    whole turns). Curves in ``offset_paths`` (root motion) keep their last
+    key and repeat with an offset, so the character keeps moving forward.
+    Returns the number of curves."""
+    cb = _channelbag(action, arm)
+    curves = list(cb.fcurves)
+    quats = {}
+    for fc in curves:
+        if fc.data_path.endswith("rotation_quaternion"):
+            quats.setdefault(fc.data_path, {})[fc.array_index] = fc
+    for fc in curves:
+        n = len(fc.keyframe_points)
+        if n < 2:
+            continue
+        first, last = fc.keyframe_points[0], fc.keyframe_points[n - 1]
+        if fc.data_path in offset_paths:
+            mode = "REPEAT_OFFSET"
+        else:
+            mode = "REPEAT"
+            v0 = first.co[1]
+            if fc.data_path.endswith("rotation_quaternion") and len(quats.get(fc.data_path, {})) == 4:
+                group = quats[fc.data_path]
+                dot = sum(group[i].keyframe_points[0].co[1] * group[i].keyframe_points[-1].co[1] for i in range(4))
+                v0 = v0 if dot >= 0 else -v0
+            elif fc.data_path.endswith("rotation_euler"):
+                v0 = v0 + 2 * math.pi * round((last.co[1] - v0) / (2 * math.pi))
+            last.co[1] = v0
+            last.handle_left[1] = last.handle_right[1] = v0
+        mod = fc.modifiers.new("CYCLES")
+        mod.mode_before = mode
+        mod.mode_after = mode
+        fc.update()
+    return len(curves)
+
+
+def _set_frame_range(start: int, end: int) -> None:
+    import bpy
+
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = int(start), int(end)
+    scene.frame_set(int(start))
+
+
+def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: int = 1):
+    """Retarget the loop onto ``arm`` as a new cyclic action named ``name``
+    (starting at the armature object's location, walking toward -Y) and set
+    the scene frame range to one cycle. Returns the action."""
+    from . import retarget_scene
+
+    # The recorded loop sits wherever the controller had walked to: start it
+    # at the armature object's location instead.
+    origin = _matrix(arm.matrix_world)[:2, 3]
+    closed = _close_loop(_shift_xy(loop, origin - loop.root_positions[0, :2]))
+    action, tgt_map, _ = retarget_scene.retarget_onto(
+        arm, closed, _source_map(closed), root_mode="hips", action_name=name, frame_start=frame_start,
+    )
+    offset = ()
+    hips = tgt_map.bones.get("hips")
+    if not in_place and hips:
+        import bpy
+
+        offset = (f'pose.bones["{bpy.utils.escape_identifier(hips)}"].location',)
+    make_cyclic(action, arm, offset_paths=offset)
+    n = loop.num_frames
+    # Blender's own flags for a looping action (used by the NLA and exporters).
+    action.use_frame_range = True
+    action.frame_start, action.frame_end = frame_start, frame_start + n
+    action.use_cyclic = True
+    # Frames start .. start + n - 1 are one cycle; frame start + n is the first again.
+    _set_frame_range(frame_start, frame_start + n - 1)
+    return action
+
+
+def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1):
+    """Retarget a path walk onto ``arm`` (root motion on the hips, in world
+    space) as a new action; the scene frame range becomes the clip's."""
+    from . import retarget_scene
+
+    action, _, _ = retarget_scene.retarget_onto(
+        arm, motion, _source_map(motion), root_mode="hips", action_name=name, frame_start=frame_start,
+    )
+    _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
+    return action
+
+
+def _check_armature(arm) -> None:
+    from . import scene_io
+
+    if arm is None or getattr(arm, "type", None) != "ARMATURE":
+        raise scene_io.SceneError("pick an armature to animate (RigMind ▸ Armature, or make one active)")
+
+
+# --- one call: generate + apply ----------------------------------------------------------
+
+
+def bake_walk_cycle(
+    arm,
+    *,
+    style: str = "normal",
+    gait: str = "walk",
+    speed: float = 1.3,
+    in_place: bool = False,
+    controller=None,
+    progress=None,
+    cancel=None,
+    seconds: float = CYCLE_SECONDS,
+    frame_start: int = 1,
+    controller_options=None,
+):
+    """Bake a looping walk (or run) cycle onto ``arm`` as a new action with
+    Cycles modifiers, and set the scene frame range to the cycle.
+    ``controller``: a controller object, or a kind for :func:`load_controller`
+    (None = "auto"; ``controller_options`` go to it). ``progress(fraction)``
+    is called and ``cancel()`` asked every :data:`CHUNK_FRAMES` generated
+    frames; a cancelled run raises :class:`Cancelled` before anything is
+    written (the scene is unchanged)."""
+    _check_armature(arm)
+    ctl = _resolve(controller, style, gait, **(controller_options or {}))
+    loop = generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, seconds=seconds,
+                               progress=progress, cancel=cancel)
+    action = apply_cycle(arm, loop, name=cycle_action_name(style, speed, gait), in_place=in_place,
+                         frame_start=frame_start)
+    _report(progress, 1.0)
+    return action
+
+
+def walk_along_path(
+    arm,
+    points_xy,
+    *,
+    style: str = "normal",
+    speed: float = 1.3,
+    controller=None,
+    progress=None,
+    cancel=None,
+    gait: str = "walk",
+    max_seconds: float = None,
+    frame_start: int = 1,
+    controller_options=None,
+):
+    """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m) as
+    a new action. See :func:`bake_walk_cycle` for ``controller``,
+    ``progress`` and ``cancel``; ``gait`` only names the action here."""
+    _check_armature(arm)
+    ctl = _resolve(controller, style, gait, **(controller_options or {}))
+    motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, max_seconds=max_seconds,
+                              progress=progress, cancel=cancel)
+    action = apply_path(arm, motion, name=path_action_name(style, speed, gait), frame_start=frame_start)
+    _report(progress, 1.0)
+    return action
+
+
+def _resolve(controller, style, gait, **kwargs):
+    if controller is None or isinstance(controller, str):
+        return load_controller(controller or "auto", styles=(style,), gait=gait, **kwargs)
+    return controller
+
+
+# --- modal jobs -----------------------------------------------------------------------------
+
+
+def run_in_thread(work):
+    """Generator: run ``work(progress, cancel)`` in a worker thread, yield
+    the latest progress fraction while it runs, return its result (or raise
+    its exception). Closing the generator early asks the work to cancel
+    (``cancel()`` turns True) and waits for the thread, so nothing runs on
+    after the caller gave up. ``work`` must not touch bpy."""
+    state = {"progress": 0.0}
+    stop = threading.Event()
+    box = {}
+
+    def target():
+        try:
+            box["result"] = work(lambda f: state.__setitem__("progress", f), stop.is_set)
+        except BaseException as e:  # handed to the main thread
+            box["error"] = e
+
+    t = threading.Thread(target=target, name="rigmind-locomotion", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            yield state["progress"]
+    finally:
+        if t.is_alive():
+            stop.set()
+            t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _armature_by_name(name: str):
+    import bpy
+
+    arm = bpy.data.objects.get(name)
+    if arm is None or arm.type != "ARMATURE":
+        from . import scene_io
+
+        raise scene_io.SceneError(f"armature '{name}' is gone: it was removed while the walk was being generated")
+    return arm
+
+
+def walk_cycle_job(arm, *, style, gait, speed, in_place, controller=None, controller_options=None, frame_start: int = 1):
+    """:func:`bake_walk_cycle` as a generator for a modal operator (see the
+    module docstring); the controller is loaded in the worker thread too."""
+    _check_armature(arm)
+    _check_speed(speed)
+    name = arm.name
+    opts = dict(controller_options or {})
+
+    def work(progress, cancel):
+        ctl = _resolve(controller, style, gait, **opts)
+        return generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, progress=progress, cancel=cancel)
+
+    # Checked above, on the call; the generator below runs on the first next().
+    return _cycle_job(work, name, style, speed, gait, in_place, frame_start)
+
+
+def _cycle_job(work, name, style, speed, gait, in_place, frame_start):
+    loop = yield from run_in_thread(work)
+    yield _CLEAN_END
+    return apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
+                       in_place=in_place, frame_start=frame_start)
+
+
+def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None, controller_options=None,
+                  frame_start: int = 1):
+    """:func:`walk_along_path` as a generator for a modal operator."""
+    from ..backend.locomotion.path_follow import Path2D
+
+    _check_armature(arm)
+    _check_speed(speed)
+    Path2D(points_xy)  # a bad path fails now, before the modal starts
+    name = arm.name
+    opts = dict(controller_options or {})
+
+    def work(progress, cancel):
+        ctl = _resolve(controller, style, gait, **opts)
+        motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, progress=progress, cancel=cancel)
+        return motion
+
+    return _path_job(work, name, style, speed, gait, frame_start)
+
+
+def _path_job(work, name, style, speed, gait, frame_start):
+    motion = yield from run_in_thread(work)
+    yield _CLEAN_END
+    return apply_path(_armature_by_name(name), motion, name=path_action_name(style, speed, gait),
+                      frame_start=frame_start)
+
+
+# --- paths from the scene -------------------------------------------------------------------
+
+
+def _matrix(m) -> np.ndarray:
+    return np.array([list(r) for r in m], dtype=np.float64)
+
+
+def _dedupe(xy: np.ndarray) -> np.ndarray:
+    keep = np.ones(len(xy), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(xy, axis=0), axis=1) > 1e-6
+    return xy[keep]
+
+
+def _ordered_chains(n_verts: int, edges: np.ndarray) -> list:
+    """Vertex index chains of a mesh made of edges only (one per connected
+    piece), each walked from its lowest-index end, which for an evaluated
+    curve is the spline's start."""
+    adj = [[] for _ in range(n_verts)]
+    for a, b in edges:
+        adj[a].append(b)
+        adj[b].append(a)
+    seen = np.zeros(n_verts, dtype=bool)
+    chains = []
+    for start in range(n_verts):
+        if seen[start] or not adj[start]:
+            continue
+        # Find this piece's lowest-index end (degree 1), else (a closed loop) its lowest index.
+        piece, stack = [], [start]
+        seen[start] = True
+        while stack:
+            v = stack.pop()
+            piece.append(v)
+            for w in adj[v]:
+                if not seen[w]:
+                    seen[w] = True
+                    stack.append(w)
+        ends = sorted(v for v in piece if len(adj[v]) == 1)
+        first = ends[0] if ends else min(piece)
+        chain, prev, cur = [first], -1, first
+        while True:
+            nxt = [w for w in adj[cur] if w != prev]
+            if not nxt or nxt[0] == first:
+                if nxt and nxt[0] == first:
+                    chain.append(first)  # closed: end where it began
+                break
+            prev, cur = cur, min(nxt)
+            chain.append(cur)
+            if len(chain) > n_verts + 1:
+                break
+        chains.append(chain)
+    return chains
+
+
+def _curve_points_world(obj) -> np.ndarray:
+    """World positions ``[N, 3]`` along the evaluated curve (modifiers and
+    NURBS/Bezier resolution included), the longest spline, in spline order."""
+    import bpy
+
+    data = obj.data
+    # A bevelled or extruded curve evaluates to a surface; its centre line is
+    # wanted, so the shape options are switched off while it is evaluated.
+    saved = {k: getattr(data, k) for k in ("bevel_depth", "extrude", "bevel_object") if hasattr(data, k)}
+    shaped = bool(saved.get("bevel_depth") or saved.get("extrude") or saved.get("bevel_object"))
+    try:
+        if shaped:
+            data.bevel_depth, data.extrude, data.bevel_object = 0.0, 0.0, None
+        dg = bpy.context.evaluated_depsgraph_get()
+        dg.update()
+        ev = obj.evaluated_get(dg)
+        mesh = ev.to_mesh()
+        try:
+            n = len(mesh.vertices)
+            co = np.empty(n * 3)
+            mesh.vertices.foreach_get("co", co)
+            co = co.reshape(n, 3)
+            e = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+            mesh.edges.foreach_get("vertices", e)
+            edges = e.reshape(-1, 2)
+            mw = _matrix(ev.matrix_world)
+        finally:
+            ev.to_mesh_clear()
+    finally:
+        if shaped:
+            for k, v in saved.items():
+                setattr(data, k, v)
+            bpy.context.evaluated_depsgraph_get().update()
+    if n < 2 or len(edges) == 0:
+        raise ValueError(f"curve '{obj.name}' has no length: draw a path with at least two points")
+    chains = _ordered_chains(n, edges)
+
+    def length(c):
+        return float(np.sum(np.linalg.norm(np.diff(co[c], axis=0), axis=1)))
+
+    chain = max(chains, key=length)
+    pts = co[chain]
+    return pts @ mw[:3, :3].T + mw[:3, 3]
+
+
+def _empty_points(obj, selected) -> np.ndarray:
+    """World positions of a path made of empties: the selected empties
+    ordered by name, or (one empty) its keyed locations over its action."""
+    import bpy
+
+    empties = sorted({o for o in (selected or []) if o.type == "EMPTY"} | ({obj} if obj is not None else set()),
+                     key=lambda o: o.name)
+    if len(empties) >= 2:
+        return np.array([_matrix(o.matrix_world)[:3, 3] for o in empties])
+    ad = obj.animation_data if obj is not None else None
+    if ad is not None and ad.action is not None:
+        scene = bpy.context.scene
+        a, b = (int(round(v)) for v in ad.action.frame_range)
+        saved = scene.frame_current
+        pts = []
+        try:
+            for f in range(a, b + 1):
+                scene.frame_set(f)
+                pts.append(_matrix(obj.matrix_world)[:3, 3])
+        finally:
+            scene.frame_set(saved)
+        return np.array(pts)
+    raise ValueError(
+        "a path of empties needs two or more selected empties (walked in name order), "
+        "or one empty whose location is keyed along the path"
+    )
+
+
+def curve_to_polyline(obj, selected=None) -> np.ndarray:
+    """The ground-plane polyline ``[N, 2]`` (world X, Y in metres) of a path
+    object: a Bezier, NURBS or poly curve (evaluated, longest spline, in
+    spline direction; a cyclic spline ends where it began), or empties (the
+    ``selected`` empties, default the scene selection, ordered by name; a
+    lone keyed empty gives its keyed track). Raises ValueError with the fix
+    when the object cannot be a path."""
+    import bpy
+
+    if obj is None or obj.type not in {"CURVE", "EMPTY"}:
+        what = "nothing" if obj is None else f"'{obj.name}' ({obj.type.lower()})"
+        raise ValueError(f"the path must be a curve or empties, got {what}: pick a curve in RigMind ▸ Path or select one")
+    if obj.type == "CURVE":
+        pts = _curve_points_world(obj)
+    else:
+        if selected is None:
+            selected = list(getattr(bpy.context, "selected_objects", []) or [])
+        pts = _empty_points(obj, selected)
+    xy = _dedupe(np.asarray(pts)[:, :2])
+    if len(xy) < 2 or float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))) < 0.05:
+        raise ValueError(f"path '{obj.name}' is shorter than 5 cm on the ground plane (X, Y): nothing to walk along")
+    return xy
+
+
+def parse_path(text: str) -> np.ndarray:
+    """``"x,y;x,y;…"`` (metres) -> ``[N, 2]``; ValueError with the expected form."""
+    pts = []
+    for k, part in enumerate(p for p in (text or "").split(";") if p.strip()):
+        xs = part.split(",")
+        try:
+            if len(xs) != 2:
+                raise ValueError
+            x, y = float(xs[0]), float(xs[1])
+        except ValueError:
+            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not 'x,y' (metres), e.g. --path \"0,0;3,0;3,3\"") from None
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not finite")
+        pts.append((x, y))
+    xy = _dedupe(np.array(pts, dtype=np.float64).reshape(-1, 2))
+    if len(xy) < 2:
+        raise ValueError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
+    return xy
+
+
+__all__ = [
+    "Cancelled", "ControllerError", "load_controller", "clear_controller_cache", "neural_weights",
+    "curve_to_polyline", "parse_path", "bake_walk_cycle", "walk_along_path", "generate_walk_cycle",
+    "generate_path", "apply_cycle", "apply_path", "make_cyclic", "walk_cycle_job", "walk_path_job",
+    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES",
+]
