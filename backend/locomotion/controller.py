@@ -1,0 +1,431 @@
+"""Neural locomotion controller: the trained MANN (:mod:`.model`) run frame by
+frame under user control, with the same API as
+:class:`~.motion_matching.MotionMatchingController` (``reset`` / ``step`` /
+``run``, :class:`~.motion_matching.Control` in, world-space
+:class:`~rigmind.backend.motion.Motion` frames out).
+
+Each :meth:`LocomotionController.step`:
+
+1. turns the control (desired world velocity and facing) into a future
+   trajectory with :class:`~.motion_matching.SpringTrajectory` (Holden's
+   critically damped spring character), expressed in the character's root
+   frame, and blends it with the trajectory the model predicted on the
+   previous step: ``w_i * control + (1 - w_i) * model`` with the control
+   weight ``w_i`` rising with the sample's time (:data:`CONTROL_WEIGHTS`), as
+   PFNN/MANN do, so the near future follows the motion and the far future the
+   user;
+2. the past trajectory samples come from the character's own root history;
+3. packs the input (:func:`.model_io.pack_input`: current pose, trajectory,
+   style weights, contacts, root velocity), runs the model (torch or
+   onnxruntime, batch 1) and unpacks the next pose, the root displacement
+   (integrated into the world root), the contacts and the model's future
+   trajectory, all fed back on the next step.
+
+The spring simulation is kept within ``max_sim_distance`` of the character
+(like motion matching's), so a character that cannot keep up is pulled along
+but never chases a point far away.
+
+Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y, positive yaw
+turns left (counter clockwise seen from above); 30 fps.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .. import rotations as R
+from ..motion import Motion
+from ..skeleton import Skeleton
+from . import dataset as D
+from . import features as FT
+from . import model_io as IO
+from .motion_matching import Control, SpringTrajectory, spring_to_goal, spring_velocity
+
+#: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
+#: batch 1 on one thread (see the timings in the tests / README).
+DEFAULT_ENGINE = "onnxruntime"
+DEFAULT_PT = D.REPO_ROOT / "models" / "locomotion.pt"
+DEFAULT_ONNX = D.REPO_ROOT / "models" / "locomotion.onnx"
+#: Control weight of each future trajectory sample (+1/3, +2/3, +1 s): (t / 1 s) ** 0.5.
+CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUTURE_TIMES)
+
+
+# Shepperd's quaternion candidates are linear in the matrix entries: row k of
+# ``cands = m.reshape(9) @ _Q_LIN + _Q_CONST`` (reshaped [4, 4]) is 4*|q_k| * q.
+_Q_LIN = np.zeros((9, 16))
+_Q_CONST = np.zeros(16)
+
+
+def _init_q_tables():
+    # m index: (r, c) -> 3 r + c. Candidate rows: from w, x, y, z.
+    rows = [
+        [("1", [(0, 0), (1, 1), (2, 2)], []), ([(2, 1)], [(1, 2)]), ([(0, 2)], [(2, 0)]), ([(1, 0)], [(0, 1)])],
+        [([(2, 1)], [(1, 2)]), ("1", [(0, 0)], [(1, 1), (2, 2)]), ([(0, 1), (1, 0)], []), ([(0, 2), (2, 0)], [])],
+        [([(0, 2)], [(2, 0)]), ([(0, 1), (1, 0)], []), ("1", [(1, 1)], [(0, 0), (2, 2)]), ([(1, 2), (2, 1)], [])],
+        [([(1, 0)], [(0, 1)]), ([(0, 2), (2, 0)], []), ([(1, 2), (2, 1)], []), ("1", [(2, 2)], [(0, 0), (1, 1)])],
+    ]
+    for k, row in enumerate(rows):
+        for i, entry in enumerate(row):
+            col = 4 * k + i
+            if entry[0] == "1":
+                _Q_CONST[col] = 1.0
+                entry = entry[1:]
+            plus, minus = entry
+            for r, c in plus:
+                _Q_LIN[3 * r + c, col] += 1.0
+            for r, c in minus:
+                _Q_LIN[3 * r + c, col] -= 1.0
+
+
+_init_q_tables()
+_C1, _C2, _I4 = np.array([1, 2, 0]), np.array([2, 0, 1]), np.arange(4)
+
+
+def quats_from_6d(d6: np.ndarray) -> np.ndarray:
+    """6D rotations ``[N, 6]`` (raw network output: Gram-Schmidt first) to
+    unit quaternions ``[N, 4]`` (w, x, y, z; ``w >= 0``). The same result as
+    :func:`.features.quat_from_6d` in a third of the time (this runs every
+    frame): Shepperd's method with the candidates as one matmul."""
+    d6 = np.asarray(d6, dtype=np.float64)
+    a, b = d6[:, :3], d6[:, 3:]
+    x = a / np.sqrt(np.einsum("ij,ij->i", a, a) + 1e-30)[:, None]
+    b = b - np.einsum("ij,ij->i", x, b)[:, None] * x
+    y = b / np.sqrt(np.einsum("ij,ij->i", b, b) + 1e-30)[:, None]
+    n = len(d6)
+    m = np.empty((n, 3, 3))  # columns x, y, z = x cross y
+    m[:, :, 0] = x
+    m[:, :, 1] = y
+    m[:, :, 2] = x[:, _C1] * y[:, _C2] - x[:, _C2] * y[:, _C1]
+    cands = (m.reshape(n, 9) @ _Q_LIN + _Q_CONST).reshape(n, 4, 4)
+    k = np.argmax(cands[:, _I4, _I4], axis=1)  # the largest |q_k|: best conditioned row
+    q = cands[np.arange(n), k]
+    q /= np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
+    q[q[:, 0] < 0] *= -1.0
+    return q
+
+
+# --- engines ---------------------------------------------------------------------------------
+
+
+class TorchEngine:
+    """The checkpoint's model in torch, eval mode, expert weights blended
+    (MANN's formulation, the same graph as the ONNX export), batch 1.
+    ``threads`` sets ``torch.set_num_threads`` (process-wide)."""
+
+    name = "torch"
+
+    def __init__(self, ck: dict, threads: int = 1):
+        import torch
+
+        from .train import model_from_checkpoint
+
+        self._torch = torch
+        torch.set_num_threads(int(threads))
+        self.model = model_from_checkpoint(ck).set_mode("blend")
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Raw input ``[INPUT_SIZE]`` float32 -> raw output ``[OUTPUT_SIZE]``."""
+        with self._torch.inference_mode():
+            return self.model(self._torch.from_numpy(x).reshape(1, -1))[0].numpy()
+
+
+class OnnxEngine:
+    """The exported ONNX graph in onnxruntime (CPU, ``threads`` intra-op
+    threads, sequential execution), batch 1. No torch import."""
+
+    name = "onnxruntime"
+
+    def __init__(self, path, threads: int = 1):
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(threads)
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.session.run(["y"], {"x": x.reshape(1, -1)})[0][0]
+
+
+def _meta_from_checkpoint(ck: dict) -> dict:
+    return {
+        "config": ck["config"],
+        "io": ck["io"],
+        "skeleton": ck["skeleton"],
+        "start_poses": {k: v.numpy().astype(np.float32) for k, v in ck["start_poses"].items()},
+        "training": ck.get("training", {}),
+    }
+
+
+def _meta_from_onnx(md: dict, path) -> dict:
+    if md.get("rigmind_format") != "rigmind-locomotion-mann":
+        raise ValueError(f"{path} is not a RigMind locomotion model (no rigmind metadata)")
+    meta = {k: json.loads(md["rigmind_" + k]) for k in ("config", "io", "skeleton", "training")}
+    meta["start_poses"] = {k: np.asarray(v, dtype=np.float32) for k, v in json.loads(md["rigmind_start_poses"]).items()}
+    return meta
+
+
+# --- controller ------------------------------------------------------------------------------
+
+
+class LocomotionController:
+    """Runs the neural locomotion model one frame at a time (see the module
+    docstring). Build with :meth:`load`.
+
+    Args:
+        engine: a callable raw input ``[INPUT_SIZE]`` float32 -> raw output.
+        meta: ``config``, ``io``, ``skeleton`` (names, parents, offsets),
+            ``start_poses`` (style -> ``[POSE_SIZE + 4]``).
+        velocity_halflife, rotation_halflife: spring half-lives (s) of the
+            trajectory simulation (:class:`SpringTrajectory`).
+        control_weights: control weight of each future sample (default
+            :data:`CONTROL_WEIGHTS`).
+        max_sim_distance: the simulation is kept within this distance (m).
+    """
+
+    def __init__(self, engine, meta: dict, velocity_halflife: float = 0.27, rotation_halflife: float = 0.27,
+                 control_weights=None, max_sim_distance: float = 0.5):
+        io = meta["io"]
+        if io["input_size"] != IO.INPUT_SIZE or io["output_size"] != IO.OUTPUT_SIZE or list(io["traj_times"]) != list(IO.TRAJ_TIMES):
+            raise ValueError("the model was trained with another input/output layout than this code's")
+        self.engine = engine
+        self.meta = meta
+        self.fps = float(io["fps"])
+        sk = meta["skeleton"]
+        self.skeleton = Skeleton(list(sk["names"]), np.asarray(sk["parents"]), np.asarray(sk["offsets"], dtype=np.float64))
+        self.top = np.nonzero(self.skeleton.parents == 0)[0]  # the hips
+        self.top_in_pose = [IO.POSE_JOINTS.index(int(j)) for j in self.top]
+        self.start_poses = meta["start_poses"]
+        self.velocity_halflife = velocity_halflife
+        self.rotation_halflife = rotation_halflife
+        w = CONTROL_WEIGHTS if control_weights is None else control_weights
+        self.control_weights = np.asarray(w, dtype=np.float64).reshape(IO.NF, 1)
+        self.max_sim_distance = max_sim_distance
+        self._hist_off = np.rint(np.asarray([IO.TRAJ_TIMES[i] for i in IO.PAST]) * self.fps).astype(np.int64)  # < 0
+        self._hist_len = int(-self._hist_off.min()) + 1
+        self._past_index = self._hist_len - 1 + self._hist_off  # rows of the history buffer
+        self._spring_times = np.array(list(IO.FUTURE_TIMES) + [1.0 / self.fps])
+        self._current = np.array([[0.0, 0.0, 0.0, -1.0]])  # the current sample: root, facing -Y
+        self.reset()
+
+    @classmethod
+    def load(cls, path=None, engine: str = DEFAULT_ENGINE, threads: int = 1, **kwargs) -> "LocomotionController":
+        """A controller for a trained model.
+
+        ``engine``: "torch" (reads the ``.pt`` checkpoint, default
+        ``models/locomotion.pt``) or "onnxruntime" (reads the ``.onnx``
+        export, default ``models/locomotion.onnx``; a ``.pt`` path is taken
+        to mean the ``.onnx`` next to it). ``threads``: inference threads.
+        ``kwargs`` go to the constructor."""
+        if engine == "torch":
+            from .train import load_checkpoint
+
+            path = Path(path) if path is not None else DEFAULT_PT
+            if path.suffix == ".onnx":
+                path = path.with_suffix(".pt")
+            if not path.exists():
+                raise FileNotFoundError(f"no locomotion model at {path}: train one with `rigmind train locomotion`")
+            ck = load_checkpoint(path)
+            return cls(TorchEngine(ck, threads), _meta_from_checkpoint(ck), **kwargs)
+        if engine == "onnxruntime":
+            path = Path(path) if path is not None else DEFAULT_ONNX
+            if path.suffix == ".pt":
+                path = path.with_suffix(".onnx")
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"no locomotion model at {path}: train one with `rigmind train locomotion` "
+                    "(or export a .pt with backend.locomotion.train.export_onnx)"
+                )
+            eng = OnnxEngine(path, threads)
+            return cls(eng, _meta_from_onnx(eng.metadata, path), **kwargs)
+        raise ValueError(f"engine must be 'torch' or 'onnxruntime', got {engine!r}")
+
+    # -- state -----------------------------------------------------------------------
+    def reset(self, position=(0.0, 0.0), yaw: float = 0.0, style="normal", pose: Motion = None) -> None:
+        """Put the character at world ``position`` (m, XY) facing ``yaw``
+        (rad), standing still, with ``style`` (a style name or a ``{name:
+        weight}`` blend, see :func:`.model_io.style_vector`).
+
+        The starting pose is the stored idle pose of the dominant style (the
+        stillest two-feet-down training frame), or the last frame of
+        ``pose`` (a :class:`Motion` on the Bandai skeleton; its root-space
+        pose, velocities and contacts are used, placed at ``position`` /
+        ``yaw``; a one-frame motion starts with zero velocities and both feet
+        down)."""
+        self.style = IO.style_vector(style)
+        self.root_pos = np.asarray(position, dtype=np.float64).reshape(2).copy()
+        self.root_yaw = float(yaw)
+        self.sim = SpringTrajectory(self.root_pos, self.root_yaw, self.velocity_halflife, self.rotation_halflife)
+        if pose is None:
+            name = IO.STYLES[int(np.argmax(self.style))]
+            start = self.start_poses.get(name, self.start_poses.get("normal", next(iter(self.start_poses.values()))))
+            parts = IO.unpack_pose(start[: IO.POSE_SIZE])
+            self.joint_pos, self.joint_vel, self.rot6d = parts["joint_pos"], parts["joint_vel"], parts["rot6d"]
+            self.contacts = start[IO.POSE_SIZE :].copy()
+            self.root_vel = np.zeros(3, dtype=np.float32)
+        else:
+            self._set_pose(pose)
+        self.joint_pos, self.joint_vel, self.rot6d = (np.array(a, dtype=np.float32) for a in (self.joint_pos, self.joint_vel, self.rot6d))
+        # Past root positions/yaws (oldest first, the current one last): standing still so far.
+        self.hist_pos = np.tile(self.root_pos, (self._hist_len, 1))
+        self.hist_yaw = np.full(self._hist_len, self.root_yaw)
+        # The model's own future trajectory (root space): standing still.
+        self.pred_pos = np.zeros((IO.NF, 2))
+        self.pred_dir = np.tile(FT.facing_from_yaw(0.0), (IO.NF, 1))
+        self.frame = 0
+        self.last_input = None
+        self.last_output = None
+
+    def _set_pose(self, motion: Motion) -> None:
+        if list(motion.skeleton.names) != list(self.skeleton.names):
+            raise ValueError("reset(pose=...) needs a Motion on the model's (Bandai) skeleton")
+        if motion.num_frames == 1:
+            # compute_features needs two frames for velocities: repeat the frame (zero velocity).
+            motion = Motion(motion.skeleton, np.repeat(motion.rotations, 2, 0), np.repeat(motion.root_positions, 2, 0),
+                            motion.fps, None if motion.translations is None else np.repeat(motion.translations, 2, 0))
+            single = True
+        else:
+            single = False
+        cf = FT.compute_features(motion)
+        self.joint_pos, self.joint_vel, self.rot6d = cf.joint_pos[-1, 1:], cf.joint_vel[-1, 1:], cf.rot6d[-1, 1:]
+        if single:
+            self.joint_vel = np.zeros_like(self.joint_vel)
+            self.contacts = np.ones(IO.CONTACT_SIZE, dtype=np.float32)
+            self.root_vel = np.zeros(3, dtype=np.float32)
+        else:
+            self.contacts = cf.contacts[-1].astype(np.float32)
+            self.root_vel = np.array([*cf.root_vel[-1], cf.root_ang_vel[-1]], dtype=np.float32)
+
+    # -- helpers ---------------------------------------------------------------------
+    def _goal(self, control: Control):
+        """Desired world velocity ``[2]`` and yaw, as in motion matching:
+        facing None = along the velocity, or keep the current facing when
+        (nearly) standing."""
+        v = np.asarray(control.velocity, dtype=np.float64).reshape(2)
+        if control.facing is not None and np.linalg.norm(control.facing) > 1e-6:
+            yaw = float(FT.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
+        elif np.linalg.norm(v) > 0.1:
+            yaw = float(FT.yaw_from_facing(v))
+        else:
+            yaw = self.sim.yaw
+        return v, yaw
+
+    def _spring(self, v_goal, yaw_goal: float):
+        """The spring simulation at the future sample times and one frame
+        ahead, in one evaluation (the closed forms are exact for any time
+        step): ``SpringTrajectory.predict`` and ``.update`` from the same
+        state. Returns world ``(pos [NF + 1, 2], vel, acc, yaw [NF + 1],
+        yaw_vel)``; the last row is ``dt`` ahead."""
+        sim = self.sim
+        t = self._spring_times
+        p, v, a = spring_velocity(sim.pos, sim.vel, sim.acc, v_goal, sim.velocity_halflife, t[:, None])
+        yaw, yaw_v = spring_to_goal(sim.yaw, sim.yaw_vel, sim._goal_yaw(yaw_goal), sim.rotation_halflife, t)
+        return p, v, a, yaw, yaw_v
+
+    def trajectory(self, v_goal, yaw_goal: float):
+        """Root-space trajectory ``(pos [7, 2], dir [7, 2])`` of the current
+        frame: history, current root, and the blend of the control's spring
+        prediction with the model's previous prediction."""
+        p, _, _, yaw, _ = self._spring(np.asarray(v_goal, dtype=np.float64), yaw_goal)
+        return self._trajectory(p[: IO.NF], yaw[: IO.NF])
+
+    def _trajectory(self, ctrl_pos, ctrl_yaw):
+        # Written with few NumPy calls: it runs every frame.
+        past = self._past_index
+        c, s = np.cos(self.root_yaw), np.sin(self.root_yaw)
+        to_root = np.array([[c, -s], [s, c]])  # row vectors @ this = rotate by -yaw
+        rel = (np.concatenate([self.hist_pos[past], ctrl_pos]) - self.root_pos) @ to_root
+        ang = np.concatenate([self.hist_yaw[past], ctrl_yaw]) - self.root_yaw
+        dirs = np.stack([np.sin(ang), -np.cos(ang)], -1)  # facing_from_yaw
+        n = len(past)
+        w = self.control_weights
+        fpos = w * rel[n:] + (1.0 - w) * self.pred_pos
+        fdir = w * dirs[n:] + (1.0 - w) * self.pred_dir
+        fdir /= np.maximum(np.sqrt(np.sum(fdir * fdir, axis=-1, keepdims=True)), 1e-6)
+        pos = np.concatenate([rel[:n], self._current[:, :2], fpos])
+        dirs = np.concatenate([dirs[:n], self._current[:, 2:], fdir])
+        return pos, dirs
+
+    # -- the loop ----------------------------------------------------------------------
+    def step(self, control: Control = None) -> Motion:
+        """Advance one frame (``1 / fps`` s) under ``control`` and return the
+        pose as a one-frame :class:`Motion` in world space: joint 0 is the
+        character root (``root_positions = (x, y, 0)``, rotation = yaw about
+        +Z), the hips are placed by ``translations``, every other joint by its
+        local rotation on the Bandai skeleton. ``control.style`` (a style
+        name or ``{name: weight}``), when given, switches the style weights."""
+        control = control or Control()
+        if control.style is not None:
+            self.style = IO.style_vector(control.style)
+        v_goal, yaw_goal = self._goal(control)
+        sp, sv, sa, syaw, syaw_v = self._spring(v_goal, yaw_goal)
+        traj_pos, traj_dir = self._trajectory(sp[: IO.NF], syaw[: IO.NF])
+        x = IO.pack_input(self.joint_pos, self.joint_vel, self.rot6d, traj_pos, traj_dir, self.style, self.contacts, self.root_vel)
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        y = np.asarray(self.engine(x), dtype=np.float32)
+        self.last_input, self.last_output = x, y
+        out = IO.unpack_output(y)
+
+        # Root: the predicted displacement is in the current root frame.
+        dx, dy, dyaw = (float(v) for v in out["root_delta"])
+        c, s = np.cos(self.root_yaw), np.sin(self.root_yaw)
+        self.root_pos = self.root_pos + np.array([c * dx - s * dy, s * dx + c * dy])
+        self.root_yaw += dyaw
+        self.hist_pos = np.concatenate([self.hist_pos[1:], self.root_pos[None]])
+        self.hist_yaw = np.concatenate([self.hist_yaw[1:], [self.root_yaw]])
+
+        # Everything fed back is what the model produced (as in training).
+        self.joint_pos, self.joint_vel, self.rot6d = out["joint_pos"], out["joint_vel"], out["rot6d"]
+        self.contacts = out["contacts"]
+        self.root_vel = IO.root_velocity_from_delta(out["root_delta"], self.fps).astype(np.float32)
+        self.pred_pos = out["future_pos"].astype(np.float64)
+        self.pred_dir = out["future_dir"].astype(np.float64)
+
+        # = self.sim.update(v_goal, yaw_goal, dt), evaluated in _spring.
+        self.sim.pos, self.sim.vel, self.sim.acc = sp[-1], sv[-1], sa[-1]
+        self.sim.yaw, self.sim.yaw_vel = float(syaw[-1]), float(syaw_v[-1])
+        gap = self.sim.pos - self.root_pos
+        d = float(np.hypot(gap[0], gap[1]))
+        if d > self.max_sim_distance:
+            self.sim.pos = self.root_pos + gap * (self.max_sim_distance / d)
+        self.frame += 1
+        return self.pose()
+
+    def pose(self) -> Motion:
+        """The current pose as a one-frame world-space :class:`Motion` (see :meth:`step`)."""
+        sk = self.skeleton
+        rot = np.empty((len(sk), 4))
+        rot[1:] = quats_from_6d(self.rot6d)
+        rot[0] = (np.cos(0.5 * self.root_yaw), 0.0, 0.0, np.sin(0.5 * self.root_yaw))  # yaw about +Z
+        trans = sk.offsets.copy()
+        trans[self.top] = self.joint_pos[self.top_in_pose]
+        root = np.array([self.root_pos[0], self.root_pos[1], 0.0])
+        trans[0] = root
+        return Motion(sk, rot[None], root[None], self.fps, trans[None], name="locomotion")
+
+    def run(self, controls, frames: int = None) -> Motion:
+        """Step through ``controls`` (a list, one per frame, or one
+        :class:`Control` repeated ``frames`` times) and return the whole clip
+        as a :class:`Motion`."""
+        if isinstance(controls, Control):
+            controls = [controls] * int(frames)
+        elif frames is not None:
+            controls = list(controls)[: int(frames)]
+        poses = [self.step(c) for c in controls]
+        return Motion(
+            self.skeleton,
+            R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
+            np.concatenate([p.root_positions for p in poses]),
+            self.fps,
+            np.concatenate([p.translations for p in poses]),
+            name="locomotion",
+        )
+
+
+__all__ = ["LocomotionController", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]

@@ -1,0 +1,614 @@
+"""Training of the neural locomotion model (:mod:`.model`) on the Bandai clips.
+
+``train_locomotion`` builds (or reuses) the feature cache, turns the train
+split (with its mirrored copies) into short windows of consecutive frames and
+trains with Adam and a cosine learning-rate decay:
+
+- every window of ``window`` frames is rolled out autoregressively: the
+  first input comes from the data, each later one either from the data
+  (teacher forcing) or, per sample with probability ``p``, from the model's
+  own previous prediction (:func:`.model_io.feedback_input`: pose, contacts,
+  root velocity). ``p`` (scheduled sampling) rises from 0 to
+  ``feedback_max`` between 10 % and 70 % of the planned steps, so the model
+  learns to recover from its own errors and long rollouts stay stable;
+  gradients flow through the whole rollout;
+- Gaussian noise (``noise``, in normalised units) is added to every input
+  except the style weights;
+- the loss is the mean squared error of the normalised output groups
+  (pose, root delta, future trajectory) plus binary cross-entropy on the
+  contact logits, weighted by :data:`LOSS_WEIGHTS`, averaged over the window;
+- after every epoch the model is rolled out fully autoregressively (``p =
+  1``, no noise, no dropout) on windows of the validation split; the weights
+  with the best validation loss are kept.
+
+Determinism: the seed fixes the initial weights (:func:`.model.build_model`),
+the data order (NumPy generator) and the noise/dropout/sampling draws (torch's
+global generator), and ``torch.use_deterministic_algorithms(True)`` is on,
+so two runs with the same seed, thread count and number of steps give
+bit-identical weights (denormals are flushed to zero while training: they
+made steps up to 80x slower). With only a time budget, the number of steps
+(which sets the learning-rate and feedback schedules) is planned from the
+measured pace, first after 10 steps, then again after every epoch, so such a
+run depends on the machine's speed; pass ``steps=`` for a run that is
+bit-reproducible (it still stops at the budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import dataset as D
+from . import features as FT
+from . import model as M
+from . import model_io as IO
+
+#: Weights of the loss groups (each group's loss is a mean over its entries,
+#: so the 3-number root delta counts as much as the 252-number pose: the root
+#: motion decides foot sliding and how well the character follows control).
+LOSS_WEIGHTS = {"pose": 1.0, "root_delta": 1.0, "future": 0.5, "contacts": 0.25}
+#: Arrays read from the feature cache.
+CACHE_KEYS = ("root_pos", "yaw", "joint_pos", "joint_vel", "rot6d", "traj_pos", "traj_dir", "contacts")
+#: Default output (repository ``models/`` folder).
+DEFAULT_OUT = D.REPO_ROOT / "models" / "locomotion.pt"
+FORMAT = "rigmind-locomotion-mann"
+
+
+# --- data ------------------------------------------------------------------------------
+
+
+class WindowData:
+    """Frames of a set of clips as flat tensors: ``x [N, INPUT_SIZE]`` and
+    ``y [N, OUTPUT_SIZE]`` (raw, float32, see :func:`.model_io.clip_arrays`),
+    ``start [C]`` / ``length [C]`` per clip, ``names [C]``, ``styles [C]``."""
+
+    def __init__(self, clips):
+        xs, ys, start, length, n = [], [], [], [], 0
+        self.names, self.styles = [], []
+        for cf in clips:
+            if cf.num_frames < 2:
+                continue
+            x, y = IO.clip_arrays(cf)
+            xs.append(x)
+            ys.append(y)
+            start.append(n)
+            length.append(len(x))
+            n += len(x)
+            self.names.append(cf.name + ("_mirror" if cf.mirrored and not cf.name.endswith("_mirror") else ""))
+            self.styles.append(cf.labels.get("style_key", "normal"))
+        if not xs:
+            self.x = torch.zeros(0, IO.INPUT_SIZE)
+            self.y = torch.zeros(0, IO.OUTPUT_SIZE)
+        else:
+            self.x = torch.from_numpy(np.concatenate(xs))
+            self.y = torch.from_numpy(np.concatenate(ys))
+        self.start = np.asarray(start, dtype=np.int64)
+        self.length = np.asarray(length, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def windows(self, window: int, rng: np.random.Generator = None) -> np.ndarray:
+        """Global start frames of non-overlapping windows of ``window`` steps
+        (each needs ``window + 1`` frames: the targets of step ``k`` are frame
+        ``t0 + k + 1``). With ``rng``, each clip starts at a random offset in
+        ``[0, window)`` and the windows are shuffled; without, offset 0 and
+        clip order."""
+        out = []
+        for s, f in zip(self.start, self.length):
+            last = f - 1 - window  # last valid local start
+            if last < 0:
+                continue
+            off = int(rng.integers(window)) if rng is not None else 0
+            off = min(off, last)
+            out.append(s + np.arange(off, last + 1, window))
+        w = np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+        return rng.permutation(w) if rng is not None else w
+
+
+def normalisation(data: WindowData):
+    """``x_mean, x_std, y_mean, y_std, x_lo, x_hi`` (float32 tensors) over
+    the training frames (``x_lo / x_hi``: normalised input bounds). Style weights and contact logits stay unnormalised (mean 0, std
+    1): the style is a blend of one-hots and the contacts go through a
+    sigmoid. Constant entries (the current trajectory sample) get std 1;
+    others are floored at 0.01 so near-constant ones do not blow up noise."""
+
+    def stats(a):
+        a = a.double()
+        mean = a.mean(0)
+        std = a.std(0, unbiased=False)
+        std = torch.where(std < 1e-6, torch.ones_like(std), std.clamp_min(1e-2))
+        return mean, std
+
+    x_mean, x_std = stats(data.x)
+    y_mean, y_std = stats(data.y)
+    x_mean[IO.IN["style"]], x_std[IO.IN["style"]] = 0.0, 1.0
+    y_mean[IO.OUT["contacts"]], y_std[IO.OUT["contacts"]] = 0.0, 1.0
+    # Input bounds: the data's range plus one std either side (the training
+    # noise stays well inside).
+    x_lo = (data.x.double().min(0).values - x_mean) / x_std - 1.0
+    x_hi = (data.x.double().max(0).values - x_mean) / x_std + 1.0
+    return x_mean.float(), x_std.float(), y_mean.float(), y_std.float(), x_lo.float(), x_hi.float()
+
+
+def start_poses(data: WindowData) -> dict:
+    """Per style, the stillest frame with both feet down: ``{style: tensor
+    [POSE_SIZE + CONTACT_SIZE]}`` (the raw pose block then the contacts),
+    the idle pose the controller starts from. Stillness = root speed plus
+    mean joint speed (m/s); clips start standing more often than not."""
+    x = data.x.numpy()
+    out = {}
+    pose, con, rv = IO.IN["pose"], IO.IN["contacts"], IO.IN["root_vel"]
+    vel = slice(pose.start + IO.POSE["vel"].start, pose.start + IO.POSE["vel"].stop)
+    for style in IO.STYLES:
+        rows = [np.arange(s, s + f) for s, f, st, nm in zip(data.start, data.length, data.styles, data.names)
+                if st == style and not nm.endswith("_mirror")]
+        if not rows:
+            continue
+        rows = np.concatenate(rows)
+        xs = x[rows]
+        speed = np.linalg.norm(xs[:, rv][:, :2], axis=1) + np.linalg.norm(xs[:, vel].reshape(len(xs), -1, 3), axis=2).mean(1)
+        speed = np.where(xs[:, con].min(axis=1) > 0.5, speed, np.inf)
+        i = rows[int(np.argmin(speed))]
+        out[style] = torch.from_numpy(np.concatenate([x[i, pose], x[i, con]]).astype(np.float32))
+    return out
+
+
+def load_split_data(cache_dir, split: str, mirrored: bool, clips=None) -> WindowData:
+    """Cached clips of ``split`` whose style maps to one of :data:`.model_io.STYLES`
+    (``clips``: restrict to these file names or stems)."""
+    feats = FT.load_cache(cache_dir, split=split, mirrored=mirrored, styles=IO.STYLES, keys=CACHE_KEYS)
+    if clips is not None:
+        wanted = {str(c).split(".bvh")[0] for c in clips}
+        feats = [c for c in feats if c.labels.get("file", c.name).split(".bvh")[0] in wanted]
+    return WindowData(feats)
+
+
+# --- loss ----------------------------------------------------------------------------------
+
+
+def group_losses(yn: torch.Tensor, target_n: torch.Tensor) -> dict:
+    """Per-group losses of normalised predictions ``yn [B, out]`` against
+    normalised targets (contacts: logits against 0/1)."""
+    out = {}
+    for g in ("pose", "root_delta", "future"):
+        sl = IO.OUT[g]
+        out[g] = torch.mean((yn[:, sl] - target_n[:, sl]) ** 2)
+    sl = IO.OUT["contacts"]
+    out["contacts"] = torch.nn.functional.binary_cross_entropy_with_logits(yn[:, sl], target_n[:, sl])
+    return out
+
+
+def rollout_loss(model: M.MANN, data: WindowData, starts, window: int, p: float, noise: float, fps: float):
+    """Loss of ``model`` rolled out over windows starting at global frames
+    ``starts [B]``: returns ``(total, {group: value})`` averaged over the
+    window's steps. ``p``: probability (per sample and step) of feeding the
+    model's own prediction back instead of the data; ``noise``: std of the
+    Gaussian noise added to the normalised inputs (not the style)."""
+    t = torch.as_tensor(starts, dtype=torch.long)[:, None] + torch.arange(window)[None]
+    xw, yw = data.x[t], data.y[t]  # [B, L, in], [B, L, out]
+    yw_n = (yw - model.y_mean) / model.y_std
+    yw_n[..., IO.OUT["contacts"]] = yw[..., IO.OUT["contacts"]]
+    noise_mask = torch.ones(IO.INPUT_SIZE)
+    noise_mask[IO.IN["style"]] = 0.0
+    total = 0.0
+    groups = {g: 0.0 for g in LOSS_WEIGHTS}
+    x = xw[:, 0]
+    for k in range(window):
+        xn = model.normalize_input(x)
+        if noise > 0:
+            xn = xn + noise * torch.randn_like(xn) * noise_mask
+        yn = model.forward_normalized(xn)
+        gl = group_losses(yn, yw_n[:, k])
+        for g, v in gl.items():
+            groups[g] = groups[g] + v
+            total = total + LOSS_WEIGHTS[g] * v
+        if k + 1 < window:
+            x = xw[:, k + 1]
+            if p > 0:
+                fb = IO.feedback_input(x, model.denormalize_output(yn), fps)
+                use = torch.rand(len(x), 1) < p
+                x = torch.where(use, fb, x)
+    return total / window, {g: v / window for g, v in groups.items()}
+
+
+@torch.no_grad()
+def evaluate(model: M.MANN, data: WindowData, starts, window: int, fps: float, batch: int = 512) -> dict:
+    """Fully autoregressive rollout loss (p = 1, no noise, eval mode) over
+    ``starts``: ``{"loss", group: value}`` (means over windows)."""
+    was = model.training
+    model.eval()
+    sums, n = {}, 0
+    for i in range(0, len(starts), batch):
+        b = starts[i : i + batch]
+        total, groups = rollout_loss(model, data, b, window, 1.0, 0.0, fps)
+        for k, v in dict(groups, loss=total).items():
+            sums[k] = sums.get(k, 0.0) + float(v) * len(b)
+        n += len(b)
+    model.train(was)
+    return {k: v / max(n, 1) for k, v in sums.items()}
+
+
+# --- checkpoint ----------------------------------------------------------------------------
+
+
+def _skeleton_of(cache_dir, clips=None) -> dict:
+    """Skeleton (names, parents, offsets) of the first cached d2 "normal" train clip."""
+    feats = FT.load_cache(cache_dir, split="train", mirrored=False, styles=("normal",), keys=("yaw",))
+    if clips is not None:
+        wanted = {str(c).split(".bvh")[0] for c in clips}
+        feats = [c for c in feats if c.labels.get("file", c.name).split(".bvh")[0] in wanted] or feats
+    if not feats:
+        feats = FT.load_cache(cache_dir, split="train", mirrored=False, keys=("yaw",))
+    cf = feats[0]
+    return {
+        "names": list(cf.joint_names),
+        "parents": [int(p) for p in cf.parents],
+        "offsets": [[float(v) for v in row] for row in np.asarray(cf.offsets)],
+        "source": cf.name,
+    }
+
+
+def io_description(fps: float = FT.FPS) -> dict:
+    """The layout constants a checkpoint is tied to (checked on load)."""
+    return {
+        "input_size": IO.INPUT_SIZE,
+        "output_size": IO.OUTPUT_SIZE,
+        "fps": float(fps),
+        "traj_times": [float(t) for t in IO.TRAJ_TIMES],
+        "styles": list(IO.STYLES),
+        "contact_joints": list(FT.CONTACT_JOINTS),
+        "pose_joints": [FT.BANDAI_NAMES[j] for j in IO.POSE_JOINTS],
+        "gating_joints": list(IO.GATING_JOINTS),
+    }
+
+
+def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict, fps: float = FT.FPS) -> dict:
+    """A ``torch.load(weights_only=True)``-safe dict: tensors, ints, floats,
+    strings, lists and dicts only."""
+    sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "config": dict(model.config),
+        "state_dict": sd,
+        "normalisation": {k: sd[k].clone() for k in ("x_mean", "x_std", "y_mean", "y_std", "x_lo", "x_hi")},
+        "io": io_description(fps),
+        "skeleton": skeleton,
+        "start_poses": {k: v.clone() for k, v in starts.items()},
+        "training": training,
+    }
+
+
+def load_checkpoint(path) -> dict:
+    """Read a checkpoint written by :func:`train_locomotion` (``weights_only``)."""
+    ck = torch.load(Path(path), map_location="cpu", weights_only=True)
+    if ck.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
+    io = io_description(ck["io"]["fps"])
+    for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
+        if ck["io"][k] != io[k]:
+            raise ValueError(f"{path} was trained with another {k}: {ck['io'][k]} (this code: {io[k]})")
+    return ck
+
+
+def model_from_checkpoint(ck: dict) -> M.MANN:
+    model = M.MANN(ck["config"])
+    model.load_state_dict(ck["state_dict"])
+    return model.eval()
+
+
+# --- training --------------------------------------------------------------------------------
+
+
+def train_locomotion(
+    data_dir=None,
+    out_path=DEFAULT_OUT,
+    *,
+    seed: int = 0,
+    minutes: float = 55.0,
+    threads: int = 2,
+    batch: int = 256,
+    log_path=None,
+    cache_dir=None,
+    clips=None,
+    window: int = 16,
+    lr: float = 1e-3,
+    lr_min: float = 1e-5,
+    weight_decay: float = 0.0,
+    noise: float = 0.05,
+    feedback_max: float = 1.0,
+    steps: int = None,
+    max_val_windows: int = 4096,
+    config: dict = None,
+    verbose: bool = True,
+) -> dict:
+    """Train the locomotion MANN and write ``out_path`` (``.pt``) and its log.
+
+    Args:
+        data_dir: Bandai data folder (default ``../shared/data``).
+        out_path: checkpoint path (see :func:`make_checkpoint`).
+        seed: initial weights, data order and random draws.
+        minutes: wall-clock budget for the whole call (cache, loading,
+            training); training stops cleanly at it, keeping the weights of
+            the best validation loss.
+        threads: ``torch.set_num_threads`` while training (restored after).
+        batch: windows per optimiser step.
+        log_path: JSON log (default ``out_path`` with ``.log.json``): config,
+            per-epoch train/validation losses, learning rate, feedback
+            probability and wall time.
+        cache_dir: feature cache (default ``<repo>/.cache/locomotion``).
+        clips: restrict to these clip file names (tests).
+        window: autoregressive rollout length (frames) per training sample.
+        lr, lr_min: Adam learning rate, cosine-decayed to ``lr_min``.
+        noise: input noise std (normalised units).
+        feedback_max: final scheduled-sampling probability.
+        steps: number of optimiser steps (default: planned from the budget).
+        max_val_windows: cap on validation windows (spread over the split).
+        config: overrides of :data:`.model.DEFAULT_CONFIG` (``hidden``,
+            ``experts``, ``gating_hidden``, ``dropout``).
+
+    Returns a summary dict (``steps``, ``epochs``, ``best_epoch``,
+    ``best_val``, ``out_path``, ``log_path``, ``seconds``).
+    """
+    t0 = time.perf_counter()
+    deadline = t0 + 60.0 * float(minutes)
+    out_path = Path(out_path)
+    log_path = Path(log_path) if log_path is not None else out_path.with_suffix(".log.json")
+    cache_dir = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
+    prev_threads = torch.get_num_threads()
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(int(threads))
+    torch.use_deterministic_algorithms(True)
+    # Denormal floats (Adam's second moments of rarely-used weights, ELU tails)
+    # made some steps 10-80x slower on this CPU (14 s instead of 0.18 s); flushing
+    # them to zero removes that and stays deterministic.
+    torch.set_flush_denormal(True)
+    try:
+        build = FT.build_cache(data_dir, cache_dir, seed=0, clips=clips, verbose=verbose)
+        train = load_split_data(cache_dir, "train", True, clips)
+        val = load_split_data(cache_dir, "validation", False, clips)
+        if len(train.windows(window)) == 0:
+            raise ValueError("no training windows: too few or too short clips")
+        fps = FT.FPS
+        cfg = M.make_config(**(config or {}))
+        model = M.build_model(cfg, seed=seed)
+        model.set_normalisation(*normalisation(train))
+        model.set_mode("mix").train()
+        starts = start_poses(train)
+        skeleton = _skeleton_of(cache_dir, clips)
+        val_starts = val.windows(window)
+        if len(val_starts) > max_val_windows:
+            val_starts = val_starts[np.linspace(0, len(val_starts) - 1, max_val_windows).round().astype(np.int64)]
+        load_s = time.perf_counter() - t0
+        if verbose:
+            print(
+                f"[locomotion train] {len(train.start)} train clips ({len(train)} frames, mirrored incl.), "
+                f"{len(val.start)} validation clips ({len(val_starts)} windows), "
+                f"{M.parameter_count(cfg)} parameters, loaded in {load_s:.1f} s",
+                flush=True,
+            )
+
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+        fixed = int(steps) if steps is not None else None
+        planned = fixed
+        probe = 10  # steps timed before planning from the budget
+
+        progress = [0.0]  # never decreases, even when a re-plan adds steps
+
+        def schedule(step):
+            total = planned or 10**9
+            prog = max(progress[0], min(step / max(total, 1), 1.0))
+            progress[0] = prog
+            rate = lr_min + 0.5 * (lr - lr_min) * (1.0 + math.cos(math.pi * prog))
+            p = feedback_max * min(max((prog - 0.1) / 0.6, 0.0), 1.0)
+            return rate, p
+
+        log = {
+            "format": FORMAT,
+            "seed": seed, "minutes": minutes, "threads": threads, "batch": batch, "window": window,
+            "lr": lr, "lr_min": lr_min, "noise": noise, "feedback_max": feedback_max,
+            "loss_weights": LOSS_WEIGHTS, "config": cfg, "parameters": M.parameter_count(cfg),
+            "train_clips": len(train.start), "train_frames": len(train), "validation_clips": len(val.start),
+            "validation_windows": int(len(val_starts)), "cache": {k: build[k] for k in ("built", "skipped", "seconds")},
+            "load_seconds": load_s, "planned_steps": planned, "epochs": [],
+            "torch": str(torch.__version__),
+        }
+        best = {"val": math.inf, "epoch": -1, "state": None, "step": 0}
+        step, epoch, stop = 0, 0, None
+        probe_t = None
+        while stop is None:
+            epoch += 1
+            order = train.windows(window, rng)
+            tr_sum, tr_n = 0.0, 0
+            for i in range(0, len(order), batch):
+                if step == 1:
+                    probe_t = time.perf_counter()  # the first step pays one-off costs (~7 s)
+                if fixed is None and step == probe + 1:
+                    per = (time.perf_counter() - probe_t) / probe
+                    # 8 % of the remaining time is kept for validation and saving.
+                    planned = step + int(0.92 * (deadline - time.perf_counter()) / per)
+                    log["planned_steps"] = planned
+                    log["seconds_per_step"] = per
+                if planned is not None and step >= planned:
+                    stop = "steps"
+                    break
+                if time.perf_counter() >= deadline:
+                    stop = "budget"
+                    break
+                rate, p = schedule(step)
+                for g in opt.param_groups:
+                    g["lr"] = rate
+                loss, _ = rollout_loss(model, train, order[i : i + batch], window, p, noise, fps)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step += 1
+                tr_sum += float(loss.detach()) * len(order[i : i + batch])
+                tr_n += len(order[i : i + batch])
+            if tr_n == 0:
+                epoch -= 1
+                break
+            v = evaluate(model, val, val_starts, window, fps) if len(val_starts) else {"loss": tr_sum / tr_n}
+            rate, p = schedule(step)
+            rec = {
+                "epoch": epoch, "steps": step, "train_loss": tr_sum / tr_n, "val_loss": v["loss"],
+                "val_groups": {k: v[k] for k in LOSS_WEIGHTS if k in v}, "lr": rate, "feedback_p": p,
+                "wall_s": time.perf_counter() - t0,
+            }
+            log["epochs"].append(rec)
+            if v["loss"] < best["val"]:
+                best = {"val": v["loss"], "epoch": epoch, "step": step, "state": copy.deepcopy(model.state_dict())}
+            if verbose:
+                print(
+                    f"[locomotion train] epoch {epoch} step {step}/{planned} train {rec['train_loss']:.4f} "
+                    f"val {v['loss']:.4f} lr {rate:.2e} p {p:.2f} {rec['wall_s']:.0f} s",
+                    flush=True,
+                )
+            if fixed is None and planned is not None and step > probe + 1:
+                # Re-plan from the average pace so far, validations included:
+                # the pace drifts (other work on the machine, the rising
+                # feedback probability), and the cosine should end at the budget.
+                per = (time.perf_counter() - probe_t) / (step - 1)
+                planned = max(step, step + int(0.98 * (deadline - time.perf_counter()) / per))
+                log["planned_steps"] = planned
+                log["seconds_per_step"] = per
+            _write_json(log_path, log)
+            if planned is not None and step >= planned:
+                stop = "steps"
+            elif time.perf_counter() >= deadline:
+                stop = "budget"
+        if best["state"] is not None:
+            model.load_state_dict(best["state"])
+        model.eval()
+        training = {
+            "seed": int(seed), "steps": int(step), "epochs": int(epoch), "best_epoch": int(best["epoch"]),
+            "best_step": int(best["step"]), "best_val": float(best["val"]), "stopped": str(stop),
+            "minutes": float(minutes), "threads": int(threads), "batch": int(batch), "window": int(window),
+            "train_clips": int(len(train.start)), "train_frames": int(len(train)),
+            "seconds": float(time.perf_counter() - t0), "torch": str(torch.__version__),
+        }
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        torch.save(make_checkpoint(model, skeleton, starts, training, fps), tmp)
+        tmp.replace(out_path)
+        log.update(stopped=stop, steps=step, best_epoch=best["epoch"], best_val=best["val"], seconds=training["seconds"])
+        _write_json(log_path, log)
+        return dict(training, out_path=str(out_path), log_path=str(log_path))
+    finally:
+        torch.set_flush_denormal(False)  # torch's default
+        torch.set_num_threads(prev_threads)
+        torch.use_deterministic_algorithms(prev_det)
+
+
+def _write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, default=float))
+    tmp.replace(path)
+
+
+# --- ONNX ------------------------------------------------------------------------------------
+
+
+class _Exported(torch.nn.Module):
+    """Raw input ``x [1, INPUT_SIZE]`` -> raw output ``y [1, OUTPUT_SIZE]``."""
+
+    def __init__(self, model: M.MANN):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)
+
+
+def onnx_metadata(ck: dict) -> dict:
+    """What the controller needs besides the weights, as JSON strings (the
+    ONNX model's ``metadata_props``, readable from onnxruntime)."""
+    return {
+        "rigmind_format": FORMAT,
+        "rigmind_config": json.dumps(ck["config"]),
+        "rigmind_io": json.dumps(ck["io"]),
+        "rigmind_skeleton": json.dumps(ck["skeleton"]),
+        "rigmind_start_poses": json.dumps({k: [float(v) for v in t.tolist()] for k, t in ck["start_poses"].items()}),
+        "rigmind_training": json.dumps(ck["training"]),
+    }
+
+
+def export_onnx(pt_path, onnx_path=None) -> Path:
+    """Export a checkpoint to ONNX (opset 17, TorchScript exporter:
+    ``dynamo=False``; batch 1; the normalisation, gating network, expert
+    weight blending and contact sigmoid are inside the graph). Input ``"x"
+    [1, INPUT_SIZE]`` float32, output ``"y" [1, OUTPUT_SIZE]``, both raw (see
+    :mod:`.model_io`). The checkpoint's config, layout, skeleton and start
+    poses ride along as metadata. Returns the ONNX path (default: next to
+    ``pt_path``)."""
+    import warnings
+
+    import onnx
+
+    ck = load_checkpoint(pt_path)
+    onnx_path = Path(onnx_path) if onnx_path is not None else Path(pt_path).with_suffix(".onnx")
+    model = model_from_checkpoint(ck).set_mode("blend")
+    x = torch.zeros(1, IO.INPUT_SIZE)
+    onnx_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = onnx_path.with_name(onnx_path.name + ".tmp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
+        torch.onnx.export(
+            _Exported(model), (x,), str(tmp), opset_version=17, dynamo=False,
+            input_names=["x"], output_names=["y"], do_constant_folding=True,
+        )
+    proto = onnx.load(str(tmp))
+    for k, v in onnx_metadata(ck).items():
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = k, v
+    onnx.save(proto, str(tmp))
+    tmp.replace(onnx_path)
+    return onnx_path
+
+
+# --- command line ----------------------------------------------------------------------------
+
+
+def main_train(argv=None) -> int:
+    """``rigmind train locomotion`` arguments: train, then export ONNX next
+    to the checkpoint."""
+    ap = argparse.ArgumentParser(prog="rigmind train locomotion", description="Train the neural locomotion model (MANN).")
+    ap.add_argument("--data", type=Path, default=D.DEFAULT_DATA_DIR, help="data folder (default ../shared/data)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="checkpoint .pt (default models/locomotion.pt)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--minutes", type=float, default=55.0, help="wall-clock budget of the training call")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=None, help="fixed number of steps: bit-reproducible (default: as many as fit in --minutes)")
+    ap.add_argument("--log", type=Path, default=None, help="JSON log (default next to --out)")
+    ap.add_argument("--cache", type=Path, default=None, help="feature cache (default .cache/locomotion)")
+    args = ap.parse_args(argv)
+    summary = train_locomotion(
+        args.data, args.out, seed=args.seed, minutes=args.minutes, threads=args.threads, batch=args.batch,
+        log_path=args.log, cache_dir=args.cache, steps=args.steps,
+    )
+    onnx_path = export_onnx(args.out)
+    print(json.dumps(dict(summary, onnx_path=str(onnx_path)), indent=1))
+    return 0
+
+
+__all__ = [
+    "train_locomotion", "export_onnx", "main_train", "load_checkpoint", "model_from_checkpoint",
+    "make_checkpoint", "WindowData", "normalisation", "start_poses", "rollout_loss", "evaluate",
+    "LOSS_WEIGHTS", "DEFAULT_OUT", "FORMAT",
+]
+
+
+if __name__ == "__main__":  # python -m rigmind.backend.locomotion.train --minutes 55 ...
+    raise SystemExit(main_train())
