@@ -19,7 +19,6 @@ EXIT_USER_ERROR = 2
 PLANNED = {
     "gesture": "speech-to-gesture generation",
     "face": "speech-to-face ARKit animation",
-    "train": "model training",
 }
 
 
@@ -99,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: the trained model when present, else motion matching on --data")
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
+
+    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion)", add_help=False)
+    p.add_argument("what", choices=["locomotion", "gesture", "face"], help="which model")
 
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion)", add_help=False)
     p.add_argument("what", choices=["locomotion", "gesture", "face"], help="what to evaluate")
@@ -247,6 +249,14 @@ def cmd_eval(args, extra) -> int:
     raise UserError(f"'eval {args.what}' is not available in this version of RigMind yet")
 
 
+def cmd_train(args, extra) -> int:
+    if args.what == "locomotion":
+        from .backend.locomotion.train import main_train
+
+        return main_train(extra)
+    raise UserError(f"'train {args.what}' is not available in this version of RigMind yet")
+
+
 def cmd_planned(args) -> int:
     raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
@@ -257,7 +267,7 @@ COMMANDS = {"walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "manne
 def main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
-    if extra and args.command not in PLANNED and args.command != "eval":
+    if extra and args.command not in PLANNED and args.command not in ("eval", "train"):
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         ap.print_help()
@@ -266,6 +276,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "eval":
             return cmd_eval(args, extra)
+        if args.command == "train":
+            return cmd_train(args, extra)
         return handler(args)
     except UserError as e:
         print(f"rigmind {args.command}: {e}", file=sys.stderr)
