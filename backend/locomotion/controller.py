@@ -42,7 +42,7 @@ from ..skeleton import Skeleton
 from . import dataset as D
 from . import features as FT
 from . import model_io as IO
-from .motion_matching import Control, SpringTrajectory, spring_to_goal, spring_velocity
+from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
 #: batch 1 on one thread (see the timings in the tests / README).
@@ -307,14 +307,7 @@ class LocomotionController:
         """Desired world velocity ``[2]`` and yaw, as in motion matching:
         facing None = along the velocity, or keep the current facing when
         (nearly) standing."""
-        v = np.asarray(control.velocity, dtype=np.float64).reshape(2)
-        if control.facing is not None and np.linalg.norm(control.facing) > 1e-6:
-            yaw = float(FT.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
-        elif np.linalg.norm(v) > 0.1:
-            yaw = float(FT.yaw_from_facing(v))
-        else:
-            yaw = self.sim.yaw
-        return v, yaw
+        return control_goal(control, self.sim.yaw)
 
     def _spring(self, v_goal, yaw_goal: float):
         """The spring simulation at the future sample times and one frame

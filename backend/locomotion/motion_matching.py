@@ -107,6 +107,20 @@ class Control:
     style: str = None
 
 
+def control_goal(control: Control, current_yaw: float):
+    """Desired world velocity ``[2]`` (m/s) and yaw (radians) of a control:
+    an explicit facing wins; else face along the velocity; when (nearly)
+    standing keep ``current_yaw`` so a stop does not spin the character."""
+    v = np.asarray(control.velocity, dtype=np.float64).reshape(2)
+    if control.facing is not None and np.linalg.norm(control.facing) > 1e-6:
+        yaw = float(FT.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
+    elif np.linalg.norm(v) > 0.1:
+        yaw = float(FT.yaw_from_facing(v))
+    else:
+        yaw = current_yaw
+    return v, yaw
+
+
 class SpringTrajectory:
     """Holden's spring character: world XY position with a velocity that
     follows the desired velocity through a critically damped spring
@@ -376,14 +390,7 @@ class MotionMatchingController:
 
     # -- helpers -------------------------------------------------------------------
     def _goal(self, control: Control):
-        v = np.asarray(control.velocity, dtype=np.float64).reshape(2)
-        if control.facing is not None and np.linalg.norm(control.facing) > 1e-6:
-            yaw = float(FT.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
-        elif np.linalg.norm(v) > 0.1:
-            yaw = float(FT.yaw_from_facing(v))
-        else:
-            yaw = self.sim.yaw
-        return v, yaw
+        return control_goal(control, self.sim.yaw)
 
     def query(self, v_goal, yaw_goal: float) -> np.ndarray:
         """Normalised query: the current frame's pose features and the

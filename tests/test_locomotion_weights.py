@@ -1,0 +1,94 @@
+"""The COMMITTED locomotion weights (models/locomotion.{pt,onnx}): stability
+over a 5-minute rollout under random control changes, torch/onnxruntime
+agreement over 300 frames, size. Skips with the reason when the weights are
+absent (they come from `rigmind train locomotion --data ../shared/data`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+MODELS = REPO / "models"
+
+
+def _weights(suffix):
+    p = MODELS / f"locomotion.{suffix}"
+    if not p.exists():
+        pytest.skip(f"{p} is absent: train it with `rigmind train locomotion --data ../shared/data`")
+    return p
+
+
+def _random_controls(rng, frames, fps=30.0):
+    from rigmind.backend.locomotion.motion_matching import Control
+
+    out, t = [], 0
+    styles = ["active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful"]
+    while t < frames:
+        n = int(rng.uniform(1.0, 4.0) * fps)
+        speed = rng.choice([0.0, 0.8, 1.3, 2.0, 3.0])
+        ang = rng.uniform(-np.pi, np.pi)
+        c = Control(velocity=(speed * np.sin(ang), -speed * np.cos(ang)), style=str(rng.choice(styles)))
+        out += [c] * n
+        t += n
+    return out[:frames]
+
+
+def test_weights_are_small():
+    for suffix in ("pt", "onnx"):
+        assert _weights(suffix).stat().st_size <= 10 * 1024 * 1024
+
+
+def test_checkpoint_loads_weights_only():
+    import torch
+
+    ckpt = torch.load(_weights("pt"), map_location="cpu", weights_only=True)
+    assert isinstance(ckpt, dict)
+
+
+def test_five_minute_rollout_stays_on_its_feet():
+    from rigmind.backend.locomotion.controller import LocomotionController
+
+    ctl = LocomotionController.load(_weights("onnx"), engine="onnxruntime")
+    ctl.reset(style="normal")
+    frames = int(5 * 60 * ctl.fps)
+    motion = ctl.run(_random_controls(np.random.default_rng(0), frames))
+    pos = motion.world_positions()
+    assert np.isfinite(pos).all() and np.isfinite(motion.rotations).all()
+    hips = pos[:, motion.skeleton.index("Hips"), 2]
+    lo, hi = _dataset_hips_range()
+    assert lo <= hips.min() and hips.max() <= hi, (
+        f"hips {hips.min():.3f}..{hips.max():.3f} m outside the dataset's {lo:.3f}..{hi:.3f} m")
+
+
+def _dataset_hips_range():
+    """Lowest and highest hips height (m) over every locomotion clip."""
+    from conftest import DATA
+
+    from rigmind.backend.bvh import read_bvh
+    from rigmind.backend.locomotion import dataset as D
+
+    if not DATA.is_dir():
+        pytest.skip(f"{DATA} is absent: the dataset's hips range cannot be measured")
+    lo, hi = np.inf, -np.inf
+    for clip in D.list_clips(DATA):
+        m = read_bvh(clip.path)
+        z = m.world_positions()[:, m.skeleton.index("Hips"), 2]
+        lo, hi = min(lo, float(z.min())), max(hi, float(z.max()))
+    return lo, hi
+
+
+def test_torch_and_onnxruntime_agree_over_300_frames():
+    from rigmind.backend.locomotion.controller import LocomotionController
+
+    controls = _random_controls(np.random.default_rng(1), 300)
+    out = []
+    for engine, suffix in (("torch", "pt"), ("onnxruntime", "onnx")):
+        ctl = LocomotionController.load(_weights(suffix), engine=engine)
+        ctl.reset(style="normal")
+        m = ctl.run(controls)
+        out.append(np.concatenate([m.rotations.reshape(300, -1), m.world_positions().reshape(300, -1)], axis=1))
+    assert np.abs(out[0] - out[1]).max() < 1e-4
