@@ -1,10 +1,14 @@
 """The end-to-end demo on the procedural mannequin; needs no external asset.
 
-What it runs grows with the product. Today: build the mannequin (armature,
-skinned body, head with the 52 ARKit shape keys), pose its face through the
-shape-key writer, export it with Blender's own FBX/glTF/BVH exporters and
-render a still with Cycles on the CPU. Locomotion, gesture and face from
-speech join as they land (see README, "Status").
+What it runs grows with the product. Today:
+1. build the mannequin (armature, skinned body, head with the 52 ARKit shape
+   keys) and key every ARKit shape in turn on its face;
+2. bake a seamless walk cycle with the neural locomotion controller (the
+   committed weights; no data needed);
+3. walk the mannequin along a path, starting and ending standing;
+4. export with Blender's own glTF/FBX/BVH exporters, and render a still and
+   a short MP4 with Cycles on the CPU.
+Gesture and face from speech join as they land (see README, "Status").
 """
 
 from __future__ import annotations
@@ -64,4 +68,45 @@ def run(out_dir: Path) -> list:
     png = render.render(out_dir / "mannequin.png", engine="CYCLES", resolution=(480, 640), samples=8)
     written.append(("render (Cycles, PNG)", png))
     print(f"[demo]   rendered in {time.perf_counter() - t:.1f} s")
+
+    written += _walks(out_dir, arm)
+    return written
+
+
+def _walks(out_dir: Path, arm) -> list:
+    """Walk cycle and path walk with the neural controller, when its
+    committed weights are present."""
+    import bpy
+
+    from .operators import export, locomotion_scene, render
+
+    try:
+        controller = locomotion_scene.load_controller("neural")
+    except ValueError as e:
+        print(f"[demo] skipping the walks: {e}")
+        return []
+    written = []
+    t = _step("baking a walk cycle (neural controller, normal style, 1.3 m/s)")
+    cycle = locomotion_scene.bake_walk_cycle(arm, style="normal", speed=1.3, in_place=False, controller=controller)
+    a, b = (int(round(x)) for x in cycle.frame_range)
+    print(f"[demo]   '{cycle.name}': {b - a} frames per loop ({time.perf_counter() - t:.1f} s)")
+    path = export.export_character(arm, out_dir / "walk_cycle.glb", frame_range=(a, b))
+    written.append(("walk cycle (glTF)", path))
+
+    t = _step("walking along a path (an S through four points, ends standing)")
+    points = [(0.0, 0.0), (0.0, -3.0), (2.5, -5.0), (2.5, -8.0)]
+    walk = locomotion_scene.walk_along_path(arm, points, style="normal", speed=1.3, controller=controller)
+    a, b = (int(round(x)) for x in walk.frame_range)
+    print(f"[demo]   '{walk.name}': {(b - a) / 30:.1f} s ({time.perf_counter() - t:.1f} s)")
+    blend = out_dir / "walk_along_path.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    written.append(("path walk scene (.blend)", blend))
+    for suffix, label in ((".fbx", "FBX"), (".bvh", "BVH")):
+        written.append((f"path walk ({label})", export.export_character(arm, out_dir / f"walk_along_path{suffix}")))
+
+    t = _step("rendering the path walk to MP4 with Cycles (CPU, 320x240)")
+    mp4 = render.render(out_dir / "walk_along_path.mp4", engine="CYCLES", resolution=(320, 240), samples=4,
+                        frames=(a, b))
+    written.append(("path walk render (MP4)", mp4))
+    print(f"[demo]   rendered {b - a + 1} frames in {time.perf_counter() - t:.1f} s")
     return written

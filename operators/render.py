@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 ENGINES = {"CYCLES": "CYCLES", "EEVEE": "BLENDER_EEVEE", "WORKBENCH": "BLENDER_WORKBENCH"}
+#: Custom property marking cameras RigMind created (and may re-aim).
+AUTO_CAMERA_TAG = "rigmind_auto_camera"
 
 
 class RenderError(ValueError):
@@ -60,11 +62,19 @@ def ensure_camera_and_lights(targets, *, margin: float = 1.25, frames=None) -> N
     lo, hi = _bounds(targets, frames)
     centre = (lo + hi) / 2
     height = max(hi[2] - lo[2], 0.5)
-    if scene.camera is None:
-        cam_data = bpy.data.cameras.new("RigMind Camera")
-        cam_data.lens = 50
-        cam = bpy.data.objects.new("RigMind Camera", cam_data)
-        scene.collection.objects.link(cam)
+    auto = scene.camera is not None and scene.camera.get(AUTO_CAMERA_TAG)
+    if scene.camera is None or auto:
+        # A camera RigMind placed earlier is re-aimed at what is rendered now
+        # (the character may have walked away); a user's camera is never moved.
+        if auto:
+            cam = scene.camera
+            cam_data = cam.data
+        else:
+            cam_data = bpy.data.cameras.new("RigMind Camera")
+            cam_data.lens = 50
+            cam = bpy.data.objects.new("RigMind Camera", cam_data)
+            cam[AUTO_CAMERA_TAG] = True
+            scene.collection.objects.link(cam)
         fov = 2 * math.atan(cam_data.sensor_width / (2 * cam_data.lens))
         dist = margin * max(height, hi[0] - lo[0]) / (2 * math.tan(fov / 2)) + (hi[1] - lo[1])
         cam.location = (centre[0] + 0.35 * dist, centre[1] - dist, centre[2] + 0.15 * height)

@@ -14,7 +14,11 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
         capture_output=True, text=True, timeout=600,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    for name in ("mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png"):
+    outputs = ["mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png"]
+    if (Path(__file__).resolve().parents[1] / "models" / "locomotion.onnx").exists():
+        outputs += ["walk_cycle.glb", "walk_along_path.blend", "walk_along_path.fbx", "walk_along_path.bvh",
+                    "walk_along_path.mp4"]
+    for name in outputs:
         path = out / name
         assert path.exists() and path.stat().st_size > 1000, name
         assert str(path.resolve()) in r.stdout, f"the demo must print where {name} is"
@@ -30,3 +34,10 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
     assert len(heads) == 1
     names = [k.name for k in heads[0].data.shape_keys.key_blocks][1:]
     assert names == arkit52_names()
+
+    if "walk_along_path.blend" in outputs:
+        bpy.ops.wm.open_mainfile(filepath=str(out / "walk_along_path.blend"))
+        arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+        assert arm.animation_data.action.name.startswith("RigMind Walk Along Path")
+        # The walk cycle was kept when the path walk was made.
+        assert any(a.name.startswith("RigMind Walk · normal") for a in bpy.data.actions)
