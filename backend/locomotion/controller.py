@@ -51,6 +51,9 @@ DEFAULT_PT = D.REPO_ROOT / "models" / "locomotion.pt"
 DEFAULT_ONNX = D.REPO_ROOT / "models" / "locomotion.onnx"
 #: Control weight of each future trajectory sample (+1/3, +2/3, +1 s): (t / 1 s) ** 0.5.
 CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUTURE_TIMES)
+#: Output smoothing of the displayed pose (0 = raw network output); see
+#: :meth:`LocomotionController._update_shown`.
+DEFAULT_SMOOTHING = 0.5
 
 
 # Shepperd's quaternion candidates are linear in the matrix entries: row k of
@@ -190,7 +193,7 @@ class LocomotionController:
     """
 
     def __init__(self, engine, meta: dict, velocity_halflife: float = 0.27, rotation_halflife: float = 0.27,
-                 control_weights=None, max_sim_distance: float = 0.5):
+                 control_weights=None, max_sim_distance: float = 0.5, smoothing: float = DEFAULT_SMOOTHING):
         io = meta["io"]
         if io["input_size"] != IO.INPUT_SIZE or io["output_size"] != IO.OUTPUT_SIZE or list(io["traj_times"]) != list(IO.TRAJ_TIMES):
             raise ValueError("the model was trained with another input/output layout than this code's")
@@ -207,6 +210,9 @@ class LocomotionController:
         w = CONTROL_WEIGHTS if control_weights is None else control_weights
         self.control_weights = np.asarray(w, dtype=np.float64).reshape(IO.NF, 1)
         self.max_sim_distance = max_sim_distance
+        if not 0.0 <= smoothing < 1.0:
+            raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+        self.smoothing = float(smoothing)
         self._hist_off = np.rint(np.asarray([IO.TRAJ_TIMES[i] for i in IO.PAST]) * self.fps).astype(np.int64)  # < 0
         self._hist_len = int(-self._hist_off.min()) + 1
         self._past_index = self._hist_len - 1 + self._hist_off  # rows of the history buffer
@@ -281,6 +287,7 @@ class LocomotionController:
         self.frame = 0
         self.last_input = None
         self.last_output = None
+        self._shown = None  # the displayed (smoothed) local rotations and hips position
 
     def _set_pose(self, motion: Motion) -> None:
         if list(motion.skeleton.names) != list(self.skeleton.names):
@@ -388,16 +395,35 @@ class LocomotionController:
         if d > self.max_sim_distance:
             self.sim.pos = self.root_pos + gap * (self.max_sim_distance / d)
         self.frame += 1
+        self._update_shown()
         return self.pose()
+
+    def _update_shown(self) -> None:
+        """Output smoothing: the displayed pose follows the prediction with a
+        one-pole filter (slerp per joint, lerp for the hips). Each frame's
+        pose is predicted afresh, so small frame-to-frame disagreements show
+        as jitter; the filter removes them at the cost of ~``smoothing /
+        (1 - smoothing)`` frames of lag. Only the display is filtered: the
+        network keeps receiving its own raw output, exactly as in training."""
+        rot = quats_from_6d(self.rot6d).astype(np.float64)
+        hips = np.asarray(self.joint_pos[self.top_in_pose], dtype=np.float64)
+        if self._shown is None or self.smoothing == 0.0:
+            self._shown = (rot, hips)
+            return
+        a = 1.0 - self.smoothing
+        prev_rot, prev_hips = self._shown
+        self._shown = (R.slerp(prev_rot, rot, np.full(len(rot), a)), prev_hips + a * (hips - prev_hips))
 
     def pose(self) -> Motion:
         """The current pose as a one-frame world-space :class:`Motion` (see :meth:`step`)."""
         sk = self.skeleton
+        if self._shown is None:
+            self._update_shown()
         rot = np.empty((len(sk), 4))
-        rot[1:] = quats_from_6d(self.rot6d)
+        rot[1:] = self._shown[0]
         rot[0] = (np.cos(0.5 * self.root_yaw), 0.0, 0.0, np.sin(0.5 * self.root_yaw))  # yaw about +Z
         trans = sk.offsets.copy()
-        trans[self.top] = self.joint_pos[self.top_in_pose]
+        trans[self.top] = self._shown[1]
         root = np.array([self.root_pos[0], self.root_pos[1], 0.0])
         trans[0] = root
         return Motion(sk, rot[None], root[None], self.fps, trans[None], name="locomotion")
