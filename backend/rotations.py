@@ -152,9 +152,9 @@ def to_matrix(q: np.ndarray) -> np.ndarray:
 def from_matrix(m: np.ndarray) -> np.ndarray:
     """Rotation matrices ``[..., 3, 3]`` to unit quaternions (``w >= 0``).
 
-    Uses the numerically stable branch per element (largest diagonal term).
     Non-orthonormal input (e.g. a bone matrix with scale) is orthonormalised
-    first by SVD.
+    first by SVD; use :func:`from_orthonormal_matrix` when the input is
+    already a rotation (it skips the SVD).
     """
     m = np.asarray(m, dtype=np.float64)
     u, _, vt = np.linalg.svd(m)
@@ -164,6 +164,14 @@ def from_matrix(m: np.ndarray) -> np.ndarray:
         u = u.copy()
         u[det < 0, :, -1] *= -1
         r = u @ vt
+    return from_orthonormal_matrix(r)
+
+
+def from_orthonormal_matrix(r: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[..., 3, 3]`` that are already orthonormal to unit
+    quaternions (``w >= 0``), using the numerically stable branch per element
+    (largest diagonal term)."""
+    r = np.asarray(r, dtype=np.float64)
     m00, m01, m02 = r[..., 0, 0], r[..., 0, 1], r[..., 0, 2]
     m10, m11, m12 = r[..., 1, 0], r[..., 1, 1], r[..., 1, 2]
     m20, m21, m22 = r[..., 2, 0], r[..., 2, 1], r[..., 2, 2]
