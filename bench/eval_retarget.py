@@ -38,36 +38,17 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
+from rigmind.backend import retarget_metrics as M  # noqa: E402
 from rigmind.backend.retarget import foot_contacts  # noqa: E402
 from rigmind.operators import retarget_scene, rig_files  # noqa: E402
 
-EE = ("hand_l", "hand_r", "foot_l", "foot_r", "head")
-
-
-def _leg(pos_rest: dict) -> float:
-    return float(np.mean([
-        np.linalg.norm(pos_rest[f"upperleg_{s}"] - pos_rest[f"lowerleg_{s}"])
-        + np.linalg.norm(pos_rest[f"lowerleg_{s}"] - pos_rest[f"foot_{s}"])
-        for s in "lr"
-    ]))
-
-
-def _sample(arm, bones: dict, frames) -> dict:
-    scene = bpy.context.scene
-    out = {c: np.empty((len(frames), 3)) for c in bones}
-    quats = []
-    for i, f in enumerate(frames):
-        scene.frame_set(f)
-        mw = arm.matrix_world
-        for c, b in bones.items():
-            out[c][i] = np.array(mw @ arm.pose.bones[b].head)
-        quats.append([list(pb.matrix.to_quaternion()) for pb in arm.pose.bones])
-    return out, np.array(quats)
+EE = M.EFFECTORS
 
 
 def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
     """Retarget with the AUTO mapping; measure on the ``truth`` joints (the
-    auto mapping's own joints when no truth is known)."""
+    auto mapping's own joints when no truth is known), with the same
+    measures as tests/test_retarget_rigs.py (backend/retarget_metrics.py)."""
     n = min(motion.num_frames, int(seconds * motion.fps))
     clip = motion.slice(0, n)
     action, tmap, result = retarget_scene.retarget_onto(arm, clip, src_map)
@@ -79,43 +60,20 @@ def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
     if "neck" not in bones:
         bones["neck"] = tmap.bones["head"]
     bones.update({c: truth[c] for c in ("toes_l", "toes_r") if c in truth})
-    # Rest geometry for the leg length, in world metres.
-    mw = np.array([list(r) for r in arm.matrix_world])
-    rest = {c: (mw @ np.append(np.array(arm.data.bones[b].head_local), 1.0))[:3] for c, b in bones.items()}
-    leg_t = _leg(rest)
+    rest = retarget_scene.rest_positions_world(arm, bones)
     frames = list(range(0, n, 2))
-    scene_frames = [1 + f * (bpy.context.scene.render.fps / bpy.context.scene.render.fps_base) / clip.fps for f in frames]
-    tgt, quats = _sample(arm, bones, [int(round(x)) for x in scene_frames])
+    scene = bpy.context.scene
+    scene_frames = [int(round(1 + f * (scene.render.fps / scene.render.fps_base) / clip.fps)) for f in frames]
+    tgt = retarget_scene.sample_positions_world(arm, bones, scene_frames)
 
     sw = clip.world_positions()
     sidx = {c: clip.skeleton.index(src_map.bones[c]) for c in need if c in src_map.bones}
+    src = {c: sw[frames, i] for c, i in sidx.items()}
     s_rest = {c: clip.skeleton.rest_positions()[i] for c, i in sidx.items()}
-    leg_s = _leg(s_rest)
-    errs = []
-    for c in EE:
-        t_rel = (tgt[c] - tgt["hips"]) / leg_t
-        s_rel = (sw[frames, sidx[c]] - sw[frames, sidx["hips"]]) / leg_s
-        errs.append(np.linalg.norm(t_rel - s_rel, axis=-1))
-    errs = np.array(errs)
-    # Per chain: hands from the shoulder by arm length, feet from the hip by
-    # leg length, head from the hips by the hips-head length. This measures
-    # the pose, not the rigs' proportion differences.
-    def chain_len(pos, a, b, c):
-        return np.linalg.norm(pos[a] - pos[b]) + np.linalg.norm(pos[b] - pos[c])
-    chain = []
-    for c, (root, mid) in {"hand_l": ("upperarm_l", "lowerarm_l"), "hand_r": ("upperarm_r", "lowerarm_r"),
-                           "foot_l": ("upperleg_l", "lowerleg_l"), "foot_r": ("upperleg_r", "lowerleg_r")}.items():
-        lt, ls = chain_len(rest, root, mid, c), chain_len(s_rest, root, mid, c)
-        t_rel = (tgt[c] - tgt[root]) / lt
-        s_rel = (sw[frames, sidx[c]] - sw[frames, sidx[root]]) / ls
-        chain.append(np.linalg.norm(t_rel - s_rel, axis=-1))
-    lt = np.linalg.norm(rest["head"] - rest["hips"])
-    ls = np.linalg.norm(s_rest["head"] - s_rest["hips"])
-    chain.append(np.linalg.norm((tgt["head"] - tgt["hips"]) / lt - (sw[frames, sidx["head"]] - sw[frames, sidx["hips"]]) / ls, axis=-1))
-    chain = np.array(chain)
+    err = M.end_effector_errors(src, s_rest, tgt, rest)
+    errs, chain = err["literal"], err["per_chain"]
     # Feet during source contacts: ankle height above its own minimum.
-    feet_idx = [sidx["foot_l"], sidx["foot_r"]]
-    contacts = foot_contacts(sw, feet_idx, clip.fps, leg_s)[frames]
+    contacts = foot_contacts(sw, [sidx["foot_l"], sidx["foot_r"]], clip.fps, M.leg_length(s_rest))[frames]
     foot_h = []
     for k, c in enumerate(("foot_l", "foot_r")):
         z = tgt[c][:, 2]
@@ -139,29 +97,21 @@ def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
             parts = [tgt[j][c, 2] - (rest[j][2] - floor) for j in (f"foot_{s}", f"toes_{s}") if j in tgt]
         lowest.append(np.min(parts, axis=0))
     lowest = np.concatenate(lowest) if lowest else np.full(1, np.nan)
-    # Hands vs the torso axis.
-    a, b = tgt["hips"], tgt["neck"]
-    ab = b - a
-    dmin = np.inf
-    for c in ("hand_l", "hand_r"):
-        t = np.clip(np.sum((tgt[c] - a) * ab, -1) / np.maximum(np.sum(ab * ab, -1), 1e-9), 0, 1)
-        d = np.linalg.norm(tgt[c] - (a + t[:, None] * ab), axis=-1)
-        dmin = min(dmin, float(d.min()))
-    dots = np.sum(quats[1:] * quats[:-1], -1)
+    keys = retarget_scene.action_quaternion_keys(action, arm)
     return {
         "mapping": f"{tmap.preset} ({tmap.overall:.2f})",
         "ee_max_pct": 100 * float(errs.max()),
         "ee_worst": EE[int(errs.max(axis=1).argmax())],
         "ee_mean_pct": 100 * float(errs.mean()),
         "chain_max_pct": 100 * float(chain.max()),
-        "chain_worst": ("hand_l", "hand_r", "foot_l", "foot_r", "head")[int(chain.max(axis=1).argmax())],
+        "chain_worst": EE[int(chain.max(axis=1).argmax())],
         "map_acc": map_acc,
-        "chain_per_joint_max_pct": {c: round(100 * float(v), 1) for c, v in zip(("hand_l", "hand_r", "foot_l", "foot_r", "head"), chain.max(axis=1))},
-        "chain_per_joint_mean_pct": {c: round(100 * float(v), 1) for c, v in zip(("hand_l", "hand_r", "foot_l", "foot_r", "head"), chain.mean(axis=1))},
+        "chain_per_joint_max_pct": {c: round(100 * float(v), 1) for c, v in zip(EE, chain.max(axis=1))},
+        "chain_per_joint_mean_pct": {c: round(100 * float(v), 1) for c, v in zip(EE, chain.mean(axis=1))},
         "foot_cm": 100 * max(foot_h) if foot_h else float("nan"),
         "lowest_cm": (100 * float(np.max(lowest)), 100 * float(np.min(lowest))),
-        "nan": bool(np.isnan(quats).any() or any(np.isnan(v).any() for v in tgt.values())),
-        "torso_pct": 100 * dmin / leg_t,
+        "nan": bool(any(np.isnan(q).any() for q in keys.values()) or any(np.isnan(v).any() for v in tgt.values())),
+        "torso_pct": 100 * float(M.hand_torso_clearance(tgt, rest).min()),
         "frames": n,
     }
 
