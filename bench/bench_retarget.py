@@ -19,13 +19,14 @@ from pathlib import Path
 
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind-bench-"))
 
-import bpy  # noqa: E402
+import bpy  # noqa: E402,F401  (before rigmind: Blender's user folder is set above)
 import numpy as np  # noqa: E402
 
 from rigmind.backend.bone_mapping import auto_map  # noqa: E402
 from rigmind.backend.bvh import read_bvh  # noqa: E402
 from rigmind.backend.motion import Motion  # noqa: E402
-from rigmind.operators import retarget_scene, rig_files  # noqa: E402
+from bench_rig import load_bench_rig  # noqa: E402
+from rigmind.operators import retarget_scene  # noqa: E402
 
 FRAMES = 1800
 
@@ -55,15 +56,7 @@ def main():
     if not data.is_dir():
         sys.exit(f"no data folder at {data}")
     motion = long_clip(data)
-    xbot = data / "characters" / "Xbot.glb"
-    if xbot.exists():
-        rig_files.load_rig_file(xbot)
-        arm = rig_files.find_armature()
-    else:
-        from rigmind.operators import mannequin
-
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        arm = mannequin.build_mannequin()["armature"]
+    arm = load_bench_rig(args.data)
     times = []
     for i in range(args.runs):
         t0 = time.perf_counter()

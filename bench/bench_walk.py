@@ -20,12 +20,13 @@ from pathlib import Path
 
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind-bench-"))
 
-import bpy  # noqa: E402
+import bpy  # noqa: E402,F401  (before rigmind: Blender's user folder is set above)
 import numpy as np  # noqa: E402
 
 from rigmind.backend.locomotion.controller import LocomotionController  # noqa: E402
 from rigmind.backend.locomotion.motion_matching import Control  # noqa: E402
-from rigmind.operators import locomotion_scene, rig_files  # noqa: E402
+from bench_rig import load_bench_rig  # noqa: E402
+from rigmind.operators import locomotion_scene  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,15 +55,7 @@ def main():
     for engine in ("onnxruntime", "torch"):
         print(f"| {engine} | {step_ms(engine):.3f} |")
 
-    xbot = Path(args.data) / "characters" / "Xbot.glb"
-    if xbot.exists():
-        rig_files.load_rig_file(xbot)
-        arm = rig_files.find_armature()
-    else:
-        from rigmind.operators import mannequin
-
-        bpy.ops.wm.read_factory_settings(use_empty=True)
-        arm = mannequin.build_mannequin()["armature"]
+    arm = load_bench_rig(args.data)
     # A 78 m square-ish loop walked at 1.3 m/s: about 60 s.
     path = np.array([(0, 0), (20, 0), (20, 19), (0, 19), (0, 2)], dtype=float)
     ctl = locomotion_scene.load_controller("neural")
