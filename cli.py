@@ -261,33 +261,26 @@ def cmd_planned(args) -> int:
     raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
 
+# Commands whose remaining arguments go to a sub-program's own parser.
+PASS_THROUGH = {"eval": cmd_eval, "train": cmd_train}
 COMMANDS = {"walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
-    if extra and args.command not in PLANNED and args.command not in ("eval", "train"):
+    if extra and args.command not in PLANNED and args.command not in PASS_THROUGH:
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         ap.print_help()
         return EXIT_USER_ERROR
-    handler = COMMANDS.get(args.command, cmd_planned)
     try:
-        if args.command == "eval":
-            return cmd_eval(args, extra)
-        if args.command == "train":
-            return cmd_train(args, extra)
-        return handler(args)
-    except UserError as e:
-        print(f"rigmind {args.command}: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except ValueError as e:
+        if args.command in PASS_THROUGH:
+            return PASS_THROUGH[args.command](args, extra)
+        return COMMANDS.get(args.command, cmd_planned)(args)
+    except (UserError, ValueError, FileNotFoundError) as e:
         # Backend and scene errors are ValueError subclasses whose message
         # already names the problem and the fix.
-        print(f"rigmind {args.command}: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except FileNotFoundError as e:
         print(f"rigmind {args.command}: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except RuntimeError as e:
