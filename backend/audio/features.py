@@ -1,0 +1,160 @@
+"""Per-frame speech features shared by the gesture and face models.
+
+Everything is computed on a 100 Hz analysis grid (hop 10 ms at 16 kHz) and
+then sampled at the caller's frame rate (30 fps for motion, 100 for lips).
+Long clips are processed in chunks with context on both sides, so memory is
+bounded by the chunk, and results match the unchunked computation away from
+numerical noise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .loading import SAMPLE_RATE
+
+HOP = 160                    # 10 ms at 16 kHz
+ANALYSIS_FPS = SAMPLE_RATE / HOP
+N_FFT = 512
+N_MELS = 64
+CHUNK_SECONDS = 30.0
+CONTEXT_SECONDS = 0.5
+
+
+@dataclass
+class SpeechFeatures:
+    """Arrays ``[F, ...]`` at ``fps``: ``logmel [F, 64]`` (dB, clip-normalised),
+    ``onset [F]`` (onset strength, unit median), ``energy [F]`` (RMS dBFS),
+    ``pitch [F]`` (log2 f0 z-scored over voiced frames, 0 when unvoiced),
+    ``voiced [F]`` and ``speech [F]`` (voice activity, bool)."""
+
+    fps: float
+    logmel: np.ndarray
+    onset: np.ndarray
+    energy: np.ndarray
+    pitch: np.ndarray
+    voiced: np.ndarray
+    speech: np.ndarray
+
+    @property
+    def num_frames(self) -> int:
+        return len(self.energy)
+
+    def stacked(self) -> np.ndarray:
+        """``[F, 64 + 5]`` float32 model input: mel, onset, energy, pitch, voiced, speech."""
+        return np.concatenate([
+            self.logmel,
+            np.log1p(self.onset)[:, None],
+            ((self.energy + 40.0) / 20.0)[:, None],
+            self.pitch[:, None],
+            self.voiced[:, None].astype(np.float32),
+            self.speech[:, None].astype(np.float32),
+        ], axis=1).astype(np.float32)
+
+
+def _mel_basis():
+    import librosa
+
+    return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=N_MELS, fmin=60, fmax=7600).astype(np.float32)
+
+
+def _analysis_chunk(x: np.ndarray, basis: np.ndarray):
+    """``x`` samples → (mel power [T, 64], rms [T], f0 [T]) at 100 Hz, centred frames."""
+    import librosa
+
+    spec = np.abs(librosa.stft(x, n_fft=N_FFT, hop_length=HOP, window="hann", center=True)) ** 2
+    mel = (basis @ spec).T
+    rms = np.sqrt(spec.sum(axis=0) / (N_FFT * N_FFT / 2.0 * 0.375) + 1e-12)  # Parseval, Hann power 3/8
+    f0 = librosa.yin(x, fmin=65, fmax=400, sr=SAMPLE_RATE, frame_length=1024, hop_length=HOP, center=True)
+    return mel.astype(np.float32), rms.astype(np.float32), f0.astype(np.float32)
+
+
+def analysis_frames(samples: np.ndarray):
+    """Chunked 100 Hz analysis of a whole clip → (mel, rms, f0), each ``[ceil(N/160)+1, ...]``."""
+    basis = _mel_basis()
+    x = np.asarray(samples, dtype=np.float32)
+    total = len(x) // HOP + 1
+    chunk = int(CHUNK_SECONDS * ANALYSIS_FPS)
+    ctx = int(CONTEXT_SECONDS * ANALYSIS_FPS)
+    mels, rmss, f0s = [], [], []
+    for a in range(0, total, chunk):
+        b = min(a + chunk, total)
+        a0, b0 = max(a - ctx, 0), min(b + ctx, total)
+        seg = x[a0 * HOP: b0 * HOP]
+        if len(seg) < 1024:
+            seg = np.pad(seg, (0, 1024 - len(seg)))
+        m, r, f = _analysis_chunk(seg, basis)
+        sl = slice(a - a0, a - a0 + (b - a))
+        mels.append(m[sl]), rmss.append(r[sl]), f0s.append(f[sl])
+    return np.concatenate(mels), np.concatenate(rmss), np.concatenate(f0s)
+
+
+def _sample(a: np.ndarray, src_fps: float, dst_fps: float, n: int) -> np.ndarray:
+    """Linear interpolation of ``a [T, ...]`` from src to dst frame times."""
+    t = np.arange(n) * (src_fps / dst_fps)
+    i0 = np.clip(np.floor(t).astype(int), 0, len(a) - 1)
+    i1 = np.clip(i0 + 1, 0, len(a) - 1)
+    w = (t - i0).reshape((-1,) + (1,) * (a.ndim - 1))
+    return (a[i0] * (1 - w) + a[i1] * w).astype(np.float32)
+
+
+def _pool_max(a: np.ndarray, src_fps: float, dst_fps: float, n: int) -> np.ndarray:
+    """Max of ``a [T]`` over each destination frame's span (keeps short onsets)."""
+    edges = np.round(np.arange(n + 1) * (src_fps / dst_fps)).astype(int)
+    edges = np.clip(edges, 0, len(a))
+    out = np.zeros(n, np.float32)
+    for k in range(n):  # n frames, cheap; reduceat misbehaves on empty spans
+        s, e = edges[k], max(edges[k + 1], edges[k] + 1)
+        out[k] = a[min(s, len(a) - 1): e].max() if s < len(a) else a[-1]
+    return out
+
+
+def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> SpeechFeatures:
+    """Features of an ``AudioClip`` (mono 16 kHz) at ``fps`` frames per second;
+    frame k covers time k/fps. The number of frames is ceil(seconds × fps)."""
+    import librosa
+
+    x = clip.samples
+    n = max(int(np.ceil(len(x) / SAMPLE_RATE * fps)), 1)
+    mel, rms, f0 = analysis_frames(x)
+    logmel = librosa.power_to_db(mel, ref=1.0, amin=1e-10, top_db=None).astype(np.float32)
+    # Clip-level normalisation (mean over loud frames) makes the model
+    # insensitive to microphone gain and spectral tilt of the recording.
+    loud = rms > np.percentile(rms, 50)
+    ref = logmel[loud].mean(axis=0) if loud.any() else logmel.mean(axis=0)
+    logmel = (logmel - ref) / 20.0
+    onset = librosa.onset.onset_strength(S=librosa.power_to_db(mel.T, ref=np.max), sr=SAMPLE_RATE, hop_length=HOP)
+    med = float(np.median(onset[onset > 0])) if np.any(onset > 0) else 1.0
+    onset = (onset / max(med, 1e-6)).astype(np.float32)
+    energy = (20 * np.log10(rms + 1e-6)).astype(np.float32)
+    if getattr(clip, "silent", False):
+        energy[:] = -120.0
+        onset[:] = 0.0
+        logmel[:] = -3.0
+
+    speech = (speech_mask(x, fps, n) if with_vad and not getattr(clip, "silent", False)
+              else np.zeros(n, bool))
+    e = _sample(energy, ANALYSIS_FPS, fps, n)
+    f = _sample(f0, ANALYSIS_FPS, fps, n)
+    voiced = speech & (e > e.max() - 35.0) & (f < 390) & (f > 70)
+    lp = np.log2(np.maximum(f, 1.0))
+    pitch = np.zeros(n, np.float32)
+    if voiced.sum() > 3:
+        mu, sd = lp[voiced].mean(), lp[voiced].std() + 1e-3
+        pitch[voiced] = np.clip((lp[voiced] - mu) / sd, -3, 3)
+    return SpeechFeatures(
+        fps=float(fps),
+        logmel=_sample(logmel, ANALYSIS_FPS, fps, n),
+        onset=_pool_max(onset, ANALYSIS_FPS, fps, n),
+        energy=e,
+        pitch=pitch,
+        voiced=voiced,
+        speech=speech,
+    )
+
+
+def speech_mask(samples, fps, n):
+    from .vad import speech_mask as _m
+
+    return _m(samples, fps, n)

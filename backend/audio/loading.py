@@ -1,0 +1,158 @@
+"""Load speech audio from any file soundfile (libsndfile: WAV incl. float,
+FLAC, OGG/Vorbis/Opus, MP3) or librosa/audioread reads, as mono 16 kHz float32,
+loudness-normalised.
+
+Long files are read in blocks and resampled with a streaming resampler, so
+memory stays bounded by the 16 kHz mono result (about 4 MB per minute), not by
+the source format (a 10-minute 48 kHz stereo file would be 230 MB as float32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SAMPLE_RATE = 16000
+TARGET_RMS_DBFS = -20.0      # speech level after normalisation (active parts)
+SILENCE_PEAK = 1e-3          # below this peak (-60 dBFS) a file counts as silent
+MIN_SECONDS = 0.05
+
+
+class AudioError(ValueError):
+    """A user-facing problem with an audio file: the message names it and the fix."""
+
+
+@dataclass
+class AudioClip:
+    """``samples [N]`` float32 mono at ``sample_rate`` Hz (16 kHz), peak ≤ 1.
+
+    ``source_rate``/``source_channels`` describe the file; ``gain_db`` is the
+    normalisation applied; ``silent`` is True when the file held no signal."""
+
+    samples: np.ndarray
+    sample_rate: int
+    source_rate: int
+    source_channels: int
+    gain_db: float
+    silent: bool
+    path: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return len(self.samples) / float(self.sample_rate)
+
+
+def _read_soundfile(path: Path, sr: int, block_seconds: float):
+    import soundfile as sf
+    import soxr
+
+    with sf.SoundFile(str(path)) as f:
+        rate, channels = f.samplerate, f.channels
+        stream = None if rate == sr else soxr.ResampleStream(rate, sr, 1, dtype="float32", quality="HQ")
+        out = []
+        block = max(int(rate * block_seconds), 1024)
+        while True:
+            x = f.read(block, dtype="float32", always_2d=True)
+            last = len(x) < block
+            mono = x.mean(axis=1).astype(np.float32) if len(x) else np.zeros(0, np.float32)
+            out.append(mono if stream is None else stream.resample_chunk(mono, last=last))
+            if last:
+                break
+    return np.concatenate(out) if out else np.zeros(0, np.float32), rate, channels
+
+
+def _read_librosa(path: Path, sr: int):
+    import warnings
+
+    import librosa
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y, rate = librosa.load(str(path), sr=None, mono=False)
+    y = np.atleast_2d(y)
+    channels = y.shape[0]
+    mono = y.mean(axis=0).astype(np.float32)
+    if rate != sr:
+        import soxr
+
+        mono = soxr.resample(mono, rate, sr, quality="HQ").astype(np.float32)
+    return mono, int(rate), channels
+
+
+def normalise_loudness(x: np.ndarray, sr: int = SAMPLE_RATE) -> tuple:
+    """Scale so the RMS of the louder half of 50 ms frames sits at
+    TARGET_RMS_DBFS (a cheap stand-in for gated loudness: pauses don't drag
+    it down), then cap the peak at 0.99. Returns ``(scaled, gain_db)``."""
+    hop = max(int(0.05 * sr), 1)
+    n = len(x) // hop
+    if n == 0:
+        rms = float(np.sqrt(np.mean(x.astype(np.float64) ** 2)) + 1e-12)
+    else:
+        frames = x[: n * hop].astype(np.float64).reshape(n, hop)
+        r = np.sqrt(np.mean(frames**2, axis=1))
+        r = np.sort(r)[n // 2:]
+        rms = float(np.sqrt(np.mean(r**2)) + 1e-12)
+    gain = 10 ** (TARGET_RMS_DBFS / 20) / rms
+    peak = float(np.abs(x).max()) * gain
+    if peak > 0.99:
+        gain *= 0.99 / peak
+    return (x * gain).astype(np.float32), float(20 * np.log10(gain))
+
+
+def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,
+               block_seconds: float = 30.0) -> AudioClip:
+    """Read ``path`` → mono ``sample_rate`` float32, loudness-normalised.
+
+    Raises AudioError for a missing, empty, corrupt, too-short or non-finite
+    file. A silent file is returned as zeros with ``silent=True`` (no gain, so
+    noise is never amplified into fake speech)."""
+    path = Path(path)
+    if not path.exists():
+        raise AudioError(f"audio file not found: {path} — check the path")
+    if path.is_dir():
+        raise AudioError(f"{path} is a folder, not an audio file — pick a .wav/.flac/.mp3/.ogg file")
+    if path.stat().st_size == 0:
+        raise AudioError(f"audio file {path.name} is empty (0 bytes) — re-export it")
+    try:
+        x, rate, channels = _read_soundfile(path, sample_rate, block_seconds)
+    except Exception as first:  # noqa: BLE001 - libsndfile failed; try audioread/ffmpeg
+        try:
+            x, rate, channels = _read_librosa(path, sample_rate)
+        except Exception:  # noqa: BLE001
+            raise AudioError(
+                f"cannot decode audio file {path.name} ({first.__class__.__name__}: {first}) — "
+                "it is corrupt or not audio; convert it to WAV (16-bit PCM) and try again"
+            ) from None
+    if not np.all(np.isfinite(x)):
+        raise AudioError(f"audio file {path.name} contains NaN/Inf samples — re-export it as 16-bit PCM WAV")
+    if len(x) < MIN_SECONDS * sample_rate:
+        raise AudioError(f"audio file {path.name} is too short ({len(x) / sample_rate:.3f} s; "
+                         f"need at least {MIN_SECONDS} s)")
+    silent = float(np.abs(x).max()) < SILENCE_PEAK
+    gain_db = 0.0
+    if silent:
+        x = np.zeros_like(x)
+    elif normalise:
+        x, gain_db = normalise_loudness(x, sample_rate)
+    return AudioClip(x.astype(np.float32), sample_rate, int(rate), int(channels), gain_db, silent, str(path))
+
+
+def clip_from_array(samples: np.ndarray, rate: int, *, normalise: bool = True) -> AudioClip:
+    """The same conversion for samples already in memory (``[N]`` or ``[N, C]``)."""
+    x = np.asarray(samples, dtype=np.float32)
+    channels = 1 if x.ndim == 1 else x.shape[1]
+    if x.ndim == 2:
+        x = x.mean(axis=1)
+    if rate != SAMPLE_RATE:
+        import soxr
+
+        x = soxr.resample(x, rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
+    silent = float(np.abs(x).max(initial=0.0)) < SILENCE_PEAK
+    gain_db = 0.0
+    if silent:
+        x = np.zeros_like(x)
+    elif normalise:
+        x, gain_db = normalise_loudness(x)
+    return AudioClip(x, SAMPLE_RATE, int(rate), channels, gain_db, silent)
