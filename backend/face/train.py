@@ -1,0 +1,279 @@
+"""``rigmind train face``: train the audio → viseme/jaw network.
+
+Data (all from ``--data``, default ../shared/data, plus eSpeak NG):
+- synthesised speech in 8 languages, random voices/rates/pitches, heavy
+  augmentation (noise, EQ, reverb, gain), with exact phoneme labels;
+- real English speech with pseudo-labels: pocketsphinx word recognition,
+  then forced alignment of the recognised words (LJ001-0009..0032 — the
+  eight transcribed clips LJ001-0001..0008 are never used: they are the
+  evaluation set — and BEAT2 takes 2..5);
+- the BEAT2 take 2_scott_0_1_1: its first 70 % with the speaker's real jaw
+  rotation as the jaw target (the last 30 % is held out for evaluation).
+
+Deterministic for a given ``--seed`` (one thread)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..audio.loading import clip_from_array, load_audio
+from ..audio.features import speech_features
+from .visemes import arpabet_to_viseme, ipa_to_viseme, target_matrix, viseme_index, viseme_names
+
+FPS = 100.0
+BEAT_TRAIN_FRACTION = 0.7
+JAW_SCALE_RAD = 0.08            # BEAT2 jaw angle (rad) that counts as jawOpen 1
+LANGS = ("en-us", "en-us", "de", "es", "fr", "it", "pt", "nl", "pl")
+VARIANTS = ("", "+f2", "+f3", "+m2", "+m3", "+f4")
+
+
+def default_data() -> Path:
+    import os
+
+    return Path(os.environ.get("RIGMIND_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+
+
+# --- labels ------------------------------------------------------------------------
+
+
+def frame_labels(segments: list, n: int, to_viseme) -> np.ndarray:
+    """``[(start_s, end_s, phone)]`` → viseme index per 100 fps frame ``[n]`` (sil elsewhere)."""
+    idx = viseme_index()
+    out = np.zeros(n, np.int64)
+    for s, e, p in segments:
+        a, b = int(round(s * FPS)), int(round(e * FPS))
+        out[max(a, 0):min(max(b, a + 1), n)] = idx[to_viseme(p)]
+    return out
+
+
+def jaw_from_labels(labels: np.ndarray, energy: np.ndarray) -> np.ndarray:
+    """Phone-derived jaw target: the viseme's jawOpen, smoothed (~40 ms), scaled by loudness."""
+    from scipy.ndimage import gaussian_filter1d
+
+    from .coarticulation import loudness_gain
+
+    j = target_matrix()[labels, 17]
+    return np.clip(gaussian_filter1d(j, 4.0) * loudness_gain(energy), 0, 1).astype(np.float32)
+
+
+# --- synthetic speech ----------------------------------------------------------------
+
+
+def _random_text(lang: str, rng: np.random.Generator, words: list) -> str:
+    if lang.startswith("en"):
+        return " ".join(rng.choice(words, size=int(rng.integers(4, 12))))
+    cons, vows = list("bcdfghjklmnprstvzw") + ["ch", "sch", "qu", "ll", "rr"], list("aeiouy") + ["ei", "au", "ou"]
+    out = []
+    for _ in range(int(rng.integers(4, 10))):
+        w = "".join(rng.choice(cons) + rng.choice(vows) + (rng.choice(cons) if rng.random() < 0.4 else "")
+                    for _ in range(int(rng.integers(1, 4))))
+        out.append(w)
+    return " ".join(out) + rng.choice([".", ",", "?", "!"])
+
+
+def augment(x: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
+    """Random EQ (low/high-pass), short reverb, background noise (10–40 dB SNR) and gain."""
+    from scipy.signal import butter, fftconvolve, lfilter
+
+    y = x.astype(np.float64)
+    if rng.random() < 0.6:
+        b, a = butter(2, rng.uniform(2500, 7000) / (sr / 2), "low")
+        y = lfilter(b, a, y)
+    if rng.random() < 0.5:
+        b, a = butter(2, rng.uniform(80, 400) / (sr / 2), "high")
+        y = lfilter(b, a, y)
+    if rng.random() < 0.5:
+        rt = rng.uniform(0.1, 0.5)
+        n = int(rt * sr)
+        ir = rng.normal(0, 1, n) * np.exp(-6.9 * np.arange(n) / n)
+        ir[0] = 1.0 / rng.uniform(0.05, 0.3)
+        y = fftconvolve(y, ir)[: len(y)]
+    y /= np.abs(y).max() + 1e-9
+    if rng.random() < 0.8:
+        p = np.mean(y ** 2)
+        noise = rng.normal(0, 1, len(y))
+        if rng.random() < 0.5:
+            noise = lfilter([1.0], [1.0, -0.95], noise)   # brown-ish
+        noise *= np.sqrt(p / (np.mean(noise ** 2) + 1e-12) / 10 ** (rng.uniform(10, 40) / 10))
+        y = y + noise
+    return (y * rng.uniform(0.1, 0.9) / (np.abs(y).max() + 1e-9)).astype(np.float32)
+
+
+def synth_item(rng: np.random.Generator, words: list, lang: str | None = None, aug: bool = True):
+    """One synthesised utterance → (features [T, 69], labels [T], jaw [T], phones, clip)."""
+    from .espeak import synthesize
+
+    lang = lang or str(rng.choice(LANGS))
+    voice = lang + str(rng.choice(VARIANTS))
+    syn = synthesize(_random_text(lang, rng, words), voice, rate=int(rng.integers(120, 280)),
+                     pitch=int(rng.integers(20, 80)), pitch_range=int(rng.integers(20, 90)))
+    pad0, pad1 = int(rng.uniform(0.1, 0.6) * syn.sample_rate), int(rng.uniform(0.1, 0.6) * syn.sample_rate)
+    x = np.concatenate([np.zeros(pad0, np.float32), syn.samples, np.zeros(pad1, np.float32)])
+    phones = [(s + pad0 / syn.sample_rate, e + pad0 / syn.sample_rate, p) for s, e, p in syn.phones]
+    if aug:
+        x = augment(x, syn.sample_rate, rng)
+    clip = clip_from_array(x, syn.sample_rate)
+    f = speech_features(clip, FPS)
+    lab = frame_labels(phones, f.num_frames, ipa_to_viseme)
+    return f.stacked(), lab, jaw_from_labels(lab, f.energy), phones, clip
+
+
+# --- real speech pseudo-labels -------------------------------------------------------------
+
+
+def pseudo_label(samples: np.ndarray, chunk_s: float = 15.0) -> list:
+    """Recognise words (pocketsphinx with its English LM), then force-align
+    them → ARPAbet phones ``[(start_s, end_s, phone)]``; long audio in chunks."""
+    from pocketsphinx import Decoder
+
+    from . import sphinx
+
+    asr = Decoder(samprate=16000, loglevel="FATAL")
+    out, sr = [], 16000
+    step = int(chunk_s * sr)
+    for a in range(0, len(samples), step):
+        seg = samples[a: a + step]
+        if len(seg) < sr // 2:
+            continue
+        asr.start_utt()
+        asr.process_raw(sphinx._pcm16(seg), full_utt=True)
+        asr.end_utt()
+        hyp = asr.hyp()
+        if hyp is None or not hyp.hypstr.strip():
+            continue
+        phones = sphinx.align_transcript(seg, hyp.hypstr) or []
+        out.extend((s + a / sr, e + a / sr, p) for s, e, p in phones)
+    return out
+
+
+def real_items(data: Path, cache: Path) -> list:
+    """(features, labels, jaw target, jaw weight) for the real training speech."""
+    lj = sorted((data / "speech_english_ljspeech" / "wavs").glob("LJ001-*.wav"))
+    lj = [p for p in lj if int(p.stem.split("-")[1]) > 8]
+    beat = data / "beat2_speech_gesture_sample"
+    files = lj + sorted(beat.glob("2_scott_0_[2-5]_*.wav"))
+    labels = json.loads(cache.read_text()) if cache.is_file() else {}
+    items = []
+    for p in files:
+        clip = load_audio(p)
+        if p.name not in labels:
+            labels[p.name] = pseudo_label(clip.samples)
+        f = speech_features(clip, FPS)
+        lab = frame_labels(labels[p.name], f.num_frames, arpabet_to_viseme)
+        items.append((f.stacked(), lab, jaw_from_labels(lab, f.energy), 0.3))
+    # the paired take: real jaw on its training part
+    wav, npz = beat / "2_scott_0_1_1.wav", beat / "2_scott_0_1_1.npz"
+    if wav.is_file() and npz.is_file():
+        clip = load_audio(wav)
+        f = speech_features(clip, FPS)
+        if wav.name not in labels:
+            labels[wav.name] = pseudo_label(clip.samples)
+        lab = frame_labels(labels[wav.name], f.num_frames, arpabet_to_viseme)
+        jaw = beat_jaw(npz, f.num_frames)
+        cut = int(BEAT_TRAIN_FRACTION * min(f.num_frames, len(jaw)))
+        items.append((f.stacked()[:cut], lab[:cut], jaw[:cut], 3.0))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(labels))
+    return items
+
+
+def beat_jaw(npz: Path, n: int | None = None, fps: float = FPS) -> np.ndarray:
+    """BEAT2 SMPL-X jaw opening (joint 22 rotation angle) as a 0..1 target at ``fps``."""
+    d = np.load(npz, allow_pickle=True)
+    ang = np.linalg.norm(d["poses"][:, 66:69], axis=1)
+    src = float(d["mocap_frame_rate"]) if "mocap_frame_rate" in d else 30.0
+    m = int(np.floor(len(ang) / src * fps)) if n is None else n
+    t = np.arange(m) / fps * src
+    return np.clip(np.interp(t, np.arange(len(ang)), ang) / JAW_SCALE_RAD, 0, 1).astype(np.float32)
+
+
+# --- training ------------------------------------------------------------------------------
+
+
+def main_train(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="rigmind train face", description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=default_data())
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--synth", type=int, default=400, help="synthesised utterances (default 400)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=None, help="weights file (default models/face.pt)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    import torch
+
+    from .model import DEFAULT_WEIGHTS, HIDDEN, build_network, save_model
+    from .sphinx import cmu_dictionary
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    t0 = time.time()
+    words = sorted(w for w in cmu_dictionary() if w.isalpha() and 2 <= len(w) <= 10)
+    items = []
+    for _ in range(args.synth):
+        x, lab, jaw, _p, _c = synth_item(rng, words)
+        items.append((x, lab, jaw, 1.0))
+    n_synth = len(items)
+    t_synth = time.time() - t0
+    data = Path(args.data)
+    if data.is_dir():
+        items += real_items(data, Path.home() / ".cache" / "rigmind" / "face_pseudo_labels.json")
+    t_data = time.time() - t0
+    print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
+
+    V = len(viseme_names())
+    net = build_network(V, HIDDEN)
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=args.steps, pct_start=0.1)
+    # Real speech is rarer than synthetic; sample it about 40 % of the time.
+    w = np.array([1.0 if it[3] == 1.0 else 0.0 for it in items])
+    real = np.flatnonzero(w == 0)
+    crop, batch = 300, 16
+    curve = []
+    for step in range(args.steps):
+        xs, ys, js, jw = [], [], [], []
+        for _ in range(batch):
+            k = int(rng.choice(real)) if (len(real) and rng.random() < 0.4) else int(rng.integers(n_synth))
+            x, lab, jaw, wt = items[k]
+            a = int(rng.integers(0, max(len(x) - crop, 0) + 1))
+            xx, ll, jj = x[a:a + crop], lab[a:a + crop], jaw[a:a + crop]
+            pad = crop - len(xx)
+            if pad:
+                xx = np.pad(xx, ((0, pad), (0, 0)))
+                ll = np.pad(ll, (0, pad), constant_values=-100)
+                jj = np.pad(jj, (0, pad))
+            # feature noise + random per-band gain: robustness to the channel
+            xx = xx + rng.normal(0, 0.02, xx.shape).astype(np.float32)
+            xs.append(xx), ys.append(ll), js.append(jj), jw.append(wt)
+        X = torch.from_numpy(np.stack(xs))
+        Y = torch.from_numpy(np.stack(ys))
+        J = torch.from_numpy(np.stack(js))
+        JW = torch.tensor(jw, dtype=torch.float32)[:, None] * (Y >= 0)
+        logits, jaw = net(X)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), Y.reshape(-1), ignore_index=-100,
+                                               label_smoothing=0.05)
+        jl = ((jaw - J) ** 2 * JW).sum() / JW.sum().clamp(min=1)
+        loss = ce + 2.0 * jl
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == args.steps - 1:
+            curve.append({"step": step, "ce": round(ce.item(), 4), "jaw_mse": round(jl.item(), 5)})
+            print(f"step {step}: ce {ce.item():.3f} jaw {jl.item():.4f} ({time.time() - t0:.0f} s)", flush=True)
+    elapsed = time.time() - t0
+    meta = {"n_classes": V, "hidden": HIDDEN, "switch_penalty": 4.0, "seed": args.seed, "steps": args.steps,
+            "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
+    out = args.out or DEFAULT_WEIGHTS
+    save_model(net, meta, out)
+    log = dict(meta, data_seconds=round(t_data, 1), threads=args.threads, curve=curve,
+               command="rigmind train face --data ../shared/data" + (f" --seed {args.seed}" if args.seed else ""))
+    Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))
+    print(f"wrote {Path(out).resolve()} ({Path(out).stat().st_size / 1e6:.2f} MB) in {elapsed:.0f} s")
+    return 0

@@ -1,0 +1,138 @@
+"""Put generated face animation on Blender objects: ARKit shape keys on a
+mesh (any naming style), optionally a jaw bone, and the speech as a sound
+strip. ``generate_face_on_mesh`` is what the Generate Face operator, the CLI
+and the gesture operator call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..backend.face.arkit_names import resolve_arkit_names
+from . import scene_io
+
+
+@dataclass
+class FaceResult:
+    """What was written: the shape-key ``action``, the ARKit names the mesh has
+    (``written``) and lacks (``missing``), the optional ``jaw_action`` and the
+    ``animation`` itself."""
+
+    action: object
+    written: list
+    missing: list
+    animation: object
+    jaw_action: object = None
+    jaw_bone: str = ""
+    notes: list = field(default_factory=list)
+
+    def summary(self) -> str:
+        msg = f"'{self.action.name}': {len(self.written)}/52 ARKit shapes"
+        if self.missing:
+            shown = ", ".join(self.missing[:8]) + (" …" if len(self.missing) > 8 else "")
+            msg += f"; missing (skipped): {shown}"
+        if self.jaw_bone:
+            msg += f"; jaw bone '{self.jaw_bone}'"
+        return msg
+
+
+def _scene_fps(scene) -> float:
+    return scene.render.fps / scene.render.fps_base
+
+
+def add_sound_strip(scene, audio_path, frame_start: int):
+    """The speech as a sound strip at ``frame_start`` (channel 1), so playback
+    and MP4 renders carry it."""
+    se = scene.sequence_editor or scene.sequence_editor_create()
+    name = f"RigMind · {Path(audio_path).stem}"
+    strips = se.strips
+    return strips.new_sound(name=name, filepath=str(audio_path), channel=1, frame_start=int(frame_start))
+
+
+def find_armature_for(mesh_obj):
+    """The armature that deforms ``mesh_obj`` (modifier or parent), if any."""
+    for m in getattr(mesh_obj, "modifiers", []):
+        if m.type == "ARMATURE" and m.object is not None:
+            return m.object
+    p = mesh_obj.parent
+    return p if p is not None and p.type == "ARMATURE" else None
+
+
+def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_name: str, frame_start: int = 1):
+    """Jaw opening ``angles [F]`` (radians) as rotation about the bone's local
+    X axis, in a new action on the armature (its previous one is kept)."""
+    import bpy
+
+    pb = arm_obj.pose.bones[jaw_bone]
+    scene = bpy.context.scene
+    frames = frame_start + np.arange(len(angles)) * (_scene_fps(scene) / fps)
+    action, cb = scene_io._new_action(arm_obj, action_name, "OBJECT", True)
+    path = f'pose.bones["{bpy.utils.escape_identifier(jaw_bone)}"]'
+    a = np.asarray(angles, np.float64)
+    if pb.rotation_mode == "QUATERNION":
+        q = [np.cos(a / 2), np.sin(a / 2), np.zeros_like(a), np.zeros_like(a)]
+        specs = [(f"{path}.rotation_quaternion", i, jaw_bone, q[i]) for i in range(4)]
+    elif pb.rotation_mode == "AXIS_ANGLE":
+        specs = [(f"{path}.rotation_axis_angle", 0, jaw_bone, a), (f"{path}.rotation_axis_angle", 1, jaw_bone, np.ones_like(a))]
+    else:
+        specs = [(f"{path}.rotation_euler", 0, jaw_bone, a)]
+    scene_io._write_curves(cb, specs, frames, "LINEAR")
+    return action
+
+
+def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
+                          start_frame: int = 1, method: str = "model", armature=None, jaw: bool | None = None,
+                          add_sound: bool = True, animation=None, action_name: str | None = None) -> FaceResult:
+    """Generate lip-sync and facial animation from ``audio`` (path or
+    ``AudioClip``) onto ``mesh_obj``'s ARKit shape keys as a new action.
+
+    A ``.txt`` beside the audio is used as the transcript when none is given.
+    ``jaw``: also rotate the rig's mapped jaw bone (default: only when the mesh
+    has no jawOpen key, so the jaw never opens twice). Shapes the mesh lacks
+    are listed in ``missing`` and skipped. Raises ``AudioError`` /
+    ``SceneError`` (ValueErrors) with a message for the user."""
+    import bpy
+
+    from ..backend.face.generate import generate_face, transcript_beside
+
+    if mesh_obj is None or mesh_obj.type != "MESH":
+        raise scene_io.SceneError("pick a face mesh (a mesh object with ARKit shape keys)")
+    key = mesh_obj.data.shape_keys
+    if key is None or len(key.key_blocks) < 2:
+        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has no shape keys to animate: pick a mesh with ARKit shape keys")
+    mapping = resolve_arkit_names([kb.name for kb in key.key_blocks])
+    if not mapping:
+        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has none of the 52 ARKit shape keys (jawOpen, eyeBlinkLeft, …)")
+    scene = bpy.context.scene
+    fps = _scene_fps(scene)
+    audio_path = audio if isinstance(audio, (str, Path)) else getattr(audio, "path", "")
+    if transcript is None and audio_path:
+        transcript = transcript_beside(audio_path)
+    anim = animation or generate_face(audio, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method)
+    names = [mapping.get(n) for n in anim.names]
+    cols = [i for i, n in enumerate(names) if n is not None]
+    stem = Path(audio_path).stem if audio_path else "speech"
+    action, written, _ = scene_io.write_shape_keys(mesh_obj, [names[i] for i in cols], anim.weights[:, cols], anim.fps,
+                                                   action_name or f"RigMind Face · {stem}", frame_start=start_frame)
+    missing = [n for n in anim.names if n not in mapping]
+    result = FaceResult(action, [anim.names[i] for i in cols], missing, anim, notes=list(anim.notes))
+    arm = armature or find_armature_for(mesh_obj)
+    if jaw is None:
+        jaw = "jawOpen" not in mapping
+    if jaw and arm is not None:
+        from .retarget_scene import target_mapping
+
+        try:
+            bone = target_mapping(arm).get("jaw")
+        except ValueError:
+            bone = None
+        if bone and bone in arm.pose.bones:
+            result.jaw_action = write_jaw(arm, bone, anim.jaw_rotation, anim.fps, f"RigMind Jaw · {stem}", start_frame)
+            result.jaw_bone = bone
+    last = start_frame + int(np.ceil((anim.num_frames - 1) * (fps / anim.fps)))
+    scene.frame_end = max(scene.frame_end, last)
+    if add_sound and audio_path:
+        add_sound_strip(scene, audio_path, start_frame)
+    return result
