@@ -71,3 +71,16 @@ def test_committed_model_non_english_speech():
     assert "aa" in vs or "E" in vs
     b = generate_face(clip, fps=30.0, method="model")
     assert np.array_equal(anim.weights, b.weights)
+
+
+def test_split_ipa_matches_cmu_phone_units():
+    """eSpeak's vowel + r/l units are split like the CMU dictionary's phones
+    (the VER reference); US ``ɜː`` is r-coloured; diphthongs stay whole."""
+    from rigmind.backend.face.train import split_ipa
+    from rigmind.backend.face.visemes import ipa_to_viseme
+
+    ph = split_ipa([(0.0, 1.0, "ˈɑːɹ"), (1.0, 2.0, "əl"), (2.0, 3.0, "ˈɜː"), (3.0, 4.0, "ˈaɪ"), (4.0, 5.0, "ˈiə")],
+                   "en-us")
+    assert [ipa_to_viseme(p) for _, _, p in ph] == ["aa", "RR", "aa", "nn", "RR", "aa", "I", "aa"]
+    assert ph[0][:2] == (0.0, pytest.approx(0.6)) and ph[1][:2] == (pytest.approx(0.6), 1.0)
+    assert [ipa_to_viseme(p) for _, _, p in split_ipa([(0.0, 1.0, "ɜ")], "de")] == ["E"]

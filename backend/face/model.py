@@ -20,6 +20,9 @@ IN_DIM = 69
 HIDDEN = 128
 DILATIONS = (1, 2, 4, 8, 16)
 KERNEL = 3
+# Viterbi cost of a viseme change (decoding), chosen on the validation split
+# (LJ001-0025..0032 held out of a training run; never the evaluation clips).
+SWITCH_PENALTY = 4.0
 
 
 def build_network(n_classes: int = 15, hidden: int = HIDDEN):
@@ -78,7 +81,7 @@ class FaceModel:
     def __init__(self, net, meta: dict):
         self.net = net.eval()
         self.meta = meta
-        self.switch_penalty = float(meta.get("switch_penalty", 4.0))
+        self.switch_penalty = float(meta.get("switch_penalty", SWITCH_PENALTY))
 
     def predict_stacked(self, x: np.ndarray):
         """``[T, 69]`` features → (posteriors ``[T, V]``, jaw ``[T]``)."""

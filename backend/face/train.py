@@ -1,8 +1,11 @@
 """``rigmind train face``: train the audio → viseme/jaw network.
 
 Data (all from ``--data``, default ../shared/data, plus eSpeak NG):
-- synthesised speech in 8 languages, random voices/rates/pitches, heavy
-  augmentation (noise, EQ, reverb, gain), with exact phoneme labels;
+- 2000 synthesised utterances, about half US English (random CMU-dictionary
+  words) and half seven other languages (random syllables), random
+  voices/rates/pitches, heavy augmentation (noise, EQ, reverb, gain), with
+  exact phoneme labels (eSpeak's vowel + r/l units split as in CMU, see
+  ``split_ipa``);
 - real English speech with pseudo-labels: pocketsphinx word recognition,
   then forced alignment of the recognised words (LJ001-0009..0032 — the
   eight transcribed clips LJ001-0001..0008 are never used: they are the
@@ -28,7 +31,11 @@ from .visemes import arpabet_to_viseme, ipa_to_viseme, target_matrix, viseme_ind
 FPS = 100.0
 BEAT_TRAIN_FRACTION = 0.7
 JAW_SCALE_RAD = 0.08            # BEAT2 jaw angle (rad) that counts as jawOpen 1
-LANGS = ("en-us", "en-us", "de", "es", "fr", "it", "pt", "nl", "pl")
+# about half US English (the language of the real speech and of the CMU
+# reference), the rest seven other languages with their own phonotactics
+LANGS = ("en-us",) * 7 + ("de", "es", "fr", "it", "pt", "nl", "pl")
+SYNTH = 2000                    # synthesised utterances (about 2 h of speech)
+STEPS = 4000
 VARIANTS = ("", "+f2", "+f3", "+m2", "+m3", "+f4")
 
 
@@ -104,6 +111,34 @@ def augment(x: np.ndarray, sr: int, rng: np.random.Generator) -> np.ndarray:
     return (y * rng.uniform(0.1, 0.9) / (np.abs(y).max() + 1e-9)).astype(np.float32)
 
 
+_IPA_MARKS = "ˈˌ"
+_R_COLOURED = ("ɹ", "ɚ", "l")
+
+
+def split_ipa(phones: list, lang: str) -> list:
+    """Make eSpeak's phone units match the CMU dictionary's (the reference of
+    the viseme error rate): eSpeak writes some vowel + r/l sequences as one
+    unit (``ɑːɹ`` in "car", ``ɔːɹ``, ``ɪɹ``, ``əl`` in "table", ``aɪɚ``, ``iə``)
+    where CMU has two phones (AA R, AH L, …); those are split in time (vowel
+    60 %, then the r/l/schwa). In US English ``ɜː`` ("bird") is r-coloured
+    (CMU ER → RR) and becomes ``ɚ``. Diphthongs (aɪ, eɪ, oʊ) stay single, as in CMU."""
+    out = []
+    en_us = lang.startswith("en-us")
+    for s, e, p in phones:
+        q = "".join(c for c in p if c not in _IPA_MARKS).replace("ː", "")
+        if en_us and q.startswith("ɜ"):
+            q = "ɚ" + q[1:]
+        tail = next((t for t in _R_COLOURED if len(q) > len(t) and q.endswith(t)), None)
+        if tail is None and len(q) > 1 and q.endswith("ə") and q[:-1] not in ("", "ɚ"):
+            tail = "ə"
+        if tail is not None:
+            m = s + 0.6 * (e - s)
+            out += [(s, m, q[: -len(tail)]), (m, e, tail)]
+        else:
+            out.append((s, e, q if q else p))
+    return out
+
+
 def synth_item(rng: np.random.Generator, words: list, lang: str | None = None, aug: bool = True):
     """One synthesised utterance → (features [T, 69], labels [T], jaw [T], phones, clip)."""
     from .espeak import synthesize
@@ -114,7 +149,8 @@ def synth_item(rng: np.random.Generator, words: list, lang: str | None = None, a
                      pitch=int(rng.integers(20, 80)), pitch_range=int(rng.integers(20, 90)))
     pad0, pad1 = int(rng.uniform(0.1, 0.6) * syn.sample_rate), int(rng.uniform(0.1, 0.6) * syn.sample_rate)
     x = np.concatenate([np.zeros(pad0, np.float32), syn.samples, np.zeros(pad1, np.float32)])
-    phones = [(s + pad0 / syn.sample_rate, e + pad0 / syn.sample_rate, p) for s, e, p in syn.phones]
+    phones = split_ipa([(s + pad0 / syn.sample_rate, e + pad0 / syn.sample_rate, p) for s, e, p in syn.phones],
+                       lang)
     if aug:
         x = augment(x, syn.sample_rate, rng)
     clip = clip_from_array(x, syn.sample_rate)
@@ -151,12 +187,10 @@ def pseudo_label(samples: np.ndarray, chunk_s: float = 15.0) -> list:
     return out
 
 
-def real_items(data: Path, cache: Path) -> list:
+def real_items(data: Path, cache: Path, holdout=()) -> list:
     """(features, labels, jaw target, jaw weight) for the real training speech."""
-    lj = sorted((data / "speech_english_ljspeech" / "wavs").glob("LJ001-*.wav"))
-    lj = [p for p in lj if int(p.stem.split("-")[1]) > 8]
     beat = data / "beat2_speech_gesture_sample"
-    files = lj + sorted(beat.glob("2_scott_0_[2-5]_*.wav"))
+    files = real_training_files(data, holdout)
     labels = json.loads(cache.read_text()) if cache.is_file() else {}
     items = []
     for p in files:
@@ -195,18 +229,79 @@ def beat_jaw(npz: Path, n: int | None = None, fps: float = FPS) -> np.ndarray:
 # --- training ------------------------------------------------------------------------------
 
 
+def real_training_files(data: Path, holdout=()) -> list:
+    """The real speech used for training: LJ001-0009..0032 (the transcribed
+    evaluation clips LJ001-0001..0008 never) minus ``holdout`` stems, and BEAT2 takes 2..5."""
+    lj = sorted((data / "speech_english_ljspeech" / "wavs").glob("LJ001-*.wav"))
+    lj = [p for p in lj if int(p.stem.split("-")[1]) > 8 and p.stem not in set(holdout)]
+    beat = data / "beat2_speech_gesture_sample"
+    return lj + sorted(beat.glob("2_scott_0_[2-5]_*.wav"))
+
+
+def train_network(items: list, n_synth: int, steps: int, rng: np.random.Generator, *, hidden: int = 128,
+                  lr: float = 2e-3, real_share: float = 0.4, batch: int = 16, crop: int = 300,
+                  smoothing: float = 0.05, log=print, t0: float | None = None):
+    """Train the network on ``items`` [(features, labels, jaw, jaw weight)]
+    (the first ``n_synth`` synthesised) → (network, loss curve)."""
+    import torch
+
+    from .model import build_network
+
+    t0 = time.time() if t0 is None else t0
+    V = len(viseme_names())
+    net = build_network(V, hidden)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    real = np.arange(n_synth, len(items))
+    curve = []
+    for step in range(steps):
+        xs, ys, js, jw = [], [], [], []
+        for _ in range(batch):
+            k = int(rng.choice(real)) if (len(real) and rng.random() < real_share) else int(rng.integers(n_synth))
+            x, lab, jaw, wt = items[k]
+            a = int(rng.integers(0, max(len(x) - crop, 0) + 1))
+            xx = np.asarray(x[a:a + crop], np.float32)
+            ll, jj = np.asarray(lab[a:a + crop], np.int64), np.asarray(jaw[a:a + crop], np.float32)
+            pad = crop - len(xx)
+            if pad:
+                xx = np.pad(xx, ((0, pad), (0, 0)))
+                ll = np.pad(ll, (0, pad), constant_values=-100)
+                jj = np.pad(jj, (0, pad))
+            # feature noise: robustness to the channel
+            xx = xx + rng.normal(0, 0.02, xx.shape).astype(np.float32)
+            xs.append(xx), ys.append(ll), js.append(jj), jw.append(wt)
+        X = torch.from_numpy(np.stack(xs))
+        Y = torch.from_numpy(np.stack(ys))
+        J = torch.from_numpy(np.stack(js))
+        JW = torch.tensor(jw, dtype=torch.float32)[:, None] * (Y >= 0)
+        logits, jaw = net(X)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), Y.reshape(-1), ignore_index=-100,
+                                               label_smoothing=smoothing)
+        jl = ((jaw - J) ** 2 * JW).sum() / JW.sum().clamp(min=1)
+        loss = ce + 2.0 * jl
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == steps - 1:
+            curve.append({"step": step, "ce": round(ce.item(), 4), "jaw_mse": round(jl.item(), 5)})
+            log(f"step {step}: ce {ce.item():.3f} jaw {jl.item():.4f} ({time.time() - t0:.0f} s)")
+    return net, curve
+
+
 def main_train(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="rigmind train face", description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=default_data())
-    ap.add_argument("--steps", type=int, default=2000)
-    ap.add_argument("--synth", type=int, default=400, help="synthesised utterances (default 400)")
+    ap.add_argument("--steps", type=int, default=STEPS, help=f"training steps (default {STEPS})")
+    ap.add_argument("--synth", type=int, default=SYNTH, help=f"synthesised utterances (default {SYNTH})")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="weights file (default models/face.pt)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     import torch
 
-    from .model import DEFAULT_WEIGHTS, HIDDEN, build_network, save_model
+    from .model import DEFAULT_WEIGHTS, HIDDEN, save_model
     from .sphinx import cmu_dictionary
 
     torch.set_num_threads(args.threads)
@@ -217,7 +312,7 @@ def main_train(argv=None) -> int:
     items = []
     for _ in range(args.synth):
         x, lab, jaw, _p, _c = synth_item(rng, words)
-        items.append((x, lab, jaw, 1.0))
+        items.append((x.astype(np.float16), lab, jaw, 1.0))
     n_synth = len(items)
     t_synth = time.time() - t0
     data = Path(args.data)
@@ -225,50 +320,11 @@ def main_train(argv=None) -> int:
         items += real_items(data, Path.home() / ".cache" / "rigmind" / "face_pseudo_labels.json")
     t_data = time.time() - t0
     print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
-
-    V = len(viseme_names())
-    net = build_network(V, HIDDEN)
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=args.steps, pct_start=0.1)
     # Real speech is rarer than synthetic; sample it about 40 % of the time.
-    w = np.array([1.0 if it[3] == 1.0 else 0.0 for it in items])
-    real = np.flatnonzero(w == 0)
-    crop, batch = 300, 16
-    curve = []
-    for step in range(args.steps):
-        xs, ys, js, jw = [], [], [], []
-        for _ in range(batch):
-            k = int(rng.choice(real)) if (len(real) and rng.random() < 0.4) else int(rng.integers(n_synth))
-            x, lab, jaw, wt = items[k]
-            a = int(rng.integers(0, max(len(x) - crop, 0) + 1))
-            xx, ll, jj = x[a:a + crop], lab[a:a + crop], jaw[a:a + crop]
-            pad = crop - len(xx)
-            if pad:
-                xx = np.pad(xx, ((0, pad), (0, 0)))
-                ll = np.pad(ll, (0, pad), constant_values=-100)
-                jj = np.pad(jj, (0, pad))
-            # feature noise + random per-band gain: robustness to the channel
-            xx = xx + rng.normal(0, 0.02, xx.shape).astype(np.float32)
-            xs.append(xx), ys.append(ll), js.append(jj), jw.append(wt)
-        X = torch.from_numpy(np.stack(xs))
-        Y = torch.from_numpy(np.stack(ys))
-        J = torch.from_numpy(np.stack(js))
-        JW = torch.tensor(jw, dtype=torch.float32)[:, None] * (Y >= 0)
-        logits, jaw = net(X)
-        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), Y.reshape(-1), ignore_index=-100,
-                                               label_smoothing=0.05)
-        jl = ((jaw - J) ** 2 * JW).sum() / JW.sum().clamp(min=1)
-        loss = ce + 2.0 * jl
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 100 == 0 or step == args.steps - 1:
-            curve.append({"step": step, "ce": round(ce.item(), 4), "jaw_mse": round(jl.item(), 5)})
-            print(f"step {step}: ce {ce.item():.3f} jaw {jl.item():.4f} ({time.time() - t0:.0f} s)", flush=True)
+    net, curve = train_network(items, n_synth, args.steps, rng, hidden=HIDDEN, real_share=0.4,
+                               log=lambda m: print(m, flush=True), t0=t0)
     elapsed = time.time() - t0
-    meta = {"n_classes": V, "hidden": HIDDEN, "switch_penalty": 4.0, "seed": args.seed, "steps": args.steps,
+    meta = {"n_classes": len(viseme_names()), "hidden": HIDDEN, "seed": args.seed, "steps": args.steps,
             "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
     out = args.out or DEFAULT_WEIGHTS
     save_model(net, meta, out)
