@@ -14,14 +14,6 @@ from pathlib import Path
 
 EXIT_USER_ERROR = 2
 
-# Subcommands whose features are still being built; each names its issue so
-# the message tells the user what to expect instead of failing obscurely.
-PLANNED = {
-    "gesture": "speech-to-gesture generation",
-    "face": "speech-to-face ARKit animation",
-}
-
-
 class UserError(Exception):
     pass
 
@@ -99,17 +91,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
-    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion)", add_help=False)
+    p = sub.add_parser("face", help="speech → lip-sync, blinks and brows as ARKit-52 shape-key animation")
+    p.add_argument("--audio", required=True, help="speech file (.wav .flac .mp3 .ogg …); NAME.txt beside it is used as the transcript")
+    p.add_argument("--mesh", help="FILE[:OBJECT]: .blend/.glb/.gltf/.fbx with a mesh that has ARKit shape keys "
+                                  "(default object: the mesh with the most); needed for a .blend output")
+    p.add_argument("--transcript", help="the spoken text (forced alignment: better timing and p/b/m closures)")
+    p.add_argument("--smile", type=float, default=0.0, help="smile 0..1 (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
+    p.add_argument("--method", default="model", choices=["model", "table"],
+                   help="without a transcript: the learned model (default) or phone recognition + table (baseline)")
+    p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
+    p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
+    p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
+
+    p = sub.add_parser("gesture", help="speech → body, head, hand and finger motion on any humanoid rig")
+    p.add_argument("--audio", required=True, help="speech file (.wav .flac .mp3 .ogg …, any rate, mono or stereo)")
+    p.add_argument("--rig", help="rig file (.blend .glb .gltf .fbx .bvh); not needed for an .npz output")
+    p.add_argument("--armature", help="armature object in the rig file (default: the only/first one)")
+    p.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name in the rig file, "
+                                  "or 'auto' for the mesh with the most ARKit keys")
+    p.add_argument("--transcript", help="the spoken text (used by the face: forced alignment)")
+    p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
+    p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
+    p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
+                   help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
+    p.add_argument("--start-frame", type=int, default=1)
+    p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf, or .npz (EMAGE/BEAT2 SMPL-X schema)")
+
+    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", choices=["locomotion", "gesture", "face"], help="which model")
 
-    p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion)", add_help=False)
+    p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", choices=["locomotion", "gesture", "face"], help="what to evaluate")
 
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
 
-    for name, what in PLANNED.items():
-        sub.add_parser(name, help=f"{what} (not in this version yet)", add_help=False)
     return ap
 
 
@@ -231,6 +248,133 @@ def cmd_walk(args) -> int:
     return 0
 
 
+def cmd_gesture(args) -> int:
+    from .operators import export
+
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix != ".npz" and suffix not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{out}: unsupported output type; use .npz or one of {' '.join(export.EXPORT_SUFFIXES)}")
+    if not 0.0 <= args.amount <= 1.0:
+        raise UserError(f"--amount must be between 0 and 1, got {args.amount:g}")
+    if suffix != ".npz" and not args.rig:
+        raise UserError(f"a {suffix} output needs --rig RIG (the character to animate)")
+    if suffix == ".npz":
+        # The EMAGE schema describes the SMPL-X body itself, not a rig.
+        from .backend.audio import load_audio
+        from .backend.gesture.generate import generate_gesture
+        from .operators.gesture_scene import write_npz
+
+        clip = load_audio(args.audio)
+        res = generate_gesture(clip, amount=args.amount, seed=args.seed)
+        path = write_npz(out, res)
+        print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
+        print(f"wrote {Path(path).resolve()}")
+        return 0
+
+    import bpy
+
+    from .backend.face.arkit_names import resolve_arkit_names
+    from .operators import gesture_scene, rig_files
+
+    rig_files.load_rig_file(args.rig)
+    arm = rig_files.find_armature(args.armature)
+    mesh = None
+    if args.face:
+        meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
+        if args.face == "auto":
+            scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
+            mesh = scored[0] if scored else None
+        else:
+            mesh = bpy.data.objects.get(args.face)
+        if mesh is None or mesh.type != "MESH":
+            raise UserError(f"{args.rig} has no face mesh {args.face!r}; meshes with shape keys: "
+                            f"{', '.join(o.name for o in meshes) or 'none'}")
+    res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
+                                                start_frame=args.start_frame, base=args.base, face_mesh=mesh,
+                                                transcript=args.transcript)
+    print(res.summary())
+    scene = bpy.context.scene
+    rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
+    path = export.export_character(arm, out, frame_range=rng)
+    print(f"wrote {Path(path).resolve()}")
+    return 0
+
+
+def _split_mesh_arg(text: str):
+    """``FILE[:OBJECT]`` → (file, object or None); a colon inside the path is kept."""
+    head, sep, tail = text.rpartition(":")
+    if sep and Path(head).suffix.lower() in (".blend", ".glb", ".gltf", ".fbx") and "/" not in tail and "\\" not in tail:
+        return head, tail or None
+    return text, None
+
+
+def cmd_face(args) -> int:
+    from .backend.audio import load_audio
+    from .backend.face.export import write_animation
+    from .backend.face.generate import generate_face, transcript_beside
+
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in (".blend", ".json", ".csv"):
+        raise UserError(f"{out}: write the face animation as .blend, .json or .csv")
+    if not 0.0 <= args.smile <= 1.0:
+        raise UserError(f"--smile must be between 0 and 1, got {args.smile:g}")
+    if suffix == ".blend" and not args.mesh:
+        raise UserError("a .blend output needs --mesh FILE[:OBJECT] with ARKit shape keys")
+    clip = load_audio(args.audio)
+    transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
+    if not args.mesh:
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        write_animation(anim, out)
+        print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
+        for note in anim.notes:
+            print(f"note: {note}")
+        print(f"wrote {out.resolve()}")
+        return 0
+
+    import bpy
+
+    from .backend.face.arkit_names import resolve_arkit_names
+    from .operators import face_scene, rig_files
+
+    path, obj_name = _split_mesh_arg(args.mesh)
+    rig_files.load_rig_file(path)
+    meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
+    if obj_name:
+        mesh = bpy.data.objects.get(obj_name)
+        if mesh is None or mesh.type != "MESH":
+            raise UserError(f"{path} has no mesh object named {obj_name!r}; meshes with shape keys: "
+                            f"{', '.join(o.name for o in meshes) or 'none'}")
+    else:
+        scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
+        if not scored:
+            raise UserError(f"{path} has no mesh with shape keys; give a face mesh with ARKit shape keys")
+        mesh = scored[0]
+    clip.path = str(Path(args.audio).resolve())
+    if suffix == ".blend":
+        res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,
+                                               start_frame=args.start_frame, method=args.method)
+        anim = res.animation
+        bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
+    else:
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        keys = [k.name for k in mesh.data.shape_keys.key_blocks]
+        found = resolve_arkit_names(keys)
+        res = None
+        write_animation(anim, out)
+    print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}, mesh '{mesh.name}'")
+    if res is not None:
+        print(res.summary())
+    else:
+        missing = [n for n in anim.names if n not in found]
+        print(f"mesh '{mesh.name}' has {52 - len(missing)}/52 ARKit shapes" + (f"; missing: {', '.join(missing)}" if missing else ""))
+    for note in anim.notes:
+        print(f"note: {note}")
+    print(f"wrote {out.resolve()}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from . import demo
 
@@ -246,6 +390,14 @@ def cmd_eval(args, extra) -> int:
         from .backend.locomotion.eval import main_eval
 
         return main_eval(extra)
+    if args.what == "face":
+        from .backend.face.eval import main_eval
+
+        return main_eval(extra)
+    if args.what == "gesture":
+        from .backend.gesture.eval import main_eval
+
+        return main_eval(extra)
     raise UserError(f"'eval {args.what}' is not available in this version of RigMind yet")
 
 
@@ -254,22 +406,26 @@ def cmd_train(args, extra) -> int:
         from .backend.locomotion.train import main_train
 
         return main_train(extra)
+    if args.what == "face":
+        from .backend.face.train import main_train
+
+        return main_train(extra)
+    if args.what == "gesture":
+        from .backend.gesture.train import main_train
+
+        return main_train(extra)
     raise UserError(f"'train {args.what}' is not available in this version of RigMind yet")
-
-
-def cmd_planned(args) -> int:
-    raise UserError(f"'{args.command}' ({PLANNED[args.command]}) is not available in this version of RigMind yet")
 
 
 # Commands whose remaining arguments go to a sub-program's own parser.
 PASS_THROUGH = {"eval": cmd_eval, "train": cmd_train}
-COMMANDS = {"walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+COMMANDS = {"gesture": cmd_gesture, "face": cmd_face, "walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
-    if extra and args.command not in PLANNED and args.command not in PASS_THROUGH:
+    if extra and args.command not in PASS_THROUGH:
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         ap.print_help()
@@ -277,7 +433,7 @@ def main(argv=None) -> int:
     try:
         if args.command in PASS_THROUGH:
             return PASS_THROUGH[args.command](args, extra)
-        return COMMANDS.get(args.command, cmd_planned)(args)
+        return COMMANDS[args.command](args)
     except (UserError, ValueError, FileNotFoundError) as e:
         # Backend and scene errors are ValueError subclasses whose message
         # already names the problem and the fix.

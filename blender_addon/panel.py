@@ -156,6 +156,9 @@ class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
         box = layout.box()
         box.label(text="Gesture", icon="OUTLINER_OB_ARMATURE")
         box.prop(props, "gesture_amount", slider=True)
+        box.prop(props, "gesture_base")
+        box.prop(props, "set_scene_fps")
+        box.prop(props, "face_mesh", text="Face Mesh (optional)")
         _button(box, "generate_gesture", icon="PLAY")
 
         box = layout.box()

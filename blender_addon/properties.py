@@ -131,11 +131,26 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     gesture_amount: FloatProperty(
         name="Gesture Amount",
-        description="How strongly the generated gestures are applied (0 = rest pose, 1 = full)",
+        description="How animated the gestures are: 0 calm, 0.5 like the training speaker, 1 very animated",
         min=0.0,
         max=1.0,
-        default=1.0,
+        default=0.5,
         subtype="FACTOR",
+    )
+
+    gesture_base: EnumProperty(
+        name="Base",
+        description="What the gestures are layered over",
+        items=(
+            ("idle", "Idle", "The whole body from the gesture model (weight shifts, planted feet)"),
+            ("keep_legs", "Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs"),
+        ),
+        default="idle",
+    )
+    set_scene_fps: BoolProperty(
+        name="Set Scene FPS",
+        description="Set the scene to 30 fps (the model's rate) so keys land on whole frames",
+        default=True,
     )
 
     # --- generation --------------------------------------------------------------

@@ -473,6 +473,64 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
         return LS.walk_path_job(_target_armature(context), self._points(context), **kw)
 
 
+class RIGMIND_OT_generate_gesture(_LocomotionOperator, bpy.types.Operator):
+    """Generate body, head, hand and finger motion from the speech audio (or the scene's sound strip) on the target armature as a new action, with the face mesh if set; the audio is added as a sound strip in sync"""
+
+    bl_idname = "rigmind.generate_gesture"
+    bl_label = "Generate Gesture"
+
+    def _common(self, context) -> dict:
+        s = _settings(context)
+        return dict(audio_path=bpy.path.abspath(s.audio_path) if s.audio_path else None,
+                    amount=float(s.gesture_amount), seed=int(s.seed), start_frame=int(s.start_frame),
+                    base=s.gesture_base, face_mesh=s.face_mesh, set_scene_fps=bool(s.set_scene_fps))
+
+    def _finished(self, result):
+        self.report({"WARNING"} if result.face is not None and result.face.missing else {"INFO"}, result.summary())
+        return {"FINISHED"}
+
+    def run(self, context, **kw):
+        from . import gesture_scene
+
+        return gesture_scene.generate_gesture_on_rig(_target_armature(context), **kw)
+
+    def job(self, context, **kw):
+        from . import gesture_scene
+
+        return gesture_scene.gesture_job(_target_armature(context), **kw)
+
+
+class RIGMIND_OT_generate_face(bpy.types.Operator):
+    """Lip-sync, blinks and brows from the speech audio onto the face mesh's ARKit shape keys (a new action; a .txt beside the audio is used as the transcript)"""
+
+    bl_idname = "rigmind.generate_face"
+    bl_label = "Generate Face"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _settings(context) is not None
+
+    def execute(self, context):
+        from . import face_scene
+
+        s = _settings(context)
+        mesh = s.face_mesh if s.face_mesh is not None else context.active_object
+        try:
+            if not s.audio_path:
+                raise ValueError("Set RigMind ▸ Speech ▸ Audio to a speech recording first")
+            if mesh is None:
+                raise ValueError("Set RigMind ▸ Speech ▸ Face Mesh to a mesh with ARKit shape keys")
+            result = face_scene.generate_face_on_mesh(mesh, bpy.path.abspath(s.audio_path), seed=int(s.seed),
+                                                      start_frame=int(s.start_frame))
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"WARNING"} if result.missing else {"INFO"}, result.summary())
+        return {"FINISHED"}
+
+
 CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_motion,
            RIGMIND_OT_detect_bone_map, RIGMIND_OT_save_bone_map, RIGMIND_OT_bake_walk_cycle,
-           RIGMIND_OT_walk_along_path, RIGMIND_OT_export, RIGMIND_OT_render)
+           RIGMIND_OT_walk_along_path, RIGMIND_OT_export, RIGMIND_OT_render, RIGMIND_OT_generate_face,
+           RIGMIND_OT_generate_gesture)

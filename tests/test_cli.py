@@ -60,9 +60,11 @@ def test_info_bad_files_one_clear_line(tmp_path, make, expect):
     assert "Traceback" not in r.stderr
 
 
-def test_planned_subcommand_says_so():
-    r = run("gesture", "--audio", "x.wav")
-    assert r.returncode == 2 and "not available in this version" in r.stderr
+def test_gesture_user_errors_say_so():
+    r = run("gesture", "--audio", "x.wav", "--out", "x.glb")
+    assert r.returncode == 2 and "needs --rig" in r.stderr
+    r = run("gesture", "--audio", "x.wav", "--amount", "3", "--out", "x.npz")
+    assert r.returncode == 2 and "--amount must be between 0 and 1" in r.stderr
 
 
 def test_mannequin_then_info_then_export(tmp_path):

@@ -14,7 +14,8 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
         capture_output=True, text=True, timeout=600,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    outputs = ["mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png"]
+    outputs = ["mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png",
+               "speech.wav", "gesture.blend", "gesture.glb", "gesture_emage.npz", "gesture.mp4"]
     if (Path(__file__).resolve().parents[1] / "models" / "locomotion.onnx").exists():
         outputs += ["walk_cycle.glb", "walk_along_path.blend", "walk_along_path.fbx", "walk_along_path.bvh",
                     "walk_along_path.mp4"]
@@ -34,6 +35,15 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
     assert len(heads) == 1
     names = [k.name for k in heads[0].data.shape_keys.key_blocks][1:]
     assert names == arkit52_names()
+
+    # The main job: gesture + face on the mannequin, in sync with its sound strip.
+    bpy.ops.wm.open_mainfile(filepath=str(out / "gesture.blend"))
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    assert arm.animation_data.action.name.startswith("RigMind Gesture")
+    head = next(o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys)
+    assert head.data.shape_keys.animation_data.action.name.startswith("RigMind Face")
+    sound = [st for st in bpy.context.scene.sequence_editor.strips_all if st.type == "SOUND"]
+    assert len(sound) == 1 and sound[0].frame_start == arm.animation_data.action.frame_range[0]
 
     if "walk_along_path.blend" in outputs:
         bpy.ops.wm.open_mainfile(filepath=str(out / "walk_along_path.blend"))

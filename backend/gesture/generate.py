@@ -1,0 +1,165 @@
+"""Speech → gesture: load the trained model once, then generate any length.
+
+Generation runs window by window (64 frames at 30 fps, the first 16 of each
+given by the previous window), so a 10-minute file costs the same memory as a
+10-second one and there are no seams. Everything is seeded: the same audio,
+seed and amount give the same motion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import controls as C
+from . import model as M
+from . import representation as G
+
+FPS = 30.0
+DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
+
+
+class GestureModelError(RuntimeError):
+    pass
+
+
+class GestureCancelled(Exception):
+    """Generation stopped because the caller's ``cancelled()`` turned True."""
+
+
+@dataclass
+class GestureModel:
+    net: object
+    mean: np.ndarray
+    std: np.ndarray
+    finger_basis: dict
+    energy_map: dict
+    beat_rate: float
+    start_poses: np.ndarray
+    info: dict
+
+    @classmethod
+    def load(cls, path=None) -> "GestureModel":
+        import torch
+
+        path = Path(path or DEFAULT_WEIGHTS)
+        if not path.exists():
+            raise GestureModelError(f"gesture weights {path} not found — train them with "
+                                    "`rigmind train gesture --data ../shared/data`")
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        if blob.get("format") != "rigmind-gesture-cvae":
+            raise GestureModelError(f"{path} is not a RigMind gesture model")
+        net = M.GestureVAE(**blob["config"])
+        net.load_state_dict(blob["state_dict"])
+        net.eval()
+        fb = {"mean": blob["finger_mean"].numpy(), "components": blob["finger_components"].numpy()}
+        em = {"weights": blob["energy_weights"].numpy(), "rest_energy": blob["rest_energy"]}
+        return cls(net, blob["mean"].numpy(), blob["std"].numpy(), fb, em, blob["beat_rate"],
+                   blob["start_poses"].numpy(), dict(blob.get("train", {})))
+
+
+@dataclass
+class GestureResult:
+    """``poses [T, POSE_DIM]`` (see representation), ``motion`` on the SMPL-X
+    skeleton at 30 fps, the controls used (``pulses``, ``energy``, ``speech``
+    ``[T]``) and the audio features' beat frames."""
+
+    poses: np.ndarray
+    motion: object
+    pulses: np.ndarray
+    energy: np.ndarray
+    speech: np.ndarray
+    fps: float = FPS
+
+
+_MODEL_CACHE = {}
+SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
+SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
+
+
+def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Remove the jump between the context's last frames ``[D, 2]`` and a new
+    window's frames ``[D, N]``: the offset to the extrapolated next frame is
+    subtracted with an exponential decay (inertialisation, as in game
+    animation blending), so the join is C1-smooth and the window's own
+    motion is kept after a few frames."""
+    expected = 2 * last2[:, 1] - last2[:, 0]
+    offset = new[:, 0] - expected
+    decay = np.exp(-np.arange(new.shape[1]) / SEAM_DECAY_FRAMES)
+    return new - offset[:, None] * decay[None, :]
+
+
+def get_model(path=None) -> GestureModel:
+    key = str(path or DEFAULT_WEIGHTS)
+    if key not in _MODEL_CACHE:
+        _MODEL_CACHE[key] = GestureModel.load(path)
+    return _MODEL_CACHE[key]
+
+
+def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0,
+                           temperature: float = 1.0, progress=None, cancelled=None) -> np.ndarray:
+    """Speech features (at 30 fps) → poses ``[T, POSE_DIM]``."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    pulse, energy, speech, timing = C.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
+    audio = feats.stacked()
+    T = len(energy)
+    W, Cx = M.WINDOW, M.CONTEXT
+    step = W - Cx
+    n_win = max(int(np.ceil((T - Cx) / step)), 1)
+    total = Cx + n_win * step
+    pad = lambda a: np.pad(a, [(0, total - len(a))] + [(0, 0)] * (a.ndim - 1), mode="edge")  # noqa: E731
+    cond = np.zeros((M.COND_DIM, total), np.float32)
+    cond[0], cond[1], cond[2], cond[3] = pad(pulse), pad(energy), 1.0, pad(speech)
+    cond[4: 4 + M.AUDIO_DIM] = pad(audio[:T] if len(audio) >= T else np.pad(audio, ((0, T - len(audio)), (0, 0)), mode="edge")).T
+    cond[4 + M.AUDIO_DIM + 0] = 1.0  # the paired speaker's domain: conversational gesture
+    cond[-2:] = pad(timing).T
+    start = (model.start_poses[rng.integers(len(model.start_poses))] - model.mean) / model.std
+    out = np.zeros((G.POSE_DIM, total), np.float32)
+    out[:, :Cx] = start[:, None]
+    # The latent's spread is how much the body moves beyond what rhythm and
+    # energy dictate: "amount" scales it, and without speech it shrinks
+    # towards a calm idle (the decoder follows the energy control only weakly).
+    z_all = rng.standard_normal((n_win, M.LATENT, W // M.LATENT_STRIDE)).astype(np.float32)
+    spread = temperature * (0.6 + 0.8 * float(np.clip(amount, 0, 1)))
+    talk = np.array([pad(speech)[k * step: k * step + W].mean() for k in range(n_win)])
+    z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[:, None, None].astype(np.float32)
+    mask = np.zeros((1, 1, W), np.float32)
+    mask[..., :Cx] = 1
+    fflag = np.ones((1, 1, W), np.float32)
+    with torch.no_grad():
+        for k in range(n_win):
+            a = k * step
+            ctx = np.zeros((1, G.POSE_DIM, W), np.float32)
+            ctx[0, :, :Cx] = out[:, a:a + Cx]
+            y = model.net.decode(torch.from_numpy(z_all[k:k + 1]), torch.from_numpy(ctx), torch.from_numpy(mask),
+                                 torch.from_numpy(fflag), torch.from_numpy(cond[None, :, a:a + W]))
+            out[:, a + Cx:a + W] = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:].numpy())
+            if progress:
+                progress(k + 1, n_win)
+            if cancelled and cancelled():
+                raise GestureCancelled("gesture generation cancelled")
+    poses = out.T[:T] * model.std + model.mean
+    return poses, pulse, energy, speech
+
+
+def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: str = None, model=None,
+                     progress=None, cancelled=None) -> GestureResult:
+    """An ``AudioClip`` → :class:`GestureResult` (30 fps, one frame per 1/30 s
+    of audio). ``transcript`` is accepted for API symmetry with the face model
+    and not used: the gesture model listens to rhythm, loudness and voice
+    activity, which text does not add to here."""
+    import torch
+
+    from ..audio.features import speech_features
+
+    model = model or get_model()
+    torch.set_num_threads(min(torch.get_num_threads(), 2))
+    feats = speech_features(clip, FPS)
+    poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
+                                                          progress=progress, cancelled=cancelled)
+    motion = G.decode(poses, FPS, model.finger_basis)
+    return GestureResult(poses, motion, pulse, energy, speech)

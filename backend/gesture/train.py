@@ -1,0 +1,344 @@
+"""Training of the gesture model (:mod:`.model`).
+
+``rigmind train gesture --data DIR`` reads every BEAT2-format paired take
+under DIR (the last 20% of each is held out) and the Bandai gesture mocap,
+builds per-frame poses (:mod:`.representation`), controls (:mod:`.controls`)
+and audio features (three augmented renditions of each paired recording:
+clean, noisy at 12 dB SNR, band-limited telephone-like), mirrors every clip
+left/right, and trains the window CVAE with Adam:
+
+- each batch holds 64-frame windows, ``PAIRED_SHARE`` of them from paired
+  takes (scarce but the target speaker), the rest from unpaired mocap;
+- the first 16 frames are given as context (with noise, so the model learns
+  to continue its own imperfect output), sometimes a frozen single pose (how
+  generation starts), sometimes none;
+- the audio channel is dropped on 30% of paired windows so the model also
+  works from rhythm and energy alone;
+- loss: L1 on normalised poses + L1 on their frame differences (keeps the
+  dynamics that beat alignment needs) + β·KL (β ramps to ``BETA``);
+  finger dimensions count only where the data has fingers.
+
+Runs on CPU (``--threads``) or under ``torchrun`` with DDP on several GPUs
+(``torchrun --nproc_per_node=N -m rigmind train gesture --data BEAT2``): each
+rank draws its own windows, gradients are averaged, rank 0 writes the file.
+Deterministic for a seed, thread count and step count on one process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .. import rotations as R
+from ..motion import Motion
+from ..smplx_motion import smplx_rest_skeleton
+from . import controls as C
+from . import dataset as D
+from . import model as M
+from . import representation as G
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = REPO_ROOT / "models" / "gesture.pt"
+DEFAULT_STEPS = 2500
+FORMAT = "rigmind-gesture-cvae"
+PAIRED_SHARE = 0.4
+BETA = 0.05
+PRIOR_SHARE = 0.0
+BATCH = 32
+
+
+def _positions(rot, root):
+    return Motion(smplx_rest_skeleton(), rot, root, D.FPS).world_positions()
+
+
+def _augment(samples: np.ndarray, kind: str, rng) -> np.ndarray:
+    from scipy.signal import butter, sosfilt
+
+    if kind == "noisy":
+        noise = rng.standard_normal(len(samples)).astype(np.float32)
+        noise = sosfilt(butter(2, 4000, "low", fs=16000, output="sos"), noise)
+        p = np.mean(samples**2) / (np.mean(noise**2) + 1e-12) / 10 ** (12 / 10)
+        return (samples + np.sqrt(p) * noise).astype(np.float32)
+    if kind == "telephone":
+        return sosfilt(butter(4, [300, 3400], "band", fs=16000, output="sos"), samples).astype(np.float32) * 1.5
+    return samples
+
+
+def _audio_variants(wav, n_frames, rng):
+    from ..audio.features import speech_features
+    from ..audio.loading import clip_from_array, load_audio
+
+    clip = load_audio(wav)
+    out = []
+    for kind in ("clean", "noisy", "telephone"):
+        f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), D.FPS)
+        a = f.stacked()
+        a = np.pad(a, ((0, max(n_frames - len(a), 0)), (0, 0)), mode="edge")[:n_frames]
+        out.append((a, f))
+    return out
+
+
+def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
+    """Everything training needs as arrays (and what inference needs: the
+    finger basis, normalisation, energy map, start poses)."""
+    rng = np.random.default_rng(seed)
+    paired = corpus.train_paired
+    aa = np.concatenate([R.to_axis_angle(t.rot[:, G.finger_index()]).reshape(t.num_frames, -1) for t in paired])
+    mir = [G.mirror_motion(t.rot, t.root)[0] for t in paired]
+    aa_m = np.concatenate([R.to_axis_angle(m[:, G.finger_index()]).reshape(len(m), -1) for m in mir])
+    fb = G.fit_finger_basis(np.concatenate([aa, aa_m]))
+    log(f"[gesture] finger PCA: {G.N_FINGER_PCA} components explain {fb['explained']:.1%}")
+
+    clips = []  # dicts: poses, pulse, energy, audio [T,69] or None, speech, domain, fingers
+
+    def add(take, rot, root, audio=None):
+        pos = _positions(rot, root)
+        beats = C.motion_beat_frames(pos, D.FPS)
+        clips.append({
+            "poses": G.encode(rot, root, D.FPS, fb, take.has_fingers),
+            "pulse": C.pulses(beats, len(rot)),
+            "timing": C.beat_timing(beats, len(rot), D.FPS),
+            "energy": C.motion_energy(pos, D.FPS),
+            "audio": audio,
+            "domain": D.DOMAINS.index(take.domain),
+            "fingers": take.has_fingers,
+            "name": take.name,
+        })
+
+    env_feats, energies, beat_counts, speech_seconds = [], [], 0, 0.0
+    for t in paired:
+        variants = _audio_variants(t.audio, t.num_frames, rng)
+        for rot, root in ((t.rot, t.root), G.mirror_motion(t.rot, t.root)):
+            add(t, rot, root, [v[0] for v in variants])
+        f = variants[0][1]
+        n = min(t.num_frames, f.num_frames)
+        env_feats.append(C.audio_envelope_features(f)[:n])
+        energies.append(clips[-1]["energy"][:n])
+        pos = _positions(t.rot, t.root)
+        speech = f.speech[:n]
+        beats = C.motion_beat_frames(pos, D.FPS)
+        beat_counts += int(np.sum(speech[np.clip(beats, 0, n - 1)]))
+        speech_seconds += speech.sum() / D.FPS
+    for t in corpus.unpaired:
+        for rot, root in ((t.rot, t.root), G.mirror_motion(t.rot, t.root)):
+            add(t, rot, root)
+    energy_map = C.fit_energy_map(env_feats, energies)
+    beat_rate = beat_counts / max(speech_seconds, 1e-6)
+    log(f"[gesture] {len(clips)} clips (mirrored), {sum(len(c['poses']) for c in clips) / D.FPS / 60:.1f} min; "
+        f"energy map r={energy_map['r']:.2f}; motion beats {beat_rate:.2f}/s of speech")
+
+    allp = np.concatenate([c["poses"] for c in clips])
+    mean, std = allp.mean(0), allp.std(0)
+    fp = np.concatenate([c["poses"] for c in clips if c["fingers"]])
+    mean[G.FINGER_SLICE], std[G.FINGER_SLICE] = fp[:, G.FINGER_SLICE].mean(0), fp[:, G.FINGER_SLICE].std(0)
+    std = np.maximum(std, 1e-2)
+    starts = np.concatenate([c["poses"] for c in clips if c["domain"] == 0])
+    pick = rng.choice(len(starts), 8, replace=False)
+    return {"clips": clips, "finger_basis": fb, "mean": mean.astype(np.float32), "std": std.astype(np.float32),
+            "energy_map": energy_map, "beat_rate": float(beat_rate), "start_poses": starts[pick].astype(np.float32)}
+
+
+def _cond(clip, a, b, rng, drop_audio):
+    W = b - a
+    cond = np.zeros((M.COND_DIM, W), np.float32)
+    cond[0] = clip["pulse"][a:b]
+    cond[1] = clip["energy"][a:b]
+    if clip["audio"] is not None and not drop_audio:
+        feats = clip["audio"][rng.integers(len(clip["audio"]))][a:b]
+        cond[2] = 1.0
+        cond[3] = feats[:, -1]
+        cond[4: 4 + M.AUDIO_DIM] = feats.T
+    cond[4 + M.AUDIO_DIM + clip["domain"]] = 1.0
+    cond[-2:] = clip["timing"][a:b].T
+    return cond
+
+
+def sample_batch(arrays, rng, batch=BATCH):
+    clips = arrays["clips"]
+    paired = [i for i, c in enumerate(clips) if c["audio"] is not None]
+    unpaired = [i for i, c in enumerate(clips) if c["audio"] is None and len(c["poses"]) > M.WINDOW]
+    W, Cx = M.WINDOW, M.CONTEXT
+    P = np.zeros((batch, G.POSE_DIM, W), np.float32)
+    ctx = np.zeros_like(P)
+    mask = np.zeros((batch, 1, W), np.float32)
+    fflag = np.zeros((batch, 1, W), np.float32)
+    cond = np.zeros((batch, M.COND_DIM, W), np.float32)
+    for k in range(batch):
+        pool = paired if (rng.random() < PAIRED_SHARE or not unpaired) else unpaired
+        c = clips[pool[rng.integers(len(pool))]]
+        a = rng.integers(0, len(c["poses"]) - W)
+        x = (c["poses"][a:a + W] - arrays["mean"]) / arrays["std"]
+        P[k] = x.T
+        fflag[k] = float(c["fingers"])
+        u = rng.random()
+        if u < 0.8:
+            mask[k, :, :Cx] = 1
+            ctx[k, :, :Cx] = x[:Cx].T + rng.normal(0, 0.05, (G.POSE_DIM, Cx))
+        elif u < 0.9:
+            mask[k, :, :Cx] = 1
+            ctx[k, :, :Cx] = x[:1].T
+        cond[k] = _cond(c, a, a + W, rng, drop_audio=rng.random() < 0.3)
+    if not fflag.all():
+        ctx[:, G.FINGER_SLICE] *= fflag
+    return [torch.from_numpy(v) for v in (P, ctx, mask, fflag, cond)]
+
+
+def loss_fn(model, batch, beta, prior_share: float = 0.0):
+    P, ctx, mask, fflag, cond = batch
+    # Context frames are targets too (the pass-through makes them exact), so
+    # the loss is taken on the generated frames only.
+    y, mu, logvar = model(P, ctx, mask, fflag, cond, prior_share)
+    w = (1 - mask).expand_as(P).clone()
+    w[:, G.FINGER_SLICE] *= fflag
+    rec = (w * (y - P).abs()).sum() / w.sum().clamp(min=1)
+    dv = (y[..., 1:] - y[..., :-1]) - (P[..., 1:] - P[..., :-1])
+    vel = (w[..., 1:] * dv.abs()).sum() / w[..., 1:].sum().clamp(min=1) * 4.0
+    kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp())).mean()
+    return rec + vel + beta * kl, {"rec": float(rec.detach()), "vel": float(vel.detach()), "kl": float(kl.detach())}
+
+
+def _ddp():
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return None
+    import torch.distributed as dist
+
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    dist.init_process_group(backend)
+    return dist
+
+
+def train_gesture(data_dir, out=DEFAULT_OUT, *, steps: int = DEFAULT_STEPS, seed: int = 0, threads: int = 2,
+                  with_unpaired: bool = True, channels: int = 160, blocks: int = 8, lr: float = 1e-3,
+                  beta: float = BETA, prior_share: float = PRIOR_SHARE, log=print) -> dict:
+    """Train and write ``out`` (a ``weights_only``-loadable dict). Returns the log dict."""
+    dist = _ddp()
+    rank = dist.get_rank() if dist else 0
+    world = dist.get_world_size() if dist else 1
+    device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if dist and torch.cuda.is_available() else "cpu")
+    torch.set_num_threads(max(int(threads), 1))
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    t0 = time.time()
+    corpus = D.load_corpus(data_dir, with_unpaired=with_unpaired)
+    arrays = build_arrays(corpus, seed, log=log if rank == 0 else (lambda *a: None))
+    t_data = time.time() - t0
+    model = M.build_model(seed, channels=channels, blocks=blocks).to(device)
+    net = model
+    if dist:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+    rng = np.random.default_rng(seed + 1000 * rank)
+    torch.manual_seed(seed + 1000 * rank)
+    val_rng = np.random.default_rng(12345)
+    val_arrays = dict(arrays)
+    val_arrays["clips"] = _heldout_clips(corpus, arrays)
+    val_batch = sample_batch(val_arrays, val_rng, 64) if val_arrays["clips"] else None
+    curve, t_train = [], time.time()
+    for step in range(steps):
+        beta_now = beta * min(1.0, step / (0.3 * steps))
+        batch = [b.to(device) for b in sample_batch(arrays, rng)]
+        loss, parts = loss_fn(net, batch, beta_now, prior_share)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if rank == 0 and (step % 100 == 0 or step == steps - 1):
+            entry = {"step": step, "loss": float(loss.detach()), **parts, "seconds": round(time.time() - t_train, 1)}
+            if val_batch is not None:
+                model.eval()
+                with torch.no_grad():
+                    vl, vp = loss_fn(model, [b.to(device) for b in val_batch], beta)
+                model.train()
+                entry["val_rec"] = vp["rec"]
+                entry["val_vel"] = vp["vel"]
+            curve.append(entry)
+            log(f"[gesture] step {step:5d}  loss {entry['loss']:.4f}  rec {parts['rec']:.4f}  vel {parts['vel']:.4f}  "
+                f"kl {parts['kl']:.3f}  val_rec {entry.get('val_rec', float('nan')):.4f}  {entry['seconds']:.0f}s")
+    train_log = {
+        "format": FORMAT, "seed": seed, "steps": steps, "beta": beta, "prior_share": prior_share, "threads": threads, "world_size": world,
+        "device": str(device), "data_seconds": round(t_data, 1), "train_seconds": round(time.time() - t_train, 1),
+        "paired_train_minutes": round(sum(t.num_frames for t in corpus.train_paired) / D.FPS / 60, 2),
+        "unpaired_minutes": round(sum(t.num_frames for t in corpus.unpaired) / D.FPS / 60, 2),
+        "energy_map_r": arrays["energy_map"]["r"], "beat_rate": arrays["beat_rate"],
+        "finger_pca_explained": arrays["finger_basis"]["explained"], "curve": curve,
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+    }
+    if rank == 0:
+        save(out, model.cpu(), arrays, train_log)
+        Path(out).with_suffix(".log.json").write_text(json.dumps(train_log, indent=1))
+        log(f"[gesture] wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) in {time.time() - t0:.0f} s")
+    if dist:
+        dist.destroy_process_group()
+    return train_log
+
+
+def _heldout_clips(corpus, arrays):
+    """Held-out paired windows for the validation loss (same encoding)."""
+    out = []
+    rng = np.random.default_rng(0)
+    fb = arrays["finger_basis"]
+    for t in corpus.heldout_paired:
+        if t.num_frames <= M.WINDOW:
+            continue
+        pos = _positions(t.rot, t.root)
+        beats = C.motion_beat_frames(pos, D.FPS)
+        variants = _audio_variants(t.audio, t.start + t.num_frames, rng)
+        out.append({
+            "poses": G.encode(t.rot, t.root, D.FPS, fb, True),
+            "pulse": C.pulses(beats, t.num_frames),
+            "timing": C.beat_timing(beats, t.num_frames, D.FPS),
+            "energy": C.motion_energy(pos, D.FPS),
+            "audio": [v[0][t.start:] for v in variants[:1]],
+            "domain": 0, "fingers": True, "name": t.name,
+        })
+    return out
+
+
+def save(path, model, arrays, train_log) -> None:
+    em = arrays["energy_map"]
+    fb = arrays["finger_basis"]
+    blob = {
+        "format": FORMAT,
+        "config": dict(model.config),
+        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "mean": torch.from_numpy(arrays["mean"]), "std": torch.from_numpy(arrays["std"]),
+        "finger_mean": torch.from_numpy(fb["mean"]), "finger_components": torch.from_numpy(fb["components"]),
+        "energy_weights": torch.from_numpy(np.asarray(em["weights"])),
+        "rest_energy": float(em["rest_energy"]), "beat_rate": float(arrays["beat_rate"]),
+        "start_poses": torch.from_numpy(arrays["start_poses"]),
+        "train": {k: train_log[k] for k in ("seed", "steps", "train_seconds", "paired_train_minutes", "unpaired_minutes")},
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(blob, path)
+
+
+def main_train(argv=None) -> int:
+    """``rigmind train gesture`` arguments."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="rigmind train gesture", description="Train the speech-to-gesture model.")
+    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data",
+                    help="data folder: BEAT2-format takes (smplxflame_30/*.npz + wave16k/*.wav, or npz+wav side "
+                         "by side) and optionally the Bandai gesture folders (default ../shared/data)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="checkpoint (default models/gesture.pt)")
+    ap.add_argument("--steps", type=int, default=DEFAULT_STEPS)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--beta", type=float, default=BETA, help=f"KL weight (default {BETA})")
+    ap.add_argument("--prior-share", type=float, default=PRIOR_SHARE,
+                    help=f"share of windows decoded from a prior code (latent dropout; default {PRIOR_SHARE})")
+    ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
+    args = ap.parse_args(argv)
+    train_gesture(args.data, args.out, steps=args.steps, seed=args.seed, threads=args.threads,
+                  with_unpaired=not args.no_unpaired, beta=args.beta, prior_share=args.prior_share)
+    return 0

@@ -1,0 +1,238 @@
+"""Generate Gesture in the scene: speech → gesture → the user's rig (and face).
+
+Data flow: audio file → backend (features, model; in a worker thread for the
+modal operator) → SMPL-X motion → the rig through the retargeting mapping →
+a NEW action. Two bases:
+
+- ``base="idle"``: the whole body comes from the model (its legs carry the
+  speaker's weight shifts; feet are planted by the retargeter's leg IK);
+- ``base="keep_legs"``: the armature's current action (e.g. a walk) keeps
+  the hips and legs: the new action only holds upper-body channels and the
+  old action is layered under it as an unmuted NLA strip, so Blender itself
+  composes the two (channels missing from the active action come from NLA).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import scene_io
+
+LOWER_BODY = ("root", "hips", "upperleg_l", "lowerleg_l", "foot_l", "toes_l",
+              "upperleg_r", "lowerleg_r", "foot_r", "toes_r")
+BASES = ("idle", "keep_legs")
+
+
+@dataclass
+class GestureSceneResult:
+    action: object
+    frames: int
+    seconds: float
+    face: object = None
+    sound_strip: object = None
+
+    def summary(self) -> str:
+        s = f"Wrote '{self.action.name}' ({self.frames} frames, {self.seconds:.1f} s of speech)"
+        if self.face is not None:
+            s += f"; face: {self.face.summary()}"
+        return s
+
+
+def scene_sound(scene):
+    """``(path, frame_start)`` of the scene's first sound strip, or None."""
+    se = scene.sequence_editor
+    if se is None:
+        return None
+    strips = getattr(se, "strips_all", None) or getattr(se, "sequences_all", [])
+    for s in strips:
+        if s.type == "SOUND" and s.sound is not None:
+            import bpy
+
+            return Path(bpy.path.abspath(s.sound.filepath)), int(s.frame_start)
+    return None
+
+
+def _check_armature(arm):
+    if arm is None or arm.type != "ARMATURE":
+        raise scene_io.SceneError("select the character's armature (Generate Gesture animates an armature)")
+
+
+def smplx_source_map():
+    from ..backend.bone_mapping import auto_map
+    from ..backend.smplx_motion import smplx_rest_skeleton
+
+    return auto_map(smplx_rest_skeleton()).bones
+
+
+def generate(audio_path, *, amount: float, seed: int, progress=None, cancel=None):
+    """Backend half (no bpy; safe in a worker thread): → ``(clip, GestureResult)``."""
+    from ..backend.audio import load_audio
+    from ..backend.gesture.generate import GestureCancelled, generate_gesture
+    from .locomotion_scene import Cancelled
+
+    clip = load_audio(audio_path)
+    if progress:
+        progress(0.1)
+    try:
+        res = generate_gesture(clip, amount=amount, seed=seed,
+                               progress=(lambda k, n: progress(0.1 + 0.8 * k / n)) if progress else None,
+                               cancelled=cancel)
+    except GestureCancelled:
+        raise Cancelled() from None
+    return clip, res
+
+
+def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
+          base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
+          transcript: str = None):
+    """Scene half: the generated motion onto ``arm`` as a new action (and the
+    face, the sound strip). Returns :class:`GestureSceneResult`."""
+    import bpy
+
+    from .retarget_scene import retarget_onto, target_mapping
+
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES}, got {base!r}")
+    scene = bpy.context.scene
+    if set_scene_fps:
+        scene.render.fps, scene.render.fps_base = 30, 1.0
+    previous = arm.animation_data.action if arm.animation_data is not None else None
+    if base == "keep_legs" and previous is None:
+        raise scene_io.SceneError(f"'{arm.name}' has no action whose legs could be kept: "
+                                  "bake a walk first, or use the Idle base")
+    stem = Path(str(audio_path)).stem if audio_path else "speech"
+    name = f"RigMind Gesture · {stem} · seed {seed} · amount {amount:.2f}"
+    tgt_map = target_mapping(arm)
+    action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), tgt_map=tgt_map,
+                                       root_mode="hips", ik=base == "idle", action_name=name,
+                                       frame_start=start_frame, set_scene_fps=False)
+    if base == "keep_legs":
+        _layer_over(arm, action, previous, tgt_map)
+    frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
+    scene.frame_start = int(start_frame)
+    scene.frame_end = max(scene.frame_end, int(start_frame) + frames - 1) if base == "keep_legs" else int(start_frame) + frames - 1
+    strip = None
+    if add_sound and audio_path:
+        from .face_scene import add_sound_strip
+
+        strip = add_sound_strip(scene, audio_path, start_frame)
+    face = None
+    if face_mesh is not None:
+        from .face_scene import generate_face_on_mesh
+
+        face = generate_face_on_mesh(face_mesh, audio_path or clip, transcript=transcript, seed=seed,
+                                     start_frame=start_frame, armature=arm, add_sound=False)
+    return GestureSceneResult(action, frames, clip.seconds, face, strip)
+
+
+def _layer_over(arm, action, previous, tgt_map):
+    """Keep ``previous`` for the lower body: drop those bones' curves from
+    the new action and unmute the NLA track that holds ``previous``."""
+    lower = {tgt_map.get(c) for c in LOWER_BODY if tgt_map.get(c)}
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                for fc in list(bag.fcurves):
+                    if fc.data_path.startswith("pose.bones["):
+                        bone = fc.data_path.split('"')[1]
+                        if bone in lower:
+                            bag.fcurves.remove(fc)
+                    elif fc.data_path == "location":  # object root motion stays the walk's
+                        bag.fcurves.remove(fc)
+    gesture_end = action.frame_range[1]
+    cyclic = any(m.type == "CYCLES" for fc in _fcurves(previous) for m in fc.modifiers)
+    for track in arm.animation_data.nla_tracks:
+        strips = [s for s in track.strips if s.action == previous]
+        if not strips:
+            continue
+        track.mute = False
+        strip = strips[-1]
+        if cyclic and strip.frame_end < gesture_end:
+            # A baked cycle plays on for the whole take: extend the strip's
+            # action range and let the curves' Cycles modifiers (with their
+            # root offset) continue it, as they do on the timeline.
+            strip.action_frame_end = strip.action_frame_start + (gesture_end - strip.frame_start)
+            strip.frame_end = gesture_end
+    # NLA strips under the active action are combined per channel ("Replace"):
+    # the gesture's upper body replaces, the walk's hips/legs show through.
+    arm.animation_data.action_blend_type = "REPLACE"
+
+
+def _fcurves(action):
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                yield from bag.fcurves
+
+
+def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
+                            base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None):
+    """Synchronous Generate Gesture (scripts, CLI, headless). ``audio_path``
+    None → the scene's first sound strip (and its start frame)."""
+    import bpy
+
+    _check_armature(arm)
+    audio_path, start_frame = _audio_and_start(bpy.context.scene, audio_path, start_frame)
+    existing = scene_sound(bpy.context.scene)
+    clip, res = generate(audio_path, amount=amount, seed=seed)
+    return apply(arm, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
+                 base=base, set_scene_fps=set_scene_fps, face_mesh=face_mesh, transcript=transcript,
+                 add_sound=existing is None or Path(existing[0]) != Path(audio_path))
+
+
+def _audio_and_start(scene, audio_path, start_frame):
+    if audio_path:
+        return Path(audio_path), int(start_frame or 1)
+    found = scene_sound(scene)
+    if found is None:
+        raise scene_io.SceneError("no speech: set RigMind ▸ Speech ▸ Audio to a recording, or add a sound strip "
+                                  "in the Video Sequencer")
+    # The strip already sits on the timeline: the motion starts with it, so
+    # it plays in sync whatever the Start Frame setting says.
+    return found[0], found[1]
+
+
+def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
+                base: str = "idle", face_mesh=None, set_scene_fps: bool = True):
+    """Generate Gesture as a generator for a modal operator: the backend runs
+    in a worker thread (yielding progress 0..1), the scene is written only
+    when it finished, so Esc leaves the scene untouched."""
+    import bpy
+
+    from .locomotion_scene import run_in_thread
+
+    _check_armature(arm)
+    scene = bpy.context.scene
+    audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
+    from ..backend.audio import load_audio
+
+    load_audio(audio_path)  # a bad file fails now, with its message, before the modal starts
+    name, mesh_name = arm.name, face_mesh.name if face_mesh is not None else None
+    existing = scene_sound(scene)
+
+    def work(progress, cancel):
+        return generate(audio_path, amount=amount, seed=seed, progress=progress, cancel=cancel)
+
+    def job():
+        clip, res = yield from run_in_thread(work)
+        yield 0.95
+        arm_now = bpy.data.objects.get(name)
+        _check_armature(arm_now)
+        mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
+        return apply(arm_now, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
+                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh,
+                     add_sound=existing is None or existing[0] != audio_path)
+
+    return job()
+
+
+def write_npz(path, result) -> Path:
+    """Our take in the EMAGE / BEAT2 schema (``poses (T,165)`` SMPL-X
+    axis-angle, ``trans (T,3)``, ``expressions (T,100)`` zeros, 30 fps) so
+    their tools can score it."""
+    from ..backend.smplx_motion import write_smplx_npz
+
+    return write_smplx_npz(path, result.motion)
