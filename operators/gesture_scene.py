@@ -97,15 +97,17 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
     if base not in BASES:
         raise ValueError(f"base must be one of {BASES}, got {base!r}")
     scene = bpy.context.scene
-    if set_scene_fps:
-        scene.render.fps, scene.render.fps_base = 30, 1.0
+    # Everything that can refuse (not a humanoid, no walk to keep) is checked
+    # before the scene is touched.
+    tgt_map = target_mapping(arm)
     previous = arm.animation_data.action if arm.animation_data is not None else None
     if base == "keep_legs" and previous is None:
         raise scene_io.SceneError(f"'{arm.name}' has no action whose legs could be kept: "
                                   "bake a walk first, or use the Idle base")
+    if set_scene_fps:
+        scene.render.fps, scene.render.fps_base = 30, 1.0
     stem = Path(str(audio_path)).stem if audio_path else "speech"
     name = f"RigMind Gesture · {stem} · seed {seed} · amount {amount:.2f}"
-    tgt_map = target_mapping(arm)
     action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), tgt_map=tgt_map,
                                        root_mode="hips", ik=base == "idle", action_name=name,
                                        frame_start=start_frame, set_scene_fps=False)

@@ -195,3 +195,31 @@ def test_modal_job_cancel_leaves_scene_unchanged(mannequin, speech_wav):
     except StopIteration as done:
         result = done.value
     assert result.action.name in bpy.data.actions and result.frames > 30
+
+
+def test_non_humanoid_rig_is_refused(mannequin, speech_wav):
+    """A 3-bone chain is not a character: a clear message, nothing written."""
+    import bpy
+
+    arm_data = bpy.data.armatures.new("Chain")
+    arm = bpy.data.objects.new("Chain", arm_data)
+    bpy.context.scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    parent = None
+    for k in range(3):
+        b = arm_data.edit_bones.new(f"b{k}")
+        b.head, b.tail = (0, 0, k * 0.3), (0, 0, (k + 1) * 0.3)
+        b.parent = parent
+        parent = b
+    bpy.ops.object.mode_set(mode="OBJECT")
+    s = bpy.context.scene.rigmind
+    s.target_armature = arm
+    s.audio_path = str(speech_wav)
+    bpy.context.scene.render.fps = 24
+    with pytest.raises(RuntimeError, match="humanoid"):
+        bpy.ops.rigmind.generate_gesture()
+    assert arm.animation_data is None or arm.animation_data.action is None
+    se = bpy.context.scene.sequence_editor
+    assert bpy.context.scene.render.fps == 24
+    assert se is None or not any(st.type == "SOUND" for st in se.strips_all)
