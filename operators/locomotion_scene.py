@@ -277,7 +277,7 @@ def generate_path(
 ):
     """``(motion, path_result)``: the controller walked along the polyline
     ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
-    planted feet pinned. ``path_result`` keeps the tracking data (its
+    planted feet pinned (where the controller predicts contacts). ``path_result`` keeps the tracking data (its
     ``motion`` is the un-pinned clip)."""
     from ..backend.locomotion.cleanup import pin_feet
     from ..backend.locomotion.path_follow import Path2D, follow_path
@@ -293,7 +293,8 @@ def generate_path(
             path.points, speed=float(speed), style=style, max_seconds=max_seconds,
         )
     _check(cancel)
-    motion = pin_feet(result.motion)
+    # The controller's predicted contacts say when a foot is planted (detection fills in).
+    motion = pin_feet(result.motion, predicted=result.contacts)
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result

@@ -209,3 +209,50 @@ def test_pin_feet_on_mocap():
     both = c[1:] & c[:-1]
     step = np.linalg.norm(np.diff(p, axis=0), axis=1)
     assert np.median(step[both]) < 0.002
+
+
+# --- the neural controller ends standing ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def neural():
+    from conftest import REPO
+
+    if not (REPO / "models" / "locomotion.onnx").exists():
+        pytest.skip("models/locomotion.onnx is absent: train it with `rigmind train locomotion --data ../shared/data`")
+    from rigmind.backend.locomotion.controller import LocomotionController
+
+    return LocomotionController.load()
+
+
+@pytest.mark.parametrize("name", ["straight", "corner"])
+def test_neural_path_ends_standing(neural, name):
+    """Committed weights on a short path: the clip ends still, on the end
+    point, in a standing pose with both feet planted (measured: 0 m/s over
+    the last 0.3 s, root 0.0 cm from the end, after a ~0.5 s blend that
+    starts within ~5 cm of it)."""
+    pts = PATHS[name]
+    res = follow_path(neural, pts, speed=1.3, style="normal")
+    m = res.motion
+    fps = m.fps
+    speed = np.linalg.norm(np.diff(res.root_xy, axis=0), axis=1) * fps
+    last = int(round(0.3 * fps))
+    assert speed[-last:].max() < 0.05, speed[-last:]
+    assert res.end_distance < 0.10, res.end_distance
+    # Accelerates from standing (its first steps: ~0.3 m/s) and walks on the way.
+    assert speed[:5].mean() < 0.5 and np.percentile(speed, 75) > 0.9
+    # Both feet planted at the end: low (within 3 cm of their lowest in the
+    # clip) and still (< 1 mm per frame) over the last 0.3 s.
+    p = m.world_positions()
+    for joint in ("Foot_L", "Foot_R", "Toes_L", "Toes_R"):
+        j = m.skeleton.index(joint)
+        z = p[:, j, 2]
+        assert np.all(z[-last:] - np.percentile(z, 1.0) < 0.03), joint
+        assert np.linalg.norm(np.diff(p[-last:, j, :2], axis=0), axis=1).max() < 1e-3, joint
+    # The cleanup keeps the stand (the foot pinning only locks what stands still).
+    out = pin_feet(m, predicted=res.contacts)
+    q = out.world_positions()
+    for joint in ("Foot_L", "Foot_R"):
+        j = m.skeleton.index(joint)
+        assert np.linalg.norm(np.diff(q[-last:, j, :2], axis=0), axis=1).max() < 1e-3, joint
+    assert res.contacts is not None and res.contacts.shape == (m.num_frames, 4)

@@ -1,12 +1,26 @@
 """Foot-contact cleanup: pin planted feet with leg IK, and measure foot skate.
 
 :func:`pin_feet` works on any :class:`Motion` of the Bandai skeleton
-(controller output, mocap, a loop): during each contact the foot is locked
-where the contact began (horizontally) at its planted height, the legs are
-re-solved with analytic two-bone IK (:func:`~..ik.two_bone_ik`, knee pole
-from the current pose, reach softened with :func:`~..ik.soft_reach` so the
-knee straightens gradually instead of popping), and the lock fades in before
-touchdown and out after lift-off with a smoothstep of ``blend_seconds``.
+(controller output, mocap, a loop):
+
+- **Contacts** (:func:`stance_contacts`): a controller's *predicted* contact
+  probabilities where it gives them (kept only where the joint is near its
+  floor), together with detection (low and slow), flickers bridged.
+- **Locks**: each contact run locks its joint at the run's median horizontal
+  position and its planted height. Runs are cut where the leg cannot reach
+  the lock or the animation has slid too far from it.
+- **Blends**: out of a lock the correction eases to zero (and into the next
+  lock from zero) with a quintic Hermite that matches the correction's
+  velocity and acceleration at the lock's edge over ``blend_seconds``, so a
+  foot leaves and lands at zero speed with no jerk.
+- **Swing lift** (:func:`_swing_lift`): between footholds the foot is kept
+  above a cone around them (``swing_slope`` x the distance to the nearest,
+  up to ``swing_clearance``): the network's swing skims the floor and glides
+  into touch-down, skate that no lock can remove.
+- **IK**: the legs are re-solved with analytic two-bone IK
+  (:func:`~..ik.two_bone_ik`), knee pole in the animated leg's plane
+  (:func:`_pole`), reach softened with :func:`~..ik.soft_reach` so the knee
+  straightens gradually instead of popping.
 
 Contacts are per joint, in :data:`~.features.CONTACT_JOINTS` order
 (``Foot_L, Toes_L, Foot_R, Toes_R``): the ankle lock follows the ``Foot_*``
@@ -54,62 +68,206 @@ def _segments(c: np.ndarray):
     return list(zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]))
 
 
-def _lock_offsets(pos, contact, nb: float, *, hip=None, to_end=None, reach=None, max_slide: float = 0.25,
-                  catchup: float = None, height_q: float = 20.0):
-    """Per frame ``(offset [F, 3], weight [F])``: where a locked joint should
-    move from its animated position ``pos [F, 3]``.
+def _close_gaps(c: np.ndarray, max_gap: int, min_run: int) -> np.ndarray:
+    """Boolean ``c [F]`` with gaps of at most ``max_gap`` frames between runs
+    filled (a contact that flickers off for a frame is one contact) and runs
+    shorter than ``min_run`` frames dropped (too short to be a footstep)."""
+    c = np.asarray(c, dtype=bool).copy()
+    runs = _segments(c)
+    for (_, e), (s, _) in zip(runs[:-1], runs[1:]):
+        if s - e <= max_gap:
+            c[e:s] = True
+    for s, e in _segments(c):
+        if e - s < min_run:
+            c[s:e] = False
+    return c
 
-    Each contact run gets a lock at the run's first position (horizontal)
-    and its planted height (``height_q`` percentile of the run's heights,
-    robust to the heel lifting before the contact ends), with a weight of 1
-    over the run and smoothstep ramps of ``nb`` frames before and after it.
 
-    A lock is released early (the ramp out starts there) at the first frame
-    where the IK chain could no longer reach it (``|lock - to_end - hip| >
-    reach``, ``to_end [F, 3]`` being the offset from the chain's end to the
-    locked joint) or where the animation has slid more than ``max_slide``
-    (m) away: holding on would stretch the leg straight while the animation
-    already bends it, and the knee would snap at the release. The ramp out
-    lasts at least the time to catch up the offset at ``catchup`` (m per
-    frame). Overlapping ramps of neighbouring runs are normalised, so the
-    offset is continuous."""
-    f = len(pos)
-    frames = np.arange(f)
-    total = np.zeros((f, 3))
-    wsum = np.zeros(f)
+def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS, *, height: float = 0.04,
+                    speed: float = 0.3, max_height: float = 0.08, max_gap: int = 2, min_run: int = 3) -> np.ndarray:
+    """Contacts ``[F, K]`` (0/1) of ``joints`` for pinning.
+
+    Without ``predicted`` they are detected (:func:`~.features.foot_contacts`:
+    low and slow, with hysteresis). With ``predicted [F, K]`` (a controller's
+    contact probabilities) a joint is in contact where the model says so
+    (> 0.5) and the joint is really near its floor (below ``max_height`` m:
+    a probability that lingers as the foot lifts must not lock it in the
+    air), or where detection finds it low and slow though the model is late
+    (heights from each joint's floor, its 1st-percentile height in the clip).
+    Flickers of up to ``max_gap`` frames are bridged and runs shorter than
+    ``min_run`` frames dropped."""
+    det = FT.foot_contacts(world_pos, names, fps, joints=joints, height=height, speed=speed) > 0.5
+    if predicted is None:
+        c = det
+    else:
+        pred = np.asarray(predicted, dtype=np.float64)
+        if pred.shape != det.shape:
+            raise ValueError(f"predicted contacts must be {det.shape}, got {pred.shape}")
+        ix = [list(names).index(n) for n in joints]
+        z = world_pos[:, ix, 2]
+        low = z - np.percentile(z, 1.0, axis=0)[None] < max_height
+        c = ((pred > 0.5) & low) | det
+    return np.stack([_close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
+
+
+# Quintic Hermite basis on u in [0, 1]: value, slope and curvature at u = 0
+# go to zero (value, slope, curvature) at u = 1.
+def _h0(u):
+    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u)
+
+
+def _h1(u):
+    return u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
+
+
+def _h2(u):
+    return 0.5 * u * u - u**3 * (1.5 - 1.5 * u + 0.5 * u * u)
+
+
+def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: float = 0.25, height_q: float = 20.0):
+    """``[(start, stop, lock [3])]``: one lock per contact run of ``contact``
+    for a joint at ``pos [F, 3]``.
+
+    The lock sits at the run's median horizontal position (the animated
+    joint slides during the run: the median halves the largest correction
+    the legs must absorb compared with the first position) and at its planted
+    height (``height_q`` percentile of the run's heights, robust to the heel
+    lifting before the contact ends). Frames where the lock cannot hold —
+    farther than ``max_slide`` (m) from the animated joint, or out of the IK
+    chain's reach (``|lock - to_end - hip| > reach``, ``to_end [F, 3]`` the
+    offset from the chain's end to the joint) — cut the run: the longest
+    stretch of good frames is kept, and its lock recomputed."""
+    out = []
     for s, e in _segments(contact):
-        lock = pos[s].copy()
-        lock[2] = np.percentile(pos[s:e, 2], height_q)
-        bad = np.linalg.norm(lock[None, :2] - pos[s:e, :2], axis=-1) > max_slide
-        if hip is not None:
-            end_target = lock[None] - (0.0 if to_end is None else to_end[s:e])
-            bad |= np.linalg.norm(end_target - hip[s:e], axis=-1) > reach[s:e]
-        if np.any(bad):
-            e = s + max(int(np.argmax(bad)), 1)
-        n_out = nb
-        if catchup:
-            n_out = max(nb, float(np.linalg.norm(lock - pos[e - 1])) / catchup)
-        if nb > 0:
-            w_in = _smoothstep(1.0 - (s - frames) / nb)
-        else:
-            w_in = np.zeros(f)
-        w_out = _smoothstep(1.0 - (frames - (e - 1)) / n_out) if n_out > 0 else np.zeros(f)
-        w = np.where(frames < s, w_in, np.where(frames >= e, w_out, 1.0))
-        total += w[:, None] * (lock[None] - pos)
-        wsum += w
-    norm = np.maximum(wsum, 1.0)
-    return total / norm[:, None], np.minimum(wsum, 1.0)
+        for _ in range(2):
+            lock = np.median(pos[s:e], axis=0)
+            lock[2] = np.percentile(pos[s:e, 2], height_q)
+            bad = np.linalg.norm(lock[None, :2] - pos[s:e, :2], axis=-1) > max_slide
+            if hip is not None:
+                end_target = lock[None] - (0.0 if to_end is None else to_end[s:e])
+                bad |= np.linalg.norm(end_target - hip[s:e], axis=-1) > reach[s:e]
+            if not np.any(bad):
+                break
+            good = [(a + s, b + s) for a, b in _segments(~bad)]
+            if not good:
+                lock = None
+                break
+            s, e = max(good, key=lambda r: r[1] - r[0])
+        if lock is not None and e - s >= 1:
+            out.append((s, e, lock))
+    return out
 
 
-def _pole(hip, knee, ankle, toe):
-    """Knee pole from the current pose: the knee's offset from the hip-ankle
-    line, plus a little of the foot's forward direction so a straight leg
-    (no offset) still bends forward, not sideways."""
-    mid = 0.5 * (hip + ankle)
+def _lock_offsets(pos, contact, nb: float, **lock_kw):
+    """Per frame ``(offset [F, 3], weight [F])``: where a locked joint should
+    move from its animated position ``pos [F, 3]`` (``lock_kw``: see
+    :func:`_lock_runs`).
+
+    Inside a lock the offset puts the joint exactly on it (weight 1). Out of
+    a lock the offset eases from what the lock needed to zero over ``nb``
+    frames (or the whole gap to the next lock, when shorter) with a quintic
+    Hermite that matches the offset's slope and curvature at the lock's edge:
+    the shown joint leaves its lock and arrives at the next one with zero
+    velocity and acceleration, so there is no jerk at lift-off or touch-down
+    and the low frames around a step move slowly, as in mocap. The weight
+    eases the same way (the value basis) and tells how locked the joint is."""
+    f = len(pos)
+    runs = _lock_runs(pos, contact, **lock_kw)
+    off = np.zeros((f, 3))
+    w = np.zeros(f)
+    if not runs:
+        return off, w, runs
+    # Animated velocity and acceleration per frame (m/frame, m/frame^2).
+    vel = np.gradient(pos, axis=0) if f > 1 else np.zeros_like(pos)
+    acc = np.gradient(vel, axis=0) if f > 2 else np.zeros_like(pos)
+    frames = np.arange(f)
+    bounds = [r[0] for r in runs[1:]] + [f + int(nb) + 1]
+    prev_ends = [-int(nb) - 2] + [r[1] - 1 for r in runs[:-1]]
+    for (s, e, lock), nxt, prev in zip(runs, bounds, prev_ends):
+        off[s:e] = lock[None] - pos[s:e]
+        w[s:e] = 1.0
+        # Ease out after the lock: the shown joint = lock at e - 1 with zero speed.
+        n_out = max(min(nb, nxt - (e - 1)), 1.0)
+        t = frames[e:min(nxt, f)]
+        u = (t - (e - 1)) / n_out
+        inside = u < 1.0
+        t, u = t[inside], u[inside][:, None]
+        o0, d0, a0 = off[e - 1], -vel[e - 1], -acc[e - 1]
+        off[t] += _h0(u) * o0 + _h1(u) * n_out * d0 + _h2(u) * n_out**2 * a0
+        w[t] += _h0(u[:, 0])
+        # Ease in before the lock, time reversed (the slope changes sign).
+        n_in = max(min(nb, s - prev), 1.0)
+        t = frames[max(prev + 1, 0):s]
+        u = (s - t) / n_in
+        inside = u < 1.0
+        t, u = t[inside], u[inside][:, None]
+        o1, d1, a1 = lock - pos[s], -vel[s], -acc[s]
+        off[t] += _h0(u) * o1 - _h1(u) * n_in * d1 + _h2(u) * n_in**2 * a1
+        w[t] += _h0(u[:, 0])
+    return off, np.clip(w, 0.0, 1.0), runs
+
+
+def _ramp(x, k: float):
+    """Smooth ``max(x, 0)``: exactly 0 for ``x <= 0`` and ``x - k / 2`` for
+    ``x >= k``, the integral of a smoothstep in between, so the result has
+    continuous first and second derivatives (no jerk where it starts)."""
+    x = np.asarray(x, dtype=np.float64)
+    u = np.clip(x / k, 0.0, 1.0)
+    return np.where(x >= k, x - 0.5 * k, k * u**3 * (1.0 - 0.5 * u))
+
+
+def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015):
+    """Lift ``[F]`` (m, >= 0) that keeps a joint off the floor while it
+    travels between footholds: the joint at ``xy [F, 2]``, ``z [F]`` must be
+    at least ``slope`` times its horizontal distance to the nearest foothold
+    (the lock before or after it, ``runs`` of :func:`_lock_runs`) above
+    ``floor`` (m), less ``margin`` (so there is no lift on and right next to
+    a foothold) and at most ``clearance`` (m) above it.
+
+    Why: a network trained on mocap regresses toward the mean swing, so its
+    feet skim the floor (toe clearance ~1-3 cm against ~6 cm in the data) and
+    glide in to touch-down: skating that no lock can remove, because the foot
+    is not in contact yet. Raising it along this cone turns the glide into a
+    step that leaves and lands on its foothold. Both the cone and the limit
+    are smoothed over ``knee`` (m, :func:`_ramp`), so the lift has no kink."""
+    f = len(z)
+    if not runs:
+        return np.zeros(f)
+    starts = np.array([r[0] for r in runs])
+    locks = np.array([r[2][:2] for r in runs])  # [R, 2]
+    frames = np.arange(f)
+    # The footholds before and after each frame in time (not any foothold
+    # nearby: a path that comes back over its own steps still lifts).
+    prev = np.searchsorted(starts, frames, side="right") - 1
+    nxt = prev + 1
+    d_prev = np.where(prev >= 0, np.linalg.norm(xy - locks[np.maximum(prev, 0)], axis=-1), np.inf)
+    d_next = np.where(nxt < len(runs), np.linalg.norm(xy - locks[np.minimum(nxt, len(runs) - 1)], axis=-1), np.inf)
+    dist = np.minimum(d_prev, d_next)
+    locked = np.zeros(f, dtype=bool)
+    for s, e, _ in runs:
+        locked[s:e] = True
+    dist = np.where(locked, 0.0, dist)
+    cone = slope * dist - margin
+    cone = clearance - _ramp(clearance - cone, knee)
+    return _ramp(cone - (z - floor), knee)
+
+
+def _pole(hip, knee, ankle, toe, straight: float = 0.03):
+    """Knee pole ``[F, 3]`` from the current pose: the knee pushed further
+    along its own offset from the hip-ankle line, so the solved knee bends
+    in the animated leg's plane (target = animated ankle gives the animated
+    knee back). Only where that offset is under ``straight`` (m), an almost
+    straight leg whose plane is ill-defined, is the foot's forward direction
+    faded in so the knee still bends forward, not sideways."""
+    axis = ankle - hip
+    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-9)
+    rel = knee - hip
+    perp = rel - np.sum(rel * axis, axis=-1, keepdims=True) * axis
     fwd = toe - ankle
     fwd[..., 2] = 0.0
     fwd /= np.maximum(np.linalg.norm(fwd, axis=-1, keepdims=True), 1e-9)
-    return knee + (knee - mid) + 0.05 * fwd
+    fade = _smoothstep(1.0 - np.linalg.norm(perp, axis=-1, keepdims=True) / straight)
+    return knee + perp + straight * fade * fwd
 
 
 def pin_feet(
@@ -120,29 +278,37 @@ def pin_feet(
     toe_joints=("Toes_L", "Toes_R"),
     hip_joints=("UpperLeg_L", "UpperLeg_R"),
     knee_joints=("LowerLeg_L", "LowerLeg_R"),
-    blend_seconds: float = 0.1,
+    predicted=None,
+    blend_seconds: float = 0.4,
     soft: float = ik.SOFT_REACH,
     release_reach: float = ik.MAX_REACH,
     max_slide: float = 0.25,
-    catchup_speed: float = 1.0,
+    swing_slope: float = 0.5,
+    swing_clearance: float = 0.05,
 ) -> Motion:
     """``motion`` with planted feet pinned (see the module docstring).
 
     Args:
         contacts: ``[F, 4]`` (0/1 or probabilities, thresholded at 0.5) for
-            ``(foot_L, toe_L, foot_R, toe_R)``; detected with
-            :func:`~.features.foot_contacts` when None (e.g. pass a
-            controller's predicted contacts instead).
+            ``(foot_L, toe_L, foot_R, toe_R)``, used as given; when None
+            they come from :func:`stance_contacts` (detected, or combined
+            with ``predicted``).
+        predicted: ``[F, 4]`` contact probabilities from a controller (its
+            ``contacts`` after each step), same order; see
+            :func:`stance_contacts`.
         foot_joints, toe_joints, hip_joints, knee_joints: per side (left,
             right); the defaults are the Bandai names.
-        blend_seconds: duration of the smoothstep fade into and out of a lock.
+        blend_seconds: duration (s) of the ease into and out of a lock
+            (shorter when the gap between two locks is).
         soft: fraction of the leg length where the reach starts being
             compressed (a leg already more extended keeps its own extension).
         release_reach: a lock is let go (faded out from there) once it is
             farther from the hip than this fraction of the leg length.
         max_slide: ... or once the animated foot is this far (m) from it.
-        catchup_speed: the fade out lasts at least the offset to catch up
-            divided by this speed (m/s), so a released foot does not dart.
+        swing_slope, swing_clearance: between footholds the foot is kept
+            at least ``swing_slope`` x its horizontal distance (m) to the
+            nearest one above the floor, up to ``swing_clearance`` (m); see
+            :func:`_swing_lift`. 0 turns the lift off.
 
     Returns a new :class:`Motion` (same skeleton, fps, root and
     translations); only the upper leg, lower leg and foot rotations change.
@@ -152,12 +318,15 @@ def pin_feet(
     f = motion.num_frames
     world_rot, world_pos = motion.world()
     if contacts is None:
-        contacts = FT.foot_contacts(world_pos, names, motion.fps, joints=(foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1]))
+        joints = (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])
+        contacts = stance_contacts(world_pos, names, motion.fps, predicted, joints)
     contacts = np.asarray(contacts, dtype=np.float64)
     if contacts.shape != (f, 4):
         raise ValueError(f"contacts must be [frames, 4] (foot_L, toe_L, foot_R, toe_R), got {contacts.shape}")
     nb = blend_seconds * motion.fps
-    catchup = catchup_speed / motion.fps
+    # Floor of each foot joint (m): its lowest height in the clip (1st percentile).
+    ix = [names.index(n) for n in (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])]
+    floors = np.percentile(world_pos[:, ix, 2], 1.0, axis=0)
     parents = sk.parents
     legs = []
     for side in range(2):
@@ -173,13 +342,19 @@ def pin_feet(
         for side, (h, k, a, t) in enumerate(legs):
             hip, knee, ankle, toe = pos[:, h], pos[:, k], pos[:, a], pos[:, t]
             chain = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
-            kw = dict(hip=hip, reach=reach_frac * chain, max_slide=max_slide, catchup=catchup)
+            kw = dict(hip=hip, reach=reach_frac * chain, max_slide=max_slide)
             # Ankle lock, then the toe lock relative to where the foot lands after it.
-            off_a, w_a = _lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
-            off_t, _ = _lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
+            off_a, w_a, runs_a = _lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
+            off_t, _, runs_t = _lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
             # A planted ankle turns the foot to reach the toe lock; a free ankle is
             # carried along by it (the foot keeps its animated orientation).
             target = ankle + off_a + (1.0 - w_a)[:, None] * off_t
+            if swing_slope > 0:
+                # The foot is rigid here: lift it by what the ankle or the toe needs.
+                toe_shown = toe + off_a + off_t
+                lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=swing_slope, clearance=swing_clearance)
+                lift_t = _swing_lift(toe_shown[:, :2], toe_shown[:, 2], runs_t, floors[2 * side + 1], slope=swing_slope, clearance=swing_clearance)
+                target[:, 2] += lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
             out.append((target, w_a, off_t, chain))
         return out
 
@@ -263,4 +438,4 @@ def knee_angles(motion: Motion, legs=BANDAI_LEGS) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-__all__ = ["pin_feet", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]
+__all__ = ["pin_feet", "stance_contacts", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]

@@ -138,6 +138,7 @@ class FollowResult:
     target_xy: np.ndarray
     arc: np.ndarray
     follower: str = "pure pursuit (eval.py)"
+    contacts: np.ndarray = None  # [F, 4] the controller's predicted contacts, when it has them
 
 
 class _Arc:
@@ -200,7 +201,7 @@ def pursue_path(
     if max_seconds is None:
         max_seconds = 1.6 * path.length / max(speed, 0.1) + sum(t for _, t in pauses) + 4.0
     n_max = int(round(max_seconds * fps))
-    poses, targets, arcs = [], [], []
+    poses, targets, arcs, predicted = [], [], [], []
     s = 0.0
     pos = np.asarray(start, dtype=np.float64)
     pending = list(pauses)
@@ -231,6 +232,7 @@ def pursue_path(
             v = last_dir * speed * float(np.clip(remaining / brake, 0.25, 1.0))
         pose = controller.step(Control(velocity=(float(v[0]), float(v[1])), style=style))
         poses.append(pose)
+        predicted.append(getattr(controller, "contacts", None))
         targets.append(target)
         arcs.append(s)
         pos = np.asarray(pose.root_positions[-1, :2], dtype=np.float64)
@@ -239,7 +241,8 @@ def pursue_path(
             if done_frames <= 0:
                 break
     motion = _concat(poses)
-    return FollowResult(motion, np.array(targets), np.array(arcs))
+    contacts = None if any(c is None for c in predicted) else np.array(predicted, dtype=np.float64)
+    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=contacts)
 
 
 def _concat(poses) -> Motion:
@@ -312,6 +315,15 @@ def _find_cleanup():
         if callable(fn):
             return fn
     return None
+
+
+def _clean(clean_fn, res):
+    """``clean_fn`` on the run's motion, given the controller's predicted
+    contacts when the run recorded them and the function takes them."""
+    predicted = getattr(res, "contacts", None)
+    if predicted is not None and "predicted" in inspect.signature(clean_fn).parameters:
+        return clean_fn(res.motion, predicted=predicted)
+    return clean_fn(res.motion)
 
 
 # --- controllers -----------------------------------------------------------------------
@@ -481,7 +493,7 @@ def evaluate_locomotion(
                 variants[name].append(sc)
                 if clean_fn is not None:
                     try:
-                        cm = clean_fn(res.motion)
+                        cm = _clean(clean_fn, res)
                         cs = score_motion(cm, path, classifier, st)
                         cs.update(controller=f"{name} + foot cleanup", path=path.name, style=st)
                         variants[f"{name} + foot cleanup"].append(cs)

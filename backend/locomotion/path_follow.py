@@ -22,8 +22,11 @@ tangent. The speed profile is planned once over arc length:
   starts standing, and lags behind any plan in arc length).
 
 Near the end the command becomes a proportional approach to the end point;
-once the root is within ``stop_radius`` the command is zero velocity for
-``hold_seconds`` (the standing pose settles) and the clip ends.
+once the root is within ``stop_radius`` the command is a slow drift onto the
+end point for at least ``hold_seconds``, until the character is slow and
+within ``arrive_radius`` of it; then an inertialised blend
+(:func:`blend_to_pose`, ~0.5 s) takes the pose into the controller's
+standing pose on the end point, which is held: the clip ends standing.
 
 Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 """
@@ -168,7 +171,10 @@ class PathResult:
     (its arc length, m), ``root_xy [F, 2]`` (the character root),
     ``error [F]`` (distance from the root to the path, m), ``command [F, 2]``
     (the velocity asked for, m/s), ``stopping [F]`` (True once the stop
-    phase began). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
+    phase began), ``contacts [F, 4]`` (the controller's predicted foot
+    contact probabilities, ``Foot_L, Toes_L, Foot_R, Toes_R``, when it has a
+    ``contacts`` attribute, else None; the standing end counts as both feet
+    down). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
     planned speed along it, ``stopped_at`` the first frame of the stop phase
     (None when ``max_seconds`` ran out first), ``length`` the path length.
     """
@@ -184,6 +190,7 @@ class PathResult:
     profile: np.ndarray
     stopped_at: int
     length: float
+    contacts: np.ndarray = None
 
     @property
     def mean_error(self) -> float:
@@ -219,6 +226,61 @@ def _gait_limits(top_speed: float):
     return accel, accel, 1.0 + 2.0 * run
 
 
+def _quintic_decay(u):
+    """Quintic Hermite weights ``(value, slope)`` ``[..., 1]`` at ``u`` in
+    [0, 1]: an offset with value 1 (or slope 1) at ``u = 0`` that reaches
+    zero value, slope and curvature at ``u = 1``."""
+    u = np.asarray(u, dtype=np.float64)[..., None]
+    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u), u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
+
+
+def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Motion:
+    """Inertialization into a still pose: ``frames`` frames that start where
+    the one-frame clips ``prev`` -> ``last`` left off (same pose offset and
+    velocity) and end exactly on the one-frame ``target`` at rest.
+
+    Per joint, the offset from ``target`` (local rotations as rotation
+    vectors, left-multiplied; translations and the root position in metres)
+    and its per-frame velocity at ``last`` decay with a quintic Hermite to
+    zero value, velocity and acceleration; the blend runs on the offsets
+    only, so nothing is averaged between unrelated poses. All three clips
+    are on the same skeleton; returns ``frames`` frames (``[1, frames]``
+    after ``last``)."""
+    u = np.arange(1, frames + 1) / float(frames)
+    h0, h1 = _quintic_decay(u)  # [n, 1]
+    n = float(frames)
+
+    def rot_off(a, b):  # rotation vector of a * inv(b), [J, 3]
+        return R.to_axis_angle(R.canonical(R.mul(a, R.inv(b))))
+
+    q_t = target.rotations[0]
+    off = rot_off(last.rotations[0], q_t)
+    vel = rot_off(last.rotations[0], prev.rotations[0])
+    rots = R.mul(R.from_axis_angle(h0[:, None] * off[None] + h1[:, None] * n * vel[None]), q_t[None])
+
+    def lin(get):
+        x_t, x_l, x_p = get(target)[0], get(last)[0], get(prev)[0]
+        shape = (frames,) + (1,) * x_t.ndim
+        return x_t[None] + h0.reshape(shape) * (x_l - x_t)[None] + h1.reshape(shape) * n * (x_l - x_p)[None]
+
+    trans = None
+    if target.translations is not None and last.translations is not None and prev.translations is not None:
+        trans = lin(lambda m: m.translations)
+    roots = lin(lambda m: m.root_positions)
+    if trans is not None:
+        trans[:, 0] = roots  # joint 0 is the character root
+    return Motion(target.skeleton, R.normalize(rots), roots, target.fps, trans, name=target.name)
+
+
+def standing_pose(controller, position, yaw: float, style) -> Motion:
+    """The controller's standing pose (one frame, world space) at
+    ``position`` (m, XY) facing ``yaw`` (rad): what ``reset`` starts from
+    (the neural controller: the stillest two-feet-down training frame of the
+    style). The controller is reset there."""
+    controller.reset(position=tuple(position), yaw=float(yaw), style=style)
+    return controller.pose()
+
+
 def follow_path(
     controller,
     points_xy,
@@ -241,6 +303,10 @@ def follow_path(
     max_extra_hold_seconds: float = 1.5,
     settle_seconds: float = 0.3,
     approach_seconds: float = 0.6,
+    arrive_radius: float = 0.1,
+    stop_decel: float = 0.75,
+    stand_blend_seconds: float = 0.5,
+    stand_hold_seconds: float = 0.4,
 ) -> PathResult:
     """Walk ``controller`` along the polyline ``points_xy [N, 2]`` (world XY,
     metres; a dense polyline sampled from a curve works too) and return the
@@ -277,6 +343,17 @@ def follow_path(
         approach_seconds: near the end the speed is at most
             ``distance_to_end / approach_seconds`` (a proportional approach
             that absorbs the controller's lag instead of overshooting).
+        stop_decel: m/s^2, the braking asked for on the way to the end (gentler
+            than ``decel``: the controller lags the command by ~0.5 s, so a
+            late hard brake arrives fast).
+        arrive_radius: the stop phase also goes on (within the extra hold
+            time) until the root is this close (m) to the end point.
+        stand_blend_seconds, stand_hold_seconds: then the clip blends
+            (:func:`blend_to_pose`) into the controller's standing pose
+            (:func:`standing_pose`) with its root on the end point, facing
+            along the last segment, and holds it: a learned controller
+            trained on clips with few idle frames never quite stops by
+            itself (it creeps at ~0.3 m/s), and the end must stand.
     """
     path = Path2D(points_xy)
     if callable(speed):
@@ -305,6 +382,7 @@ def follow_path(
     max_frames = max(int(round(max_seconds * ctl_fps)), 1)
 
     poses, arcs, targets, roots, commands, stopping = [], [], [], [], [], []
+    contact_probs = []  # the controller's predicted contacts after each step
     root = first.root_positions[0, :2].copy()
     root_vel = np.zeros(2)
     vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
@@ -328,7 +406,9 @@ def follow_path(
             stop_frame = f
         if stop_frame is not None:
             held = f - stop_frame
-            if held >= hold_frames and (np.linalg.norm(root_vel) < rest_speed or held >= hold_frames + extra_frames):
+            # On the end point and slow, or as close as it gets (no longer closing in).
+            settled = dist_end < arrive_radius and (np.linalg.norm(root_vel) < rest_speed or closing <= 0.0)
+            if held >= hold_frames and (settled or held >= hold_frames + extra_frames):
                 break
             vel = to_end / approach_seconds
             n = np.linalg.norm(vel)
@@ -337,7 +417,7 @@ def follow_path(
             facing = path.end_dir
         else:
             v_allowed = float(np.interp(s_proj, path.s, profile))
-            v_allowed = min(v_allowed, dist_end / approach_seconds)
+            v_allowed = min(v_allowed, dist_end / approach_seconds, np.sqrt(2.0 * stop_decel * max(path.length - s_proj, 0.0)))
             # Acceleration limit in time (the plan in arc length cannot see that
             # the character starts standing); braking follows the plan at once.
             v_cmd = min(v_allowed, v_cmd + accel * dt)
@@ -355,6 +435,7 @@ def follow_path(
                 facing = path.end_dir
         pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=style))
         poses.append(pose)
+        contact_probs.append(getattr(controller, "contacts", None))
         new_root = pose.root_positions[0, :2].copy()
         root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
         root = new_root
@@ -365,6 +446,24 @@ def follow_path(
         commands.append(vel)
         stopping.append(stop_frame is not None)
 
+    if len(poses) >= 2 and stop_frame is not None and stand_blend_seconds > 0:
+        # End standing: an inertialised blend into the standing pose on the end point.
+        stand = standing_pose(controller, end, FT.yaw_from_facing(path.end_dir), style)
+        n_blend = max(int(round(stand_blend_seconds * ctl_fps)), 1)
+        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
+        n_hold = int(round(stand_hold_seconds * ctl_fps))
+        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
+        for k in range(tail.num_frames):
+            poses.append(tail.slice(k, k + 1))
+            # Blending: no prediction (detection decides); standing: both feet down.
+            contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
+            root = tail.root_positions[k, :2].copy()
+            s_proj = path.project(root, s_proj)
+            arcs.append(s_proj)
+            targets.append(path.at(s_proj))
+            roots.append(root)
+            commands.append(np.zeros(2))
+            stopping.append(True)
     motion = _concat(poses, ctl_fps)
     motion.name = "follow_path"
     root_xy = np.array(roots)
@@ -380,6 +479,7 @@ def follow_path(
         profile=profile,
         stopped_at=stop_frame,
         length=path.length,
+        contacts=None if any(c is None for c in contact_probs) else np.array(contact_probs, dtype=np.float64).reshape(len(poses), -1),
     )
     if abs(ctl_fps - fps) > 1e-6:
         result = _resample_result(result, fps)
@@ -415,6 +515,7 @@ def _resample_result(res: PathResult, fps: float) -> PathResult:
         profile=res.profile,
         stopped_at=stopped_at,
         length=res.length,
+        contacts=None if res.contacts is None else lerp(res.contacts),
     )
 
 
@@ -461,4 +562,4 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile"]
+__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose"]
