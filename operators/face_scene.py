@@ -27,6 +27,7 @@ class FaceResult:
     jaw_action: object = None
     jaw_bone: str = ""
     notes: list = field(default_factory=list)
+    companions: list = field(default_factory=list)  # other meshes driven alike (teeth, eyes …)
 
     def summary(self) -> str:
         msg = f"'{self.action.name}': {len(self.written)}/52 ARKit shapes"
@@ -35,6 +36,8 @@ class FaceResult:
             msg += f"; missing (skipped): {shown}"
         if self.jaw_bone:
             msg += f"; jaw bone '{self.jaw_bone}'"
+        if self.companions:
+            msg += f"; also on {', '.join(self.companions)}"
         return msg
 
 
@@ -49,6 +52,41 @@ def add_sound_strip(scene, audio_path, frame_start: int):
     name = f"RigMind · {Path(audio_path).stem}"
     strips = se.strips
     return strips.new_sound(name=name, filepath=str(audio_path), channel=1, frame_start=int(frame_start))
+
+
+def companion_meshes(mesh_obj, arm=None) -> list:
+    """Other meshes of the same character with ARKit shape keys — split
+    teeth, eyes, tongue, beard (Ready Player Me, VRoid and CC exports keep
+    them apart) — that must move with the face: the meshes deformed by or
+    parented to the same armature, or sharing the face's parent."""
+    import bpy
+
+    from ..backend.face.arkit_names import resolve_arkit_names
+
+    owner = arm or find_armature_for(mesh_obj) or mesh_obj.parent
+    if owner is None:
+        return []
+    out = []
+    for ob in bpy.data.objects:
+        if ob is mesh_obj or ob.type != "MESH" or ob.data.shape_keys is None:
+            continue
+        if (find_armature_for(ob) or ob.parent) is not owner:
+            continue
+        if resolve_arkit_names([k.name for k in ob.data.shape_keys.key_blocks]):
+            out.append(ob)
+    return out
+
+
+def _write_on_mesh(mesh_obj, anim, action_name: str, start_frame: int):
+    """The 52 curves onto one mesh's keys (resolved names) → (action, written, missing)."""
+    from ..backend.face.arkit_names import resolve_arkit_names
+
+    mapping = resolve_arkit_names([kb.name for kb in mesh_obj.data.shape_keys.key_blocks])
+    names = [mapping.get(n) for n in anim.names]
+    cols = [i for i, n in enumerate(names) if n is not None]
+    action, _, _ = scene_io.write_shape_keys(mesh_obj, [names[i] for i in cols], anim.weights[:, cols], anim.fps,
+                                             action_name, frame_start=start_frame)
+    return action, [anim.names[i] for i in cols], [n for n in anim.names if n not in mapping]
 
 
 def find_armature_for(mesh_obj):
@@ -84,14 +122,17 @@ def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_nam
 
 def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
                           start_frame: int = 1, method: str = "model", armature=None, jaw: bool | None = None,
-                          add_sound: bool = True, animation=None, action_name: str | None = None) -> FaceResult:
+                          add_sound: bool = True, animation=None, action_name: str | None = None,
+                          companions: bool = True) -> FaceResult:
     """Generate lip-sync and facial animation from ``audio`` (path or
     ``AudioClip``) onto ``mesh_obj``'s ARKit shape keys as a new action.
 
     A ``.txt`` beside the audio is used as the transcript when none is given.
     ``jaw``: also rotate the rig's mapped jaw bone (default: only when the mesh
     has no jawOpen key, so the jaw never opens twice). Shapes the mesh lacks
-    are listed in ``missing`` and skipped. Raises ``AudioError`` /
+    are listed in ``missing`` and skipped. ``companions``: drive the
+    character's other ARKit meshes (teeth, eyes …; :func:`companion_meshes`)
+    with the same curves, each in its own new action. Raises ``AudioError`` /
     ``SceneError`` (ValueErrors) with a message for the user."""
     import bpy
 
@@ -131,6 +172,10 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
         if bone and bone in arm.pose.bones:
             result.jaw_action = write_jaw(arm, bone, anim.jaw_rotation, anim.fps, f"RigMind Jaw · {stem}", start_frame)
             result.jaw_bone = bone
+    if companions:
+        for ob in companion_meshes(mesh_obj, arm):
+            _write_on_mesh(ob, anim, f"{action.name} · {ob.name}", start_frame)
+            result.companions.append(ob.name)
     last = start_frame + int(np.ceil((anim.num_frames - 1) * (fps / anim.fps)))
     scene.frame_end = max(scene.frame_end, last)
     if add_sound and audio_path:
