@@ -14,6 +14,11 @@ from pathlib import Path
 
 EXIT_USER_ERROR = 2
 
+# Models with `rigmind train MODEL` / `rigmind eval MODEL`: backend packages
+# with train.main_train and eval.main_eval.
+MODELS = ("locomotion", "gesture", "face")
+
+
 class UserError(Exception):
     pass
 
@@ -119,10 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf, or .npz (EMAGE/BEAT2 SMPL-X schema)")
 
     p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
-    p.add_argument("what", choices=["locomotion", "gesture", "face"], help="which model")
+    p.add_argument("what", choices=MODELS, help="which model")
 
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion, gesture, face)", add_help=False)
-    p.add_argument("what", choices=["locomotion", "gesture", "face"], help="what to evaluate")
+    p.add_argument("what", choices=MODELS, help="what to evaluate")
 
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
@@ -385,36 +390,21 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _model_tool(tool: str, args, extra) -> int:
+    """``rigmind {train,eval} MODEL ...``: the model package's own
+    ``main_train``/``main_eval`` parses the remaining arguments."""
+    import importlib
+
+    module = importlib.import_module(f".backend.{args.what}.{tool}", __package__)
+    return getattr(module, f"main_{tool}")(extra)
+
+
 def cmd_eval(args, extra) -> int:
-    if args.what == "locomotion":
-        from .backend.locomotion.eval import main_eval
-
-        return main_eval(extra)
-    if args.what == "face":
-        from .backend.face.eval import main_eval
-
-        return main_eval(extra)
-    if args.what == "gesture":
-        from .backend.gesture.eval import main_eval
-
-        return main_eval(extra)
-    raise UserError(f"'eval {args.what}' is not available in this version of RigMind yet")
+    return _model_tool("eval", args, extra)
 
 
 def cmd_train(args, extra) -> int:
-    if args.what == "locomotion":
-        from .backend.locomotion.train import main_train
-
-        return main_train(extra)
-    if args.what == "face":
-        from .backend.face.train import main_train
-
-        return main_train(extra)
-    if args.what == "gesture":
-        from .backend.gesture.train import main_train
-
-        return main_train(extra)
-    raise UserError(f"'train {args.what}' is not available in this version of RigMind yet")
+    return _model_tool("train", args, extra)
 
 
 # Commands whose remaining arguments go to a sub-program's own parser.

@@ -336,15 +336,18 @@ def _path_object(context):
     raise ValueError("Walk Along Path needs a path: select a curve, or set RigMind ▸ Locomotion ▸ Path")
 
 
-class _LocomotionOperator:
-    """Shared modal machinery: ``invoke`` starts a job (a generator that
-    runs the generation in a worker thread and yields progress), ``modal``
-    advances it on timer events and shows the progress; ESC cancels before
-    anything is written. ``execute`` (scripts, headless) runs synchronously."""
+class _ModalJobOperator:
+    """Shared modal machinery for generators on the target armature:
+    ``invoke`` starts a job (a generator that runs the generation in a worker
+    thread and yields progress), ``modal`` advances it on timer events and
+    shows the progress; ESC cancels before anything is written. ``execute``
+    (scripts, headless) runs synchronously.
+
+    Subclasses: ``_common(context) -> dict`` of settings, ``run(context,
+    **common) -> result``, ``job(context, **common) -> generator`` and
+    ``_finished(result)``."""
 
     bl_options = {"REGISTER", "UNDO"}
-
-    controller: EnumProperty(name="Controller", items=CONTROLLER_KINDS, default="auto", options={"SKIP_SAVE"})
 
     _job = None
     _timer = None
@@ -352,12 +355,6 @@ class _LocomotionOperator:
     @classmethod
     def poll(cls, context):
         return _target_armature(context) is not None and _settings(context) is not None
-
-    # Subclasses: run(context, **common) -> action; job(context, **common) -> generator.
-    def _common(self, context) -> dict:
-        s = _settings(context)
-        return dict(style=s.style, gait=s.gait, speed=float(s.speed), controller=self.controller,
-                    controller_options=_controller_options(context))
 
     def _finished(self, action):
         first, last = action.frame_range
@@ -434,6 +431,17 @@ class _LocomotionOperator:
         self._stop(context)
 
 
+class _LocomotionOperator(_ModalJobOperator):
+    """A modal job driven by the Locomotion settings and a controller choice."""
+
+    controller: EnumProperty(name="Controller", items=CONTROLLER_KINDS, default="auto", options={"SKIP_SAVE"})
+
+    def _common(self, context) -> dict:
+        s = _settings(context)
+        return dict(style=s.style, gait=s.gait, speed=float(s.speed), controller=self.controller,
+                    controller_options=_controller_options(context))
+
+
 class RIGMIND_OT_bake_walk_cycle(_LocomotionOperator, bpy.types.Operator):
     """Bake a looping walk or run cycle (style, speed, in place from the Locomotion settings) onto the target armature as a new action"""
 
@@ -473,7 +481,7 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
         return LS.walk_path_job(_target_armature(context), self._points(context), **kw)
 
 
-class RIGMIND_OT_generate_gesture(_LocomotionOperator, bpy.types.Operator):
+class RIGMIND_OT_generate_gesture(_ModalJobOperator, bpy.types.Operator):
     """Generate body, head, hand and finger motion from the speech audio (or the scene's sound strip) on the target armature as a new action, with the face mesh if set; the audio is added as a sound strip in sync"""
 
     bl_idname = "rigmind.generate_gesture"

@@ -67,13 +67,12 @@ def smplx_source_map():
     return auto_map(smplx_rest_skeleton()).bones
 
 
-def generate(audio_path, *, amount: float, seed: int, progress=None, cancel=None):
-    """Backend half (no bpy; safe in a worker thread): → ``(clip, GestureResult)``."""
-    from ..backend.audio import load_audio
+def generate(clip, *, amount: float, seed: int, progress=None, cancel=None):
+    """Backend half (no bpy; safe in a worker thread): an ``AudioClip`` →
+    ``(clip, GestureResult)``."""
     from ..backend.gesture.generate import GestureCancelled, generate_gesture
     from .locomotion_scene import Cancelled
 
-    clip = load_audio(audio_path)
     if progress:
         progress(0.1)
     try:
@@ -134,16 +133,14 @@ def _layer_over(arm, action, previous, tgt_map):
     """Keep ``previous`` for the lower body: drop those bones' curves from
     the new action and unmute the NLA track that holds ``previous``."""
     lower = {tgt_map.get(c) for c in LOWER_BODY if tgt_map.get(c)}
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                for fc in list(bag.fcurves):
-                    if fc.data_path.startswith("pose.bones["):
-                        bone = fc.data_path.split('"')[1]
-                        if bone in lower:
-                            bag.fcurves.remove(fc)
-                    elif fc.data_path == "location":  # object root motion stays the walk's
-                        bag.fcurves.remove(fc)
+    for bag in _channelbags(action):
+        for fc in list(bag.fcurves):
+            if fc.data_path.startswith("pose.bones["):
+                bone = fc.data_path.split('"')[1]
+                if bone in lower:
+                    bag.fcurves.remove(fc)
+            elif fc.data_path == "location":  # object root motion stays the walk's
+                bag.fcurves.remove(fc)
     gesture_end = action.frame_range[1]
     cyclic = any(m.type == "CYCLES" for fc in _fcurves(previous) for m in fc.modifiers)
     for track in arm.animation_data.nla_tracks:
@@ -163,11 +160,21 @@ def _layer_over(arm, action, previous, tgt_map):
     arm.animation_data.action_blend_type = "REPLACE"
 
 
-def _fcurves(action):
+def _channelbags(action):
     for layer in action.layers:
         for strip in layer.strips:
-            for bag in strip.channelbags:
-                yield from bag.fcurves
+            yield from strip.channelbags
+
+
+def _fcurves(action):
+    for bag in _channelbags(action):
+        yield from bag.fcurves
+
+
+def _needs_sound_strip(scene, audio_path) -> bool:
+    """False when the speech already is the scene's sound strip."""
+    existing = scene_sound(scene)
+    return existing is None or Path(existing[0]) != Path(audio_path)
 
 
 def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
@@ -176,13 +183,16 @@ def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: 
     None → the scene's first sound strip (and its start frame)."""
     import bpy
 
+    from ..backend.audio import load_audio
+
     _check_armature(arm)
-    audio_path, start_frame = _audio_and_start(bpy.context.scene, audio_path, start_frame)
-    existing = scene_sound(bpy.context.scene)
-    clip, res = generate(audio_path, amount=amount, seed=seed)
+    scene = bpy.context.scene
+    audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
+    add_sound = _needs_sound_strip(scene, audio_path)
+    clip, res = generate(load_audio(audio_path), amount=amount, seed=seed)
     return apply(arm, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
                  base=base, set_scene_fps=set_scene_fps, face_mesh=face_mesh, transcript=transcript,
-                 add_sound=existing is None or Path(existing[0]) != Path(audio_path))
+                 add_sound=add_sound)
 
 
 def _audio_and_start(scene, audio_path, start_frame):
@@ -211,12 +221,12 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
     from ..backend.audio import load_audio
 
-    load_audio(audio_path)  # a bad file fails now, with its message, before the modal starts
+    clip = load_audio(audio_path)  # a bad file fails now, with its message, before the modal starts
     name, mesh_name = arm.name, face_mesh.name if face_mesh is not None else None
-    existing = scene_sound(scene)
+    add_sound = _needs_sound_strip(scene, audio_path)
 
     def work(progress, cancel):
-        return generate(audio_path, amount=amount, seed=seed, progress=progress, cancel=cancel)
+        return generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel)
 
     def job():
         clip, res = yield from run_in_thread(work)
@@ -225,8 +235,7 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
         _check_armature(arm_now)
         mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
         return apply(arm_now, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
-                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh,
-                     add_sound=existing is None or existing[0] != audio_path)
+                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound)
 
     return job()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .loading import SAMPLE_RATE
+from .vad import speech_mask
 
 HOP = 160                    # 10 ms at 16 kHz
 ANALYSIS_FPS = SAMPLE_RATE / HOP
@@ -153,8 +154,3 @@ def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> Speech
         speech=speech,
     )
 
-
-def speech_mask(samples, fps, n):
-    from .vad import speech_mask as _m
-
-    return _m(samples, fps, n)

@@ -101,6 +101,19 @@ def normalise_loudness(x: np.ndarray, sr: int = SAMPLE_RATE) -> tuple:
     return (x * gain).astype(np.float32), float(20 * np.log10(gain))
 
 
+def _level(x: np.ndarray, normalise: bool, sr: int) -> tuple:
+    """Silence stays exact zeros (no gain: noise is never amplified into fake
+    speech); anything else is loudness-normalised when asked.
+    Returns ``(samples float32, gain_db, silent)``."""
+    silent = float(np.abs(x).max(initial=0.0)) < SILENCE_PEAK
+    gain_db = 0.0
+    if silent:
+        x = np.zeros_like(x)
+    elif normalise:
+        x, gain_db = normalise_loudness(x, sr)
+    return x.astype(np.float32), gain_db, silent
+
+
 def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,
                block_seconds: float = 30.0) -> AudioClip:
     """Read ``path`` → mono ``sample_rate`` float32, loudness-normalised.
@@ -130,13 +143,8 @@ def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,
     if len(x) < MIN_SECONDS * sample_rate:
         raise AudioError(f"audio file {path.name} is too short ({len(x) / sample_rate:.3f} s; "
                          f"need at least {MIN_SECONDS} s)")
-    silent = float(np.abs(x).max()) < SILENCE_PEAK
-    gain_db = 0.0
-    if silent:
-        x = np.zeros_like(x)
-    elif normalise:
-        x, gain_db = normalise_loudness(x, sample_rate)
-    return AudioClip(x.astype(np.float32), sample_rate, int(rate), int(channels), gain_db, silent, str(path))
+    x, gain_db, silent = _level(x, normalise, sample_rate)
+    return AudioClip(x, sample_rate, int(rate), int(channels), gain_db, silent, str(path))
 
 
 def clip_from_array(samples: np.ndarray, rate: int, *, normalise: bool = True) -> AudioClip:
@@ -149,10 +157,5 @@ def clip_from_array(samples: np.ndarray, rate: int, *, normalise: bool = True) -
         import soxr
 
         x = soxr.resample(x, rate, SAMPLE_RATE, quality="HQ").astype(np.float32)
-    silent = float(np.abs(x).max(initial=0.0)) < SILENCE_PEAK
-    gain_db = 0.0
-    if silent:
-        x = np.zeros_like(x)
-    elif normalise:
-        x, gain_db = normalise_loudness(x)
+    x, gain_db, silent = _level(x, normalise, SAMPLE_RATE)
     return AudioClip(x, SAMPLE_RATE, int(rate), channels, gain_db, silent)

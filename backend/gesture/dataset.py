@@ -62,6 +62,16 @@ class Take:
                     self.audio, self.start + a, dict(self.meta))
 
 
+def positions(rot: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """World joint positions ``[T, 55, 3]`` (metres, Z up) of SMPL-X rotations
+    ``[T, 55, 4]`` with pelvis positions ``root [T, 3]`` (forward kinematics
+    on the approximate rest skeleton)."""
+    from ..motion import Motion
+    from ..smplx_motion import smplx_rest_skeleton
+
+    return Motion(smplx_rest_skeleton(), rot, root, FPS).world_positions()
+
+
 def find_paired(data_dir) -> list:
     """``[(npz, wav)]`` BEAT2-format pairs anywhere under ``data_dir``."""
     data_dir = Path(data_dir)

@@ -32,8 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..motion import Motion
-from ..smplx_motion import smplx_rest_skeleton
 from . import dataset as D
 from . import metrics as MT
 from . import motion_encoder as ME
@@ -43,17 +41,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ENCODER_PATH = REPO_ROOT / "models" / "gesture_motion_encoder.pt"
 
 
-def _positions(rot, root):
-    return Motion(smplx_rest_skeleton(), rot, root, D.FPS).world_positions()
-
-
 def _load_encoder(corpus, retrain: bool, log):
     if ENCODER_PATH.exists() and not retrain:
         return ME.load_encoder(ENCODER_PATH)[0]
     import torch
 
     torch.set_num_threads(2)
-    real = [_positions(t.rot, t.root) for t in corpus.train_paired + corpus.unpaired]
+    real = [D.positions(t.rot, t.root) for t in corpus.train_paired + corpus.unpaired]
     t0 = time.time()
     enc, stats = ME.train_encoder(real, steps=3000, seed=0)
     ME.save_encoder(ENCODER_PATH, enc, stats)
@@ -88,9 +82,10 @@ def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: 
     corpus = D.load_corpus(data_dir)
     model = get_model(weights)
     enc = _load_encoder(corpus, retrain_encoder, log)
-    real_speaker = [_positions(t.rot, t.root) for t in corpus.train_paired + corpus.heldout_paired]
+    train_pos = [D.positions(t.rot, t.root) for t in corpus.train_paired]
+    gt = [D.positions(t.rot, t.root) for t in corpus.heldout_paired]
+    real_speaker = train_pos + gt
     mean_speed = MT.mean_joint_speed(real_speaker, D.FPS)
-    train_pos = [_positions(t.rot, t.root) for t in corpus.train_paired]
     mean_pose = np.concatenate(train_pos).mean(axis=0)
     rng = np.random.default_rng(0)
 
@@ -101,7 +96,6 @@ def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: 
 
     tables = {}
     # --- held-out tails of the paired takes ---------------------------------
-    gt = [_positions(t.rot, t.root) for t in corpus.heldout_paired]
     clips = [_audio(t.audio, t.start, t.num_frames) for t in corpus.heldout_paired]
     rows = [_row("ground truth", gt, clips, enc, gt, mean_speed)]
     t0 = time.time()

@@ -36,8 +36,6 @@ import numpy as np
 import torch
 
 from .. import rotations as R
-from ..motion import Motion
-from ..smplx_motion import smplx_rest_skeleton
 from . import controls as C
 from . import dataset as D
 from . import model as M
@@ -50,11 +48,8 @@ FORMAT = "rigmind-gesture-cvae"
 PAIRED_SHARE = 0.4
 BETA = 0.05
 PRIOR_SHARE = 0.0
+AUDIO_RENDITIONS = ("clean", "noisy", "telephone")
 BATCH = 32
-
-
-def _positions(rot, root):
-    return Motion(smplx_rest_skeleton(), rot, root, D.FPS).world_positions()
 
 
 def _augment(samples: np.ndarray, kind: str, rng) -> np.ndarray:
@@ -70,18 +65,37 @@ def _augment(samples: np.ndarray, kind: str, rng) -> np.ndarray:
     return samples
 
 
-def _audio_variants(wav, n_frames, rng):
+def _audio_variants(wav, n_frames, rng, kinds=AUDIO_RENDITIONS):
     from ..audio.features import speech_features
     from ..audio.loading import clip_from_array, load_audio
 
     clip = load_audio(wav)
     out = []
-    for kind in ("clean", "noisy", "telephone"):
+    for kind in kinds:
         f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), D.FPS)
         a = f.stacked()
         a = np.pad(a, ((0, max(n_frames - len(a), 0)), (0, 0)), mode="edge")[:n_frames]
         out.append((a, f))
     return out
+
+
+def clip_entry(take, rot, root, finger_basis, audio=None) -> dict:
+    """One clip as training arrays: ``poses [T, POSE_DIM]``, motion ``beats``
+    (frames) with their ``pulse [T]`` and ``timing [T, 2]``, ``energy [T]``,
+    ``audio`` (a list of ``[T, 69]`` renditions, or None), domain, fingers."""
+    pos = D.positions(rot, root)
+    beats = C.motion_beat_frames(pos, D.FPS)
+    return {
+        "poses": G.encode(rot, root, D.FPS, finger_basis, take.has_fingers),
+        "beats": beats,
+        "pulse": C.pulses(beats, len(rot)),
+        "timing": C.beat_timing(beats, len(rot), D.FPS),
+        "energy": C.motion_energy(pos, D.FPS),
+        "audio": audio,
+        "domain": D.DOMAINS.index(take.domain),
+        "fingers": take.has_fingers,
+        "name": take.name,
+    }
 
 
 def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
@@ -95,34 +109,23 @@ def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
     fb = G.fit_finger_basis(np.concatenate([aa, aa_m]))
     log(f"[gesture] finger PCA: {G.N_FINGER_PCA} components explain {fb['explained']:.1%}")
 
-    clips = []  # dicts: poses, pulse, energy, audio [T,69] or None, speech, domain, fingers
+    clips = []  # clip_entry dicts
 
     def add(take, rot, root, audio=None):
-        pos = _positions(rot, root)
-        beats = C.motion_beat_frames(pos, D.FPS)
-        clips.append({
-            "poses": G.encode(rot, root, D.FPS, fb, take.has_fingers),
-            "pulse": C.pulses(beats, len(rot)),
-            "timing": C.beat_timing(beats, len(rot), D.FPS),
-            "energy": C.motion_energy(pos, D.FPS),
-            "audio": audio,
-            "domain": D.DOMAINS.index(take.domain),
-            "fingers": take.has_fingers,
-            "name": take.name,
-        })
+        clips.append(clip_entry(take, rot, root, fb, audio))
+        return clips[-1]
 
     env_feats, energies, beat_counts, speech_seconds = [], [], 0, 0.0
     for t in paired:
         variants = _audio_variants(t.audio, t.num_frames, rng)
-        for rot, root in ((t.rot, t.root), G.mirror_motion(t.rot, t.root)):
-            add(t, rot, root, [v[0] for v in variants])
+        original = add(t, t.rot, t.root, [v[0] for v in variants])
+        add(t, *G.mirror_motion(t.rot, t.root), [v[0] for v in variants])
         f = variants[0][1]
         n = min(t.num_frames, f.num_frames)
         env_feats.append(C.audio_envelope_features(f)[:n])
-        energies.append(clips[-1]["energy"][:n])
-        pos = _positions(t.rot, t.root)
+        energies.append(original["energy"][:n])
         speech = f.speech[:n]
-        beats = C.motion_beat_frames(pos, D.FPS)
+        beats = original["beats"]
         beat_counts += int(np.sum(speech[np.clip(beats, 0, n - 1)]))
         speech_seconds += speech.sum() / D.FPS
     for t in corpus.unpaired:
@@ -290,17 +293,8 @@ def _heldout_clips(corpus, arrays):
     for t in corpus.heldout_paired:
         if t.num_frames <= M.WINDOW:
             continue
-        pos = _positions(t.rot, t.root)
-        beats = C.motion_beat_frames(pos, D.FPS)
-        variants = _audio_variants(t.audio, t.start + t.num_frames, rng)
-        out.append({
-            "poses": G.encode(t.rot, t.root, D.FPS, fb, True),
-            "pulse": C.pulses(beats, t.num_frames),
-            "timing": C.beat_timing(beats, t.num_frames, D.FPS),
-            "energy": C.motion_energy(pos, D.FPS),
-            "audio": [v[0][t.start:] for v in variants[:1]],
-            "domain": 0, "fingers": True, "name": t.name,
-        })
+        clean = _audio_variants(t.audio, t.start + t.num_frames, rng, kinds=("clean",))[0][0]
+        out.append(clip_entry(t, t.rot, t.root, fb, [clean[t.start:]]))
     return out
 
 
