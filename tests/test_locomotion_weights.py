@@ -52,7 +52,8 @@ def test_checkpoint_loads_weights_only():
 def test_five_minute_rollout_stays_on_its_feet():
     from rigmind.backend.locomotion.controller import LocomotionController
 
-    ctl = LocomotionController.load(_weights("onnx"), engine="onnxruntime")
+    # The network alone for all 5 minutes: the idle stand would reset it at every stop.
+    ctl = LocomotionController.load(_weights("onnx"), engine="onnxruntime", idle_stand=False)
     ctl.reset(style="normal")
     frames = int(5 * 60 * ctl.fps)
     motion = ctl.run(_random_controls(np.random.default_rng(0), frames))
@@ -92,3 +93,33 @@ def test_torch_and_onnxruntime_agree_over_300_frames():
         m = ctl.run(controls)
         out.append(np.concatenate([m.rotations.reshape(300, -1), m.world_positions().reshape(300, -1)], axis=1))
     assert np.abs(out[0] - out[1]).max() < 1e-4
+
+
+def test_controller_stops_and_walks_off_again():
+    """Asked for zero velocity, the controller comes to rest (the network
+    alone creeps at ~0.3 m/s: the data has almost no idle frames) in its
+    standing pose, and walks off again when asked."""
+    from rigmind.backend.locomotion.controller import LocomotionController, STAND_BLEND_SECONDS
+    from rigmind.backend.locomotion.motion_matching import Control
+
+    ctl = LocomotionController.load(_weights("onnx"), engine="onnxruntime")
+    ctl.reset(style="normal")
+    fps = ctl.fps
+    walk, stop = Control(velocity=(0.0, -1.2)), Control()
+    plan = [stop] * 15 + [walk] * 90 + [stop] * 60 + [walk] * 60
+    motion = ctl.run(plan)
+    root = motion.root_positions[:, :2]
+    speed = np.r_[0.0, np.linalg.norm(np.diff(root, axis=0), axis=1) * fps]
+    assert speed[:15].max() == 0.0  # a fresh controller stands
+    assert speed[60:105].mean() > 0.8  # walking
+    # At rest within the spring's slow-down plus the blend, and held there.
+    rest = 105 + int(round((0.6 + STAND_BLEND_SECONDS) * fps))
+    assert speed[rest:165].max() < 1e-6
+    pose = motion.world_positions()
+    assert np.abs(np.diff(pose[rest:165], axis=0)).max() < 1e-9  # the whole body still, not only the root
+    # The blend into the stand has no jump: joint accelerations from the stop
+    # command to the stand stay within those of walking (m per frame^2).
+    acc = np.linalg.norm(np.diff(pose, 2, axis=0), axis=-1).max(axis=1)
+    assert acc[105:rest].max() <= 1.5 * acc[30:100].max()
+    assert speed[-30:].mean() > 0.5  # and it walks off again
+    assert np.isfinite(pose).all()

@@ -25,6 +25,16 @@ The spring simulation is kept within ``max_sim_distance`` of the character
 (like motion matching's), so a character that cannot keep up is pulled along
 but never chases a point far away.
 
+Idle stand (``idle_stand=True``, the default): the network cannot stand
+still (its data has almost no idle frames: asked for zero velocity it
+creeps at ~0.3 m/s), so once the control asks for no motion and the
+simulated root has slowed down, the controller blends
+(:func:`.inertialize.blend_to_pose`, :data:`STAND_BLEND_SECONDS`) into its
+standing pose and holds it without running the network; a fresh ``reset``
+stands too. Asked to move again (after the blend has finished), the network
+starts from that standing pose. ``idle_stand=False`` runs the network on
+every frame.
+
 Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y, positive yaw
 turns left (counter clockwise seen from above); 30 fps.
 """
@@ -42,6 +52,7 @@ from ..skeleton import Skeleton
 from . import dataset as D
 from . import features as FT
 from . import model_io as IO
+from .inertialize import blend_to_pose
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
@@ -54,6 +65,15 @@ CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUT
 #: Output smoothing of the displayed pose (0 = raw network output); see
 #: :meth:`LocomotionController._update_shown`.
 DEFAULT_SMOOTHING = 0.5
+#: Idle standing: below this goal speed (m/s), with the facing reached
+#: (:data:`IDLE_FACING`, rad) and the simulated root slowed below
+#: :data:`IDLE_SETTLE_SPEED` (m/s), the controller blends into its standing
+#: pose over :data:`STAND_BLEND_SECONDS` and holds it; see
+#: :meth:`LocomotionController._start_standing`.
+IDLE_SPEED = 0.05
+IDLE_FACING = 0.3
+IDLE_SETTLE_SPEED = 0.25
+STAND_BLEND_SECONDS = 0.5
 
 
 # Shepperd's quaternion candidates are linear in the matrix entries: row k of
@@ -193,7 +213,8 @@ class LocomotionController:
     """
 
     def __init__(self, engine, meta: dict, velocity_halflife: float = 0.27, rotation_halflife: float = 0.27,
-                 control_weights=None, max_sim_distance: float = 0.5, smoothing: float = DEFAULT_SMOOTHING):
+                 control_weights=None, max_sim_distance: float = 0.5, smoothing: float = DEFAULT_SMOOTHING,
+                 idle_stand: bool = True):
         io = meta["io"]
         if io["input_size"] != IO.INPUT_SIZE or io["output_size"] != IO.OUTPUT_SIZE or list(io["traj_times"]) != list(IO.TRAJ_TIMES):
             raise ValueError("the model was trained with another input/output layout than this code's")
@@ -213,6 +234,7 @@ class LocomotionController:
         if not 0.0 <= smoothing < 1.0:
             raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
         self.smoothing = float(smoothing)
+        self.idle_stand = bool(idle_stand)
         self._hist_off = np.rint(np.asarray([IO.TRAJ_TIMES[i] for i in IO.PAST]) * self.fps).astype(np.int64)  # < 0
         self._hist_len = int(-self._hist_off.min()) + 1
         self._past_index = self._hist_len - 1 + self._hist_off  # rows of the history buffer
@@ -288,6 +310,13 @@ class LocomotionController:
         self.last_input = None
         self.last_output = None
         self._shown = None  # the displayed (smoothed) local rotations and hips position
+        # Idle standing: (blend frames still to show [Motion], the standing
+        # pose [Motion], its contacts) or None while the network walks. A
+        # fresh reset stands (its pose is the standing pose, unless given one).
+        self._stand = None
+        self._prev_shown = self._last_shown = None
+        if pose is None and self.idle_stand:
+            self._stand = ([], self.pose(), self.contacts.copy())
 
     def _set_pose(self, motion: Motion) -> None:
         if list(motion.skeleton.names) != list(self.skeleton.names):
@@ -364,6 +393,15 @@ class LocomotionController:
         if control.style is not None:
             self.style = IO.style_vector(control.style)
         v_goal, yaw_goal = self._goal(control)
+        if self.idle_stand:
+            idle = float(np.hypot(v_goal[0], v_goal[1])) < IDLE_SPEED and abs(_wrap(yaw_goal - self.root_yaw)) < IDLE_FACING
+            if self._stand is not None and (idle or self._stand[0]):
+                return self._standing_step()  # hold, or finish the blend before walking off
+            if self._stand is not None:
+                self._stand = None  # walk off: the network state is the standing pose already
+            elif idle and self._last_shown is not None and float(np.hypot(*self.sim.vel)) < IDLE_SETTLE_SPEED:
+                self._start_standing()
+                return self._standing_step()
         sp, sv, sa, syaw, syaw_v = self._spring(v_goal, yaw_goal)
         traj_pos, traj_dir = self._trajectory(sp[: IO.NF], syaw[: IO.NF])
         x = IO.pack_input(self.joint_pos, self.joint_vel, self.rot6d, traj_pos, traj_dir, self.style, self.contacts, self.root_vel)
@@ -396,7 +434,46 @@ class LocomotionController:
             self.sim.pos = self.root_pos + gap * (self.max_sim_distance / d)
         self.frame += 1
         self._update_shown()
-        return self.pose()
+        shown = self.pose()
+        self._prev_shown, self._last_shown = self._last_shown, shown
+        return shown
+
+    def _start_standing(self) -> None:
+        """Begin the idle stand: an inertialised blend (:func:`.inertialize.blend_to_pose`)
+        from the last two shown frames into the standing pose of the current
+        style, placed where a body decelerating uniformly from the current
+        root velocity comes to rest (``v T / 2`` ahead) and facing the
+        current direction.
+
+        Why: the network was trained on locomotion clips with almost no idle
+        frames, so asked for zero velocity it keeps creeping (~0.3 m/s); an
+        animator pressing nothing expects the character to stop. The
+        network's state is reset to that standing pose, so walking off again
+        starts the network from exactly what is shown."""
+        n = max(int(round(STAND_BLEND_SECONDS * self.fps)), 1)
+        prev = self._prev_shown if self._prev_shown is not None else self._last_shown
+        last = self._last_shown
+        v = (last.root_positions[0, :2] - prev.root_positions[0, :2]) * self.fps
+        rest = last.root_positions[0, :2] + v * (0.5 * n / self.fps)
+        yaw, style, frame = self.root_yaw, self.style.copy(), self.frame
+        self.reset(position=rest, yaw=yaw, style=style)
+        self.frame = frame
+        target = self._stand[1]
+        self._stand = (list(_frames(blend_to_pose(prev, last, target, n))), target, self._stand[2])
+        self._last_shown = last
+
+    def _standing_step(self) -> Motion:
+        """One frame of the idle stand: the next blend frame, else the
+        standing pose. While blending, :attr:`contacts` is 0 (the blend's
+        feet move; a cleanup should detect, not trust, them); standing, both
+        feet are down (the standing pose's contacts)."""
+        frames, target, contacts = self._stand
+        shown = frames.pop(0) if frames else target
+        self.contacts = np.zeros_like(contacts) if frames else contacts.copy()
+        self.root_pos = shown.root_positions[0, :2].copy()
+        self.frame += 1
+        self._prev_shown, self._last_shown = self._last_shown, shown
+        return shown
 
     def _update_shown(self) -> None:
         """Output smoothing: the displayed pose follows the prediction with a
@@ -416,6 +493,8 @@ class LocomotionController:
 
     def pose(self) -> Motion:
         """The current pose as a one-frame world-space :class:`Motion` (see :meth:`step`)."""
+        if getattr(self, "_stand", None) is not None and self._last_shown is not None:
+            return self._last_shown
         sk = self.skeleton
         if self._shown is None:
             self._update_shown()
@@ -445,6 +524,16 @@ class LocomotionController:
             np.concatenate([p.translations for p in poses]),
             name="locomotion",
         )
+
+
+def _wrap(a: float) -> float:
+    """Angle ``a`` (rad) wrapped to [-pi, pi)."""
+    return (a + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def _frames(motion: Motion):
+    """The frames of ``motion`` as one-frame Motions."""
+    return (motion.slice(k, k + 1) for k in range(motion.num_frames))
 
 
 __all__ = ["LocomotionController", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]

@@ -1,0 +1,67 @@
+"""Inertialised blends between motions (Bollo, "Inertialization", GDC 2018).
+
+Instead of cross-fading two animations, the *offset* between where the old
+motion left off and the new one, and its velocity, decay to zero with a
+quintic, so the result starts exactly where the old motion was (same pose
+and velocity) and ends exactly on the new one with no jerk. Used where a
+character comes to rest: the path follower's standing end and the
+controller's idle stand.
+
+Units: metres, radians; frames of the clips' own rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import rotations as R
+from ..motion import Motion
+
+
+def _quintic_decay(u):
+    """Quintic Hermite weights ``(value, slope)`` ``[..., 1]`` at ``u`` in
+    [0, 1]: an offset with value 1 (or slope 1) at ``u = 0`` that reaches
+    zero value, slope and curvature at ``u = 1``."""
+    u = np.asarray(u, dtype=np.float64)[..., None]
+    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u), u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
+
+
+def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Motion:
+    """Inertialization into a still pose: ``frames`` frames that start where
+    the one-frame clips ``prev`` -> ``last`` left off (same pose offset and
+    velocity) and end exactly on the one-frame ``target`` at rest.
+
+    Per joint, the offset from ``target`` (local rotations as rotation
+    vectors, left-multiplied; translations and the root position in metres)
+    and its per-frame velocity at ``last`` decay with a quintic Hermite to
+    zero value, velocity and acceleration; the blend runs on the offsets
+    only, so nothing is averaged between unrelated poses. All three clips
+    are on the same skeleton; returns ``frames`` frames (``[1, frames]``
+    after ``last``)."""
+    u = np.arange(1, frames + 1) / float(frames)
+    h0, h1 = _quintic_decay(u)  # [n, 1]
+    n = float(frames)
+
+    def rot_off(a, b):  # rotation vector of a * inv(b), [J, 3]
+        return R.to_axis_angle(R.canonical(R.mul(a, R.inv(b))))
+
+    q_t = target.rotations[0]
+    off = rot_off(last.rotations[0], q_t)
+    vel = rot_off(last.rotations[0], prev.rotations[0])
+    rots = R.mul(R.from_axis_angle(h0[:, None] * off[None] + h1[:, None] * n * vel[None]), q_t[None])
+
+    def lin(get):
+        x_t, x_l, x_p = get(target)[0], get(last)[0], get(prev)[0]
+        shape = (frames,) + (1,) * x_t.ndim
+        return x_t[None] + h0.reshape(shape) * (x_l - x_t)[None] + h1.reshape(shape) * n * (x_l - x_p)[None]
+
+    trans = None
+    if target.translations is not None and last.translations is not None and prev.translations is not None:
+        trans = lin(lambda m: m.translations)
+    roots = lin(lambda m: m.root_positions)
+    if trans is not None:
+        trans[:, 0] = roots  # joint 0 is the character root
+    return Motion(target.skeleton, R.normalize(rots), roots, target.fps, trans, name=target.name)
+
+
+__all__ = ["blend_to_pose"]
