@@ -211,6 +211,18 @@ def test_pin_feet_on_mocap():
     assert np.median(step[both]) < 0.002
 
 
+def test_closed_path_is_walked_round(controller):
+    """A path drawn back to its start (a full circle) begins on its own end
+    point: it must still be walked round, not stopped at once."""
+    th = np.linspace(0.0, 2.0 * np.pi, 97)
+    pts = np.stack([2.0 - 2.0 * np.cos(th), -2.0 * np.sin(th)], axis=1)
+    res = follow_path(controller, pts, speed=1.2, style="normal")
+    xy = res.root_xy
+    assert np.ptp(xy[:, 0]) > 3.0 and np.ptp(xy[:, 1]) > 3.0  # went round the 4 m circle
+    assert res.error.mean() < 0.25
+    assert res.end_distance < 0.3
+
+
 # --- the neural controller ends standing ----------------------------------------------------
 
 

@@ -357,7 +357,9 @@ def follow_path(
         predicted = dist_end - stop_lag_seconds * max(closing, 0.0)
         passed = s_proj >= path.length - 1e-6 and dist_end < 0.5
         near_end = s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
-        if stop_frame is None and (dist_end < stop_radius or passed or (near_end and predicted < stop_radius)):
+        # Only on the last stretch: a closed path (a circle drawn back to its
+        # start) begins on its own end point.
+        if stop_frame is None and near_end and (dist_end < stop_radius or passed or predicted < stop_radius):
             stop_frame = f
         if stop_frame is not None:
             held = f - stop_frame
@@ -372,7 +374,9 @@ def follow_path(
             facing = path.end_dir
         else:
             v_allowed = float(np.interp(s_proj, path.s, profile))
-            v_allowed = min(v_allowed, dist_end / approach_seconds, np.sqrt(2.0 * stop_decel * max(path.length - s_proj, 0.0)))
+            v_allowed = min(v_allowed, np.sqrt(2.0 * stop_decel * max(path.length - s_proj, 0.0)))
+            if near_end:  # (a closed path starts on its end point)
+                v_allowed = min(v_allowed, dist_end / approach_seconds)
             # Acceleration limit in time (the plan in arc length cannot see that
             # the character starts standing); braking follows the plan at once.
             v_cmd = min(v_allowed, v_cmd + accel * dt)
