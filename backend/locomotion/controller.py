@@ -64,7 +64,7 @@ DEFAULT_ONNX = D.REPO_ROOT / "models" / "locomotion.onnx"
 CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUTURE_TIMES)
 #: Output smoothing of the displayed pose (0 = raw network output); see
 #: :meth:`LocomotionController._update_shown`.
-DEFAULT_SMOOTHING = 0.5
+DEFAULT_SMOOTHING = 0.6
 #: Idle standing: below this goal speed (m/s), with the facing reached
 #: (:data:`IDLE_FACING`, rad) and the simulated root slowed below
 #: :data:`IDLE_SETTLE_SPEED` (m/s), the controller blends into its standing
