@@ -103,8 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transcript", help="the spoken text (forced alignment: better timing and p/b/m closures)")
     p.add_argument("--smile", type=float, default=0.0, help="smile 0..1 (default 0)")
     p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
-    p.add_argument("--method", default="model", choices=["model", "table"],
-                   help="without a transcript: the learned model (default) or phone recognition + table (baseline)")
+    p.add_argument("--method", default="model", choices=["model", "words", "table"],
+                   help="without a transcript: the learned model (default: fast, any language), words (English word "
+                        "recognition + alignment: fewer lip-sync errors, ~20x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
@@ -116,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name in the rig file, "
                                   "or 'auto' for the mesh with the most ARKit keys")
     p.add_argument("--transcript", help="the spoken text (used by the face: forced alignment)")
+    p.add_argument("--face-method", default="model", choices=["model", "words", "table"],
+                   help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
     p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
@@ -297,7 +300,7 @@ def cmd_gesture(args) -> int:
                             f"{', '.join(o.name for o in meshes) or 'none'}")
     res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
                                                 start_frame=args.start_frame, base=args.base, face_mesh=mesh,
-                                                transcript=args.transcript)
+                                                transcript=args.transcript, face_method=args.face_method)
     print(res.summary())
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None

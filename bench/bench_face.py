@@ -33,7 +33,7 @@ def main():
     clip = clip_from_array(src.samples[: 60 * 16000], 16000)
     model = load_default_model()
     generate_face(clip, method="model", model=model)     # warm-up (model load, VAD session)
-    for method in ("model", "table"):
+    for method in ("model", "words", "table"):
         times = []
         for _ in range(args.repeats):
             t = time.perf_counter()

@@ -26,7 +26,7 @@ OPERATORS = {
 # Scene properties each sub-panel shows; tests check that every name exists.
 CHARACTER_PROPS = ("target_armature",)
 LOCOMOTION_PROPS = ("mode", "gait", "style", "speed", "in_place", "path_object")
-SPEECH_PROPS = ("audio_path", "gesture_amount", "face_mesh")
+SPEECH_PROPS = ("audio_path", "gesture_amount", "face_mesh", "face_method")
 GENERATION_PROPS = ("seed", "start_frame")
 EXPORT_PROPS = ("export_format", "export_path")
 RENDER_PROPS = ("render_engine", "render_path")
@@ -164,6 +164,7 @@ class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
         box = layout.box()
         box.label(text="Face", icon="SHAPEKEY_DATA")
         box.prop(props, "face_mesh")
+        box.prop(props, "face_method")
         _button(box, "generate_face", icon="PLAY")
 
 

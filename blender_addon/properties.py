@@ -76,6 +76,17 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
         type=bpy.types.Object,
         poll=poll_face_mesh,
     )
+    face_method: EnumProperty(
+        name="Lip Sync",
+        description="How the mouth is found when there is no transcript (a .txt beside the audio is used when present)",
+        items=[
+            ("model", "Learned Model", "Fast (under a second per minute of speech), any language"),
+            ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
+                                                   "errors on English, about 20 s per minute of speech"),
+            ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline)"),
+        ],
+        default="model",
+    )
 
     # --- locomotion ------------------------------------------------------------
     style: EnumProperty(

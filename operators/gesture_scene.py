@@ -86,7 +86,7 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None):
 
 def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
           base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
-          transcript: str = None):
+          transcript: str = None, face_method: str = "model", face_animation=None):
     """Scene half: the generated motion onto ``arm`` as a new action (and the
     face, the sound strip). Returns :class:`GestureSceneResult`."""
     import bpy
@@ -125,7 +125,8 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
         from .face_scene import generate_face_on_mesh
 
         face = generate_face_on_mesh(face_mesh, audio_path or clip, transcript=transcript, seed=seed,
-                                     start_frame=start_frame, armature=arm, add_sound=False)
+                                     start_frame=start_frame, armature=arm, add_sound=False, method=face_method,
+                                     animation=face_animation)
     return GestureSceneResult(action, frames, clip.seconds, face, strip)
 
 
@@ -178,9 +179,11 @@ def _needs_sound_strip(scene, audio_path) -> bool:
 
 
 def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                            base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None):
+                            base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None,
+                            face_method: str = "model"):
     """Synchronous Generate Gesture (scripts, CLI, headless). ``audio_path``
-    None → the scene's first sound strip (and its start frame)."""
+    None → the scene's first sound strip (and its start frame).
+    ``face_method``: see :func:`~..backend.face.generate.generate_face`."""
     import bpy
 
     from ..backend.audio import load_audio
@@ -192,7 +195,7 @@ def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: 
     clip, res = generate(load_audio(audio_path), amount=amount, seed=seed)
     return apply(arm, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
                  base=base, set_scene_fps=set_scene_fps, face_mesh=face_mesh, transcript=transcript,
-                 add_sound=add_sound)
+                 add_sound=add_sound, face_method=face_method)
 
 
 def _audio_and_start(scene, audio_path, start_frame):
@@ -208,10 +211,12 @@ def _audio_and_start(scene, audio_path, start_frame):
 
 
 def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                base: str = "idle", face_mesh=None, set_scene_fps: bool = True):
+                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model"):
     """Generate Gesture as a generator for a modal operator: the backend runs
-    in a worker thread (yielding progress 0..1), the scene is written only
-    when it finished, so Esc leaves the scene untouched."""
+    in a worker thread (yielding progress 0..1), the face curves too (word
+    recognition takes ~20 s per minute of speech: not on Blender's main
+    thread), and the scene is written only when it finished, so Esc leaves
+    the scene untouched."""
     import bpy
 
     from .locomotion_scene import run_in_thread
@@ -225,17 +230,28 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     name, mesh_name = arm.name, face_mesh.name if face_mesh is not None else None
     add_sound = _needs_sound_strip(scene, audio_path)
 
+    face_fps = 30.0 if set_scene_fps else scene.render.fps / scene.render.fps_base
+    from ..backend.face.generate import transcript_beside
+
+    transcript = transcript_beside(audio_path) if mesh_name else None
+
     def work(progress, cancel):
-        return generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel)
+        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel)
+        if mesh_name is None:
+            return out, None
+        from ..backend.face.generate import generate_face
+
+        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method)
 
     def job():
-        clip, res = yield from run_in_thread(work)
+        (clip_out, res), face_anim = yield from run_in_thread(work)
         yield 0.95
         arm_now = bpy.data.objects.get(name)
         _check_armature(arm_now)
         mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
-        return apply(arm_now, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
-                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound)
+        return apply(arm_now, clip_out, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
+                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound,
+                     transcript=transcript, face_method=face_method, face_animation=face_anim)
 
     return job()
 

@@ -149,6 +149,51 @@ def test_transcript_alignment_closes_bilabials():
     assert total >= 5 and closed == total
 
 
+def test_word_recognition_without_transcript():
+    """method="words" on real read speech (LJ Speech, skipped without the
+    data): English words recognised, then aligned; the visemes are far
+    closer to the spoken text than the learned model's (measured on
+    LJ001-0001..0003: ~10 % against ~37 %), and the lips close on the p/b/m
+    it recognised. Silence stays at rest. (On eSpeak speech the recogniser
+    does badly and the model, trained on it, well: real speech is the use.)"""
+    from conftest import data_file
+
+    rows = {}
+    for line in data_file("speech_english_ljspeech/metadata.csv").read_text(encoding="utf-8").splitlines():
+        parts = line.split("|")
+        rows[parts[0]] = parts[2]
+    err = {"words": [0, 0], "model": [0, 0]}
+    for name in ("LJ001-0001", "LJ001-0002", "LJ001-0003"):
+        clip = load_audio(data_file(f"speech_english_ljspeech/wavs/{name}.wav"))
+        ref, _ = M.reference_visemes(rows[name])
+        for method in err:
+            anim = generate_face(clip, fps=30.0, method=method)
+            e, n = M.viseme_error_rate([v for _, _, v in anim.visemes], ref)
+            err[method][0] += e
+            err[method][1] += n
+            if method == "words":
+                assert anim.source == "recognition" and anim.phones
+                closed, total = M.bilabial_closure(anim.weights, anim.names, anim.fps, anim.phones)
+                assert closed >= 0.9 * total
+    rate = {m: e / n for m, (e, n) in err.items()}
+    assert rate["words"] < 0.5 * rate["model"] and rate["words"] < 0.2, rate
+    quiet = generate_face(clip_from_array(np.zeros(16000 * 2, np.float32), 16000), method="words")
+    assert quiet.source != "recognition" and quiet.weights[:, MOUTH].max() <= 0.05
+
+
+def test_word_recognition_cuts_long_audio_at_pauses():
+    from rigmind.backend.face.sphinx import _pause_cuts
+
+    sr = 16000
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.1, 40 * sr).astype(np.float32)
+    x[int(13.5 * sr):int(13.7 * sr)] = 0.0  # a pause 1.5 s before the nominal 15 s cut
+    x[int(28.2 * sr):int(28.4 * sr)] = 0.0
+    cuts = _pause_cuts(x, 15 * sr, 3 * sr)
+    assert cuts[0] == 0 and len(cuts) == 3
+    assert 13.5 * sr <= cuts[1] <= 13.7 * sr and 28.2 * sr <= cuts[2] <= 28.4 * sr
+
+
 def test_exporters(tmp_path):
     from rigmind.backend.face.export import LIVE_LINK_ORDER, write_animation
 

@@ -1,4 +1,5 @@
-"""``rigmind eval face``: lip-sync metrics for the learned model and for the
+"""``rigmind eval face``: lip-sync metrics for the learned model, for English
+word recognition + forced alignment (``method="words"``) and for the
 Rhubarb-style baseline (pocketsphinx allphone → visemes → table).
 
 - VER: viseme error rate on LJ001-0001..0008 (the LJ clips with transcripts,
@@ -121,7 +122,8 @@ def _merge(segs):
 
 
 def table(res: dict, methods) -> str:
-    label = {"model": "learned model (models/face.pt)", "table": "Rhubarb-style baseline (allphone → table)"}
+    label = {"model": "learned model (models/face.pt)", "words": "English word recognition → alignment → table (method words)",
+             "table": "Rhubarb-style baseline (allphone → table)"}
     lines = ["| method | VER (no transcript) ↓ | bilabial closed (no transcript) ↑ | boundary error ms ↓ "
              "(true→pred / symmetric) | jaw r (BEAT2 held-out) ↑ | max mouth weight in silence ↓ |",
              "|---|---|---|---|---|---|"]
@@ -149,7 +151,7 @@ def main_eval(argv=None) -> int:
     torch.set_num_threads(1)
     if not (args.data / "speech_english_ljspeech").is_dir():
         raise ValueError(f"{args.data} lacks speech_english_ljspeech: pass --data with the shared data folder")
-    methods = ("model", "table")
+    methods = ("model", "words", "table")
     t0 = time.time()
     res = evaluate(args.data, methods, n_synth=args.synth)
     md = (f"# Face eval ({date.today().isoformat()}, {platform.machine()}, {time.time() - t0:.0f} s)\n\n"

@@ -28,7 +28,7 @@ from .nonverbal import nonverbal_curves
 from .visemes import arpabet_to_viseme, viseme_names
 
 ANALYSIS_FPS = 100.0
-METHODS = ("model", "table")
+METHODS = ("model", "words", "table")
 
 
 @dataclass
@@ -103,8 +103,12 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     """``audio`` (an ``AudioClip`` or a file path) → ``FaceAnimation`` at ``fps``.
 
     ``transcript``: the spoken text (improves timing and p/b/m closures);
-    ``seed``: blinks and gaze; ``smile`` 0..1; ``method``: "model" or
-    "table" (used when there is no transcript); ``strength`` scales mouth
+    ``seed``: blinks and gaze; ``smile`` 0..1; ``method`` (used when there
+    is no transcript): "model" (the learned model: fast, any language),
+    "words" (English word recognition, then forced alignment: ~3x fewer
+    viseme errors on English, ~20x slower; falls back to the model where it
+    recognises nothing) or "table" (phone recognition + table, the
+    Rhubarb-style baseline); ``strength`` scales mouth
     motion; ``model``: a loaded ``FaceModel`` (default: ``models/face.pt``)."""
     if method not in METHODS:
         raise ValueError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
@@ -128,19 +132,31 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
             visemes, source = phones_to_visemes(phones), "alignment"
         else:
             notes.append("the transcript could not be aligned to the audio; generated without it")
-    if not source and method == "model":
+    if not source and method == "words" and not clip.silent:
+        from .sphinx import recognise_and_align
+
+        phones = recognise_and_align(clip.samples)
+        if phones:
+            visemes, source = phones_to_visemes(phones), "recognition"
+        else:
+            notes.append("no English words were recognised; used the learned model")
+    if method in ("model", "words"):
         from .model import load_default_model
 
         m = model if model is not None else load_default_model()
         if m is None:
-            notes.append("no trained face model (models/face.pt); used the phone-recognition table instead")
-        else:
+            if not source:
+                notes.append("no trained face model (models/face.pt); used the phone-recognition table instead")
+        elif not source or source == "recognition":
             post, jaw100 = m.predict_features(feats)
-            labels = m.decode(post)
-            names = viseme_names()
-            visemes = [(a, b, names[v]) for a, b, v in C.segments_from_labels(labels, ANALYSIS_FPS)]
+            # The jaw head learned the real speaker's jaw (BEAT2): recognised
+            # words give the mouth shapes, the network still opens the jaw.
             jaw_model = _at(jaw100, n, fps)
-            source = "model"
+            if not source:
+                labels = m.decode(post)
+                names = viseme_names()
+                visemes = [(a, b, names[v]) for a, b, v in C.segments_from_labels(labels, ANALYSIS_FPS)]
+                source = "model"
     if not source:
         from .sphinx import recognise_phones
 

@@ -164,27 +164,11 @@ def synth_item(rng: np.random.Generator, words: list, lang: str | None = None, a
 
 def pseudo_label(samples: np.ndarray, chunk_s: float = 15.0) -> list:
     """Recognise words (pocketsphinx with its English LM), then force-align
-    them → ARPAbet phones ``[(start_s, end_s, phone)]``; long audio in chunks."""
-    from pocketsphinx import Decoder
+    them → ARPAbet phones ``[(start_s, end_s, phone)]``; long audio in
+    fixed chunks (as when the committed weights' labels were made)."""
+    from .sphinx import recognise_and_align
 
-    from . import sphinx
-
-    asr = Decoder(samprate=16000, loglevel="FATAL")
-    out, sr = [], 16000
-    step = int(chunk_s * sr)
-    for a in range(0, len(samples), step):
-        seg = samples[a: a + step]
-        if len(seg) < sr // 2:
-            continue
-        asr.start_utt()
-        asr.process_raw(sphinx._pcm16(seg), full_utt=True)
-        asr.end_utt()
-        hyp = asr.hyp()
-        if hyp is None or not hyp.hypstr.strip():
-            continue
-        phones = sphinx.align_transcript(seg, hyp.hypstr) or []
-        out.extend((s + a / sr, e + a / sr, p) for s, e, p in phones)
-    return out
+    return recognise_and_align(samples, chunk_s, pause_cut=False)
 
 
 def real_items(data: Path, cache: Path, holdout=()) -> list:
