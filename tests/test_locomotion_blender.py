@@ -132,6 +132,26 @@ def test_walk_along_bezier_curve(rig, controller):
     assert np.linalg.norm(hips[-1] - end) < 0.5, hips[-1]
 
 
+def test_walk_around_bezier_circle(rig, controller):
+    """A cyclic curve (Add ▸ Curve ▸ Circle) is a path that ends where it
+    starts: the character walks round it and stops back at the start."""
+    import bpy
+
+    from rigmind.operators import locomotion_scene as LS
+
+    bpy.ops.curve.primitive_bezier_circle_add(radius=1.5, location=(0.0, 0.0, 0.0))
+    curve = bpy.context.active_object
+    pts = LS.curve_to_polyline(curve)
+    np.testing.assert_allclose(pts[0], pts[-1], atol=1e-4)
+    LS.walk_along_path(rig, pts, style="normal", speed=1.1, controller=controller)
+    scene = bpy.context.scene
+    frames = list(range(scene.frame_start, scene.frame_end + 1, 5))
+    hips = _heads(rig, frames)[:, 0, :2]
+    assert scene.frame_end - scene.frame_start > 5 * 30  # ~9.4 m at ~1 m/s, not a stop on the spot
+    assert np.ptp(hips[:, 0]) > 2.4 and np.ptp(hips[:, 1]) > 2.4
+    assert np.linalg.norm(hips[-1] - pts[0]) < 0.5
+
+
 def test_cancel_leaves_scene_unchanged(rig, controller):
     import bpy
 
