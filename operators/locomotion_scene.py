@@ -293,8 +293,9 @@ def generate_path(
             path.points, speed=float(speed), style=style, max_seconds=max_seconds,
         )
     _check(cancel)
-    # The controller's predicted contacts say when a foot is planted (detection fills in).
-    motion = pin_feet(result.motion, predicted=result.contacts)
+    # The controller's predicted contacts say when a foot is planted (detection
+    # fills in); its predicted foot positions say where the feet are.
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet)
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result

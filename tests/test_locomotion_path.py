@@ -211,6 +211,27 @@ def test_pin_feet_on_mocap():
     assert np.median(step[both]) < 0.002
 
 
+def test_pin_feet_places_feet_where_asked():
+    """``feet``: where the animation wants the feet (a controller's predicted
+    positions). The pose's own positions give the same result as no
+    ``feet``; feet asked 3 cm further along +X put the cleaned ankles there
+    (within the IK's reach)."""
+    m = FT.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
+    names = list(m.skeleton.names)
+    ix = [names.index(n) for n in FT.CONTACT_JOINTS]
+    own = m.world_positions()[:, ix]
+    a = pin_feet(m).world_positions()
+    b = pin_feet(m, feet=own, feet_smoothing=0.0).world_positions()
+    np.testing.assert_allclose(a, b, atol=1e-9)
+    moved = own + np.array([0.03, 0.0, 0.0])
+    c = pin_feet(m, feet=moved, feet_smoothing=0.0).world_positions()
+    for k in (0, 2):  # the ankles
+        dx = c[:, ix[k], 0] - a[:, ix[k], 0]
+        assert abs(np.median(dx) - 0.03) < 0.005, np.median(dx)
+    with pytest.raises(ValueError, match="feet must be"):
+        pin_feet(m, feet=own[:, :2])
+
+
 def test_closed_path_is_walked_round(controller):
     """A path drawn back to its start (a full circle) begins on its own end
     point: it must still be walked round, not stopped at once."""

@@ -285,6 +285,8 @@ def pin_feet(
     max_slide: float = 0.25,
     swing_slope: float = 0.5,
     swing_clearance: float = 0.05,
+    feet=None,
+    feet_smoothing: float = 2.0 / 30.0,
 ) -> Motion:
     """``motion`` with planted feet pinned (see the module docstring).
 
@@ -309,6 +311,16 @@ def pin_feet(
             at least ``swing_slope`` x its horizontal distance (m) to the
             nearest one above the floor, up to ``swing_clearance`` (m); see
             :func:`_swing_lift`. 0 turns the lift off.
+        feet: ``[F, 4, 3]`` world positions (m) where the animation wants
+            ``(foot_L, toe_L, foot_R, toe_R)``, when they are not where the
+            rotations put them: a controller's predicted joint positions
+            (its ``feet``). They replace the forward-kinematics positions as
+            what the locks, the lift and the IK start from; the knee's bend
+            still comes from the pose. Default: the pose's own.
+        feet_smoothing: ``feet`` are smoothed over time with a Gaussian of
+            this standard deviation (s; zero lag, the clip is whole): a
+            network's per-frame positions carry frame-to-frame noise that
+            would show as jitter.
 
     Returns a new :class:`Motion` (same skeleton, fps, root and
     translations); only the upper leg, lower leg and foot rotations change.
@@ -317,16 +329,27 @@ def pin_feet(
     names = list(sk.names)
     f = motion.num_frames
     world_rot, world_pos = motion.world()
+    ix = [names.index(n) for n in (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])]
+    goal_pos = world_pos
+    if feet is not None:
+        feet = np.asarray(feet, dtype=np.float64)
+        if feet.shape != (f, 4, 3):
+            raise ValueError(f"feet must be [frames, 4, 3] (foot_L, toe_L, foot_R, toe_R), got {feet.shape}")
+        if feet_smoothing > 0 and f > 1:
+            from scipy.ndimage import gaussian_filter1d
+
+            feet = gaussian_filter1d(feet, feet_smoothing * motion.fps, axis=0, mode="nearest")
+        goal_pos = world_pos.copy()
+        goal_pos[:, ix] = feet
     if contacts is None:
         joints = (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])
-        contacts = stance_contacts(world_pos, names, motion.fps, predicted, joints)
+        contacts = stance_contacts(goal_pos, names, motion.fps, predicted, joints)
     contacts = np.asarray(contacts, dtype=np.float64)
     if contacts.shape != (f, 4):
         raise ValueError(f"contacts must be [frames, 4] (foot_L, toe_L, foot_R, toe_R), got {contacts.shape}")
     nb = blend_seconds * motion.fps
     # Floor of each foot joint (m): its lowest height in the clip (1st percentile).
-    ix = [names.index(n) for n in (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])]
-    floors = np.percentile(world_pos[:, ix, 2], 1.0, axis=0)
+    floors = np.percentile(goal_pos[:, ix, 2], 1.0, axis=0)
     parents = sk.parents
     legs = []
     for side in range(2):
@@ -336,8 +359,8 @@ def pin_feet(
         legs.append((h, k, a, t))
 
     def targets(pos, reach_frac):
-        """Per leg: (ankle target, ankle lock weight, toe offset, chain
-        length); locks farther than ``reach_frac`` of the leg are released."""
+        """Per leg: (ankle target, toe target, chain length); locks farther
+        than ``reach_frac`` of the leg are released."""
         out = []
         for side, (h, k, a, t) in enumerate(legs):
             hip, knee, ankle, toe = pos[:, h], pos[:, k], pos[:, a], pos[:, t]
@@ -349,17 +372,19 @@ def pin_feet(
             # A planted ankle turns the foot to reach the toe lock; a free ankle is
             # carried along by it (the foot keeps its animated orientation).
             target = ankle + off_a + (1.0 - w_a)[:, None] * off_t
+            toe_target = toe + off_a + off_t
             if swing_slope > 0:
                 # The foot is rigid here: lift it by what the ankle or the toe needs.
-                toe_shown = toe + off_a + off_t
                 lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=swing_slope, clearance=swing_clearance)
-                lift_t = _swing_lift(toe_shown[:, :2], toe_shown[:, 2], runs_t, floors[2 * side + 1], slope=swing_slope, clearance=swing_clearance)
-                target[:, 2] += lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
-            out.append((target, w_a, off_t, chain))
+                lift_t = _swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=swing_slope, clearance=swing_clearance)
+                lift = lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
+                target[:, 2] += lift
+                toe_target[:, 2] += lift
+            out.append((target, toe_target, chain))
         return out
 
     rot = motion.rotations.copy()
-    for (h, k, a, t), (target, w_a, off_t, chain) in zip(legs, targets(world_pos, release_reach)):
+    for (h, k, a, t), (target, toe_target, chain) in zip(legs, targets(goal_pos, release_reach)):
         hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
         extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
         q_up, q_low, reached = ik.two_bone_ik(
@@ -367,10 +392,10 @@ def pin_feet(
         )
         up_w = R.mul(q_up, world_rot[:, h])
         low_w = R.mul(q_low, world_rot[:, k])
-        # The foot keeps its animated world orientation, turned toward the toe lock by its weighted share.
-        toe_now = reached + (toe - ankle)
-        toe_goal = toe_now + w_a[:, None] * off_t
-        turn = R.between_vectors(toe_now - reached, toe_goal - reached)
+        # The foot keeps its animated world orientation, turned so that the toe
+        # lies from the ankle where the toe target lies from the ankle target
+        # (a toe lock's weighted share, or the wanted feet's direction).
+        turn = R.between_vectors(toe - ankle, toe_target - target)
         foot_w = R.mul(turn, world_rot[:, a])
         parent_w = world_rot[:, parents[h]] if parents[h] >= 0 else R.identity((f,))
         rot[:, h] = R.mul(R.inv(parent_w), up_w)

@@ -139,6 +139,7 @@ class FollowResult:
     arc: np.ndarray
     follower: str = "pure pursuit (eval.py)"
     contacts: np.ndarray = None  # [F, 4] the controller's predicted contacts, when it has them
+    feet: np.ndarray = None  # [F, 4, 3] its predicted foot positions (world, m), when it has them
 
 
 class _Arc:
@@ -201,7 +202,7 @@ def pursue_path(
     if max_seconds is None:
         max_seconds = 1.6 * path.length / max(speed, 0.1) + sum(t for _, t in pauses) + 4.0
     n_max = int(round(max_seconds * fps))
-    poses, targets, arcs, predicted = [], [], [], []
+    poses, targets, arcs, predicted, feet = [], [], [], [], []
     s = 0.0
     pos = np.asarray(start, dtype=np.float64)
     pending = list(pauses)
@@ -233,6 +234,7 @@ def pursue_path(
         pose = controller.step(Control(velocity=(float(v[0]), float(v[1])), style=style))
         poses.append(pose)
         predicted.append(getattr(controller, "contacts", None))
+        feet.append(getattr(controller, "feet", None))
         targets.append(target)
         arcs.append(s)
         pos = np.asarray(pose.root_positions[-1, :2], dtype=np.float64)
@@ -242,7 +244,8 @@ def pursue_path(
                 break
     motion = _concat(poses)
     contacts = None if any(c is None for c in predicted) else np.array(predicted, dtype=np.float64)
-    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=contacts)
+    feet = None if any(x is None for x in feet) else np.array(feet, dtype=np.float64)
+    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=contacts, feet=feet)
 
 
 def _concat(poses) -> Motion:
@@ -319,11 +322,15 @@ def _find_cleanup():
 
 def _clean(clean_fn, res):
     """``clean_fn`` on the run's motion, given the controller's predicted
-    contacts when the run recorded them and the function takes them."""
-    predicted = getattr(res, "contacts", None)
-    if predicted is not None and "predicted" in inspect.signature(clean_fn).parameters:
-        return clean_fn(res.motion, predicted=predicted)
-    return clean_fn(res.motion)
+    contacts and foot positions when the run recorded them and the function
+    takes them."""
+    params = inspect.signature(clean_fn).parameters
+    kw = {}
+    if getattr(res, "contacts", None) is not None and "predicted" in params:
+        kw["predicted"] = res.contacts
+    if getattr(res, "feet", None) is not None and "feet" in params:
+        kw["feet"] = res.feet
+    return clean_fn(res.motion, **kw)
 
 
 # --- controllers -----------------------------------------------------------------------

@@ -175,7 +175,9 @@ class PathResult:
     phase began), ``contacts [F, 4]`` (the controller's predicted foot
     contact probabilities, ``Foot_L, Toes_L, Foot_R, Toes_R``, when it has a
     ``contacts`` attribute, else None; the standing end counts as both feet
-    down). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
+    down), ``feet [F, 4, 3]`` (where the controller predicts those joints,
+    world metres, when it has a ``feet`` attribute, else None; see
+    :func:`.cleanup.pin_feet`). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
     planned speed along it, ``stopped_at`` the first frame of the stop phase
     (None when ``max_seconds`` ran out first), ``length`` the path length.
     """
@@ -192,6 +194,7 @@ class PathResult:
     stopped_at: int
     length: float
     contacts: np.ndarray = None
+    feet: np.ndarray = None
 
     @property
     def mean_error(self) -> float:
@@ -338,6 +341,7 @@ def follow_path(
 
     poses, arcs, targets, roots, commands, stopping = [], [], [], [], [], []
     contact_probs = []  # the controller's predicted contacts after each step
+    feet = []  # and its predicted foot positions
     root = first.root_positions[0, :2].copy()
     root_vel = np.zeros(2)
     vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
@@ -395,6 +399,7 @@ def follow_path(
         pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=style))
         poses.append(pose)
         contact_probs.append(getattr(controller, "contacts", None))
+        feet.append(getattr(controller, "feet", None))
         new_root = pose.root_positions[0, :2].copy()
         root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
         root = new_root
@@ -412,10 +417,15 @@ def follow_path(
         tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
         n_hold = int(round(stand_hold_seconds * ctl_fps))
         tail = _concat([tail] + [stand] * n_hold, ctl_fps)
+        # The blend and the stand are shown as they are: their feet are the pose's own.
+        tail_feet = None
+        if feet and feet[-1] is not None:
+            tail_feet = tail.world_positions()[:, [FT.BANDAI_NAMES.index(n) for n in FT.CONTACT_JOINTS]]
         for k in range(tail.num_frames):
             poses.append(tail.slice(k, k + 1))
             # Blending: no prediction (detection decides); standing: both feet down.
             contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
+            feet.append(tail_feet[k] if tail_feet is not None else None)
             root = tail.root_positions[k, :2].copy()
             s_proj = path.project(root, s_proj)
             arcs.append(s_proj)
@@ -439,6 +449,7 @@ def follow_path(
         stopped_at=stop_frame,
         length=path.length,
         contacts=None if any(c is None for c in contact_probs) else np.array(contact_probs, dtype=np.float64).reshape(len(poses), -1),
+        feet=None if any(x is None for x in feet) else np.array(feet, dtype=np.float64).reshape(len(poses), -1, 3),
     )
     if abs(ctl_fps - fps) > 1e-6:
         result = _resample_result(result, fps)
@@ -475,6 +486,7 @@ def _resample_result(res: PathResult, fps: float) -> PathResult:
         stopped_at=stopped_at,
         length=res.length,
         contacts=None if res.contacts is None else lerp(res.contacts),
+        feet=None if res.feet is None else lerp(res.feet),
     )
 
 
