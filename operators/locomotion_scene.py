@@ -249,15 +249,17 @@ def generate_walk_cycle(
     _check_speed(speed)
     _check(cancel)
     total = (seconds + warmup_seconds) * _controller_fps(controller)
+    record = {}
     with _GENERATE_LOCK:
         clip = walk_cycle(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
-            speed=float(speed), style=style, seconds=seconds, warmup_seconds=warmup_seconds,
+            speed=float(speed), style=style, seconds=seconds, warmup_seconds=warmup_seconds, record=record,
         )
     _check(cancel)
     # Pin before cutting: a contact that spans the loop's seam is then
-    # locked once, and extract_cycle spreads the residual over the loop.
-    clip = pin_feet(clip)
+    # locked once, and extract_cycle spreads the residual over the loop. The
+    # controller's predicted contacts and feet are used where it gives them.
+    clip = pin_feet(clip, predicted=record.get("contacts"), feet=record.get("feet"))
     _check(cancel)
     loop = extract_cycle(clip, root="in_place" if in_place else "root_motion")
     _report(progress, _CLEAN_END)

@@ -499,12 +499,16 @@ def walk_cycle(
     seconds: float = 6.0,
     warmup_seconds: float = 2.5,
     fps: float = 30.0,
+    record: dict = None,
 ) -> Motion:
     """Steady locomotion at ``speed`` (m/s) along ``direction`` (world XY,
     facing it): the controller walks for ``warmup_seconds`` (discarded, so
     the start-up and its transitions settle), then ``seconds`` are recorded
     and returned (world space, at ``fps``). Input for
-    :func:`~.cycle.extract_cycle`."""
+    :func:`~.cycle.extract_cycle`. ``record`` (a dict), when given, receives
+    the controller's per-frame ``contacts [F, 4]`` and ``feet [F, 4, 3]``
+    for the returned frames (None where it has no such attribute), for
+    :func:`~.cleanup.pin_feet`."""
     d = np.asarray(direction, dtype=np.float64).reshape(2)
     n = np.linalg.norm(d)
     if n < 1e-9:
@@ -512,7 +516,7 @@ def walk_cycle(
     d = d / n
     controller.reset(position=(0.0, 0.0), yaw=float(FT.yaw_from_facing(d)), style=style)
     control = Control(velocity=tuple(speed * d), facing=tuple(d), style=style)
-    poses = []
+    poses, contacts, feet = [], [], []
     ctl_fps = None
     warm = None
     total = None
@@ -525,11 +529,28 @@ def walk_cycle(
             total = warm + int(round(seconds * ctl_fps))
         if f >= warm:
             poses.append(pose)
+            contacts.append(getattr(controller, "contacts", None))
+            feet.append(getattr(controller, "feet", None))
         f += 1
     motion = _concat(poses, ctl_fps)
     motion.name = f"walk_cycle_{style}_{speed:g}"
-    if abs(ctl_fps - fps) > 1e-6:
+    resampled = abs(ctl_fps - fps) > 1e-6
+    if resampled:
         motion = resample(motion, fps)
+    if record is not None:
+        t_src = np.arange(len(poses)) / ctl_fps
+        t = np.arange(motion.num_frames) / motion.fps
+
+        def at_fps(rows):
+            if any(r is None for r in rows):
+                return None
+            a = np.array(rows, dtype=np.float64)
+            if not resampled:
+                return a
+            flat = a.reshape(len(a), -1)
+            return np.stack([np.interp(t, t_src, flat[:, k]) for k in range(flat.shape[1])], 1).reshape((len(t),) + a.shape[1:])
+
+        record["contacts"], record["feet"] = at_fps(contacts), at_fps(feet)
     return motion
 
 
