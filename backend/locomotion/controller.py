@@ -53,7 +53,7 @@ from . import dataset as D
 from . import features as FT
 from . import model_io as IO
 from .inertialize import blend_to_pose
-from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity
+from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
 #: batch 1 on one thread (see the timings in the tests / README).
@@ -74,9 +74,8 @@ IDLE_SPEED = 0.05
 IDLE_FACING = 0.3
 IDLE_SETTLE_SPEED = 0.25
 STAND_BLEND_SECONDS = 0.5
-#: Contact joints: positions in the pose vector and in the Bandai skeleton.
-_FEET_IN_POSE = [IO.POSE_JOINTS.index(FT.BANDAI_NAMES.index(n)) for n in FT.CONTACT_JOINTS]
-_FEET_IN_SKELETON = [FT.BANDAI_NAMES.index(n) for n in FT.CONTACT_JOINTS]
+#: Positions of the contact joints in the pose vector.
+_FEET_IN_POSE = [IO.POSE_JOINTS.index(j) for j in FT.CONTACT_INDEX]
 
 
 # Shepperd's quaternion candidates are linear in the matrix entries: row k of
@@ -318,9 +317,10 @@ class LocomotionController:
         # fresh reset stands (its pose is the standing pose, unless given one).
         self._stand = None
         self._prev_shown = self._last_shown = None
+        shown = self.pose()
         if pose is None and self.idle_stand:
-            self._stand = ([], self.pose(), self.contacts.copy())
-        self._feet_from(self.pose())
+            self._stand = ([], shown, self.contacts.copy())
+        self._feet_from(shown)
 
     def _set_pose(self, motion: Motion) -> None:
         if list(motion.skeleton.names) != list(self.skeleton.names):
@@ -398,7 +398,7 @@ class LocomotionController:
             self.style = IO.style_vector(control.style)
         v_goal, yaw_goal = self._goal(control)
         if self.idle_stand:
-            idle = float(np.hypot(v_goal[0], v_goal[1])) < IDLE_SPEED and abs(_wrap(yaw_goal - self.root_yaw)) < IDLE_FACING
+            idle = float(np.hypot(v_goal[0], v_goal[1])) < IDLE_SPEED and abs(float(wrap_angle(yaw_goal - self.root_yaw))) < IDLE_FACING
             if self._stand is not None and (idle or self._stand[0]):
                 return self._standing_step()  # hold, or finish the blend before walking off
             if self._stand is not None:
@@ -446,10 +446,8 @@ class LocomotionController:
     def _feet_from(self, shown: Motion) -> None:
         """:attr:`feet` (and its root-space filter state) from a shown pose's
         forward kinematics: while standing, and where walking starts."""
-        self.feet = shown.world_positions()[0][_FEET_IN_SKELETON]
-        c, s = np.cos(self.root_yaw), np.sin(self.root_yaw)
-        d = self.feet[:, :2] - self.root_pos
-        self._feet_rs = np.column_stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], self.feet[:, 2]])
+        self.feet = shown.world_positions()[0][list(FT.CONTACT_INDEX)]
+        self._feet_rs = np.column_stack([FT.rotate2d(self.feet[:, :2] - self.root_pos, -self.root_yaw), self.feet[:, 2]])
 
     def _update_feet(self) -> None:
         """:attr:`feet` ``[4, 3]``: world positions (m) of ``Foot_L, Toes_L,
@@ -463,9 +461,8 @@ class LocomotionController:
         jp = np.asarray(self.joint_pos, dtype=np.float64)[_FEET_IN_POSE]
         a = 1.0 - self.smoothing
         self._feet_rs = self._feet_rs + a * (jp - self._feet_rs)
-        c, s = np.cos(self.root_yaw), np.sin(self.root_yaw)
         f = self._feet_rs
-        self.feet = np.column_stack([c * f[:, 0] - s * f[:, 1] + self.root_pos[0], s * f[:, 0] + c * f[:, 1] + self.root_pos[1], f[:, 2]])
+        self.feet = np.column_stack([FT.rotate2d(f[:, :2], self.root_yaw) + self.root_pos, f[:, 2]])
 
     def _start_standing(self) -> None:
         """Begin the idle stand: an inertialised blend (:func:`.inertialize.blend_to_pose`)
@@ -501,8 +498,10 @@ class LocomotionController:
         self.contacts = np.zeros_like(contacts) if frames else contacts.copy()
         self.root_pos = shown.root_positions[0, :2].copy()
         self.frame += 1
+        held = shown is self._last_shown  # the same standing pose again: its feet are known
         self._prev_shown, self._last_shown = self._last_shown, shown
-        self._feet_from(shown)
+        if not held:
+            self._feet_from(shown)
         return shown
 
     def _update_shown(self) -> None:
@@ -554,11 +553,6 @@ class LocomotionController:
             np.concatenate([p.translations for p in poses]),
             name="locomotion",
         )
-
-
-def _wrap(a: float) -> float:
-    """Angle ``a`` (rad) wrapped to [-pi, pi)."""
-    return (a + np.pi) % (2.0 * np.pi) - np.pi
 
 
 def _frames(motion: Motion):

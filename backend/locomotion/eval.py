@@ -243,9 +243,9 @@ def pursue_path(
             if done_frames <= 0:
                 break
     motion = _concat(poses)
-    contacts = None if any(c is None for c in predicted) else np.array(predicted, dtype=np.float64)
-    feet = None if any(x is None for x in feet) else np.array(feet, dtype=np.float64)
-    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=contacts, feet=feet)
+    from .path_follow import stack_rows
+
+    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=stack_rows(predicted), feet=stack_rows(feet))
 
 
 def _concat(poses) -> Motion:

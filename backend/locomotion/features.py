@@ -424,6 +424,8 @@ BANDAI_NAMES = (
     "Hand_L", "Shoulder_R", "UpperArm_R", "LowerArm_R", "Hand_R", "UpperLeg_L", "LowerLeg_L", "Foot_L",
     "Toes_L", "UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R",
 )
+#: Indices of :data:`CONTACT_JOINTS` in :data:`BANDAI_NAMES`.
+CONTACT_INDEX = tuple(BANDAI_NAMES.index(n) for n in CONTACT_JOINTS)
 
 
 def estimate_reflections(motion: Motion) -> np.ndarray:

@@ -88,7 +88,8 @@ def spring_velocity(x, v, a, v_goal, halflife: float, dt):
     return x_new, v_new, a_new
 
 
-def _wrap(a):
+def wrap_angle(a):
+    """Angles ``a`` (rad) wrapped to [-pi, pi)."""
     return (np.asarray(a) + np.pi) % (2.0 * np.pi) - np.pi
 
 
@@ -138,7 +139,7 @@ class SpringTrajectory:
 
     def _goal_yaw(self, yaw_goal: float) -> float:
         # Spring toward the goal the short way round.
-        return self.yaw + float(_wrap(yaw_goal - self.yaw))
+        return self.yaw + float(wrap_angle(yaw_goal - self.yaw))
 
     def predict(self, v_goal, yaw_goal: float, times):
         """World positions ``[T, 2]`` and yaws ``[T]`` at ``times`` (s) ahead."""
@@ -447,7 +448,7 @@ class MotionMatchingController:
         v0, yaw0, style0 = self.last_goal
         return (
             np.linalg.norm(v - v0) > self.velocity_change
-            or abs(float(_wrap(yaw - yaw0))) > self.facing_change
+            or abs(float(wrap_angle(yaw - yaw0))) > self.facing_change
             or style0 != self.style
         )
 
@@ -507,7 +508,7 @@ class MotionMatchingController:
             if n > limit:
                 adj *= limit / n
             self.root_pos = self.root_pos + adj
-            dyaw = float(_wrap(self.sim.yaw - self.root_yaw)) * alpha
+            dyaw = float(wrap_angle(self.sim.yaw - self.root_yaw)) * alpha
             lim = self.max_adjust_ratio * abs(ang * dt) + 1e-3
             self.root_yaw += float(np.clip(dyaw, -lim, lim))
         gap = self.sim.pos - self.root_pos

@@ -222,6 +222,22 @@ def _concat(poses, fps: float) -> Motion:
     )
 
 
+def stack_rows(rows, dtype=np.float64):
+    """Per-frame readings ``rows`` (e.g. a controller's ``contacts`` after
+    each step) as one array ``[F, ...]``, or None when any is None (the
+    controller does not predict them)."""
+    return None if any(r is None for r in rows) else np.array(rows, dtype=dtype)
+
+
+def _interp_rows(a, t_src, t) -> np.ndarray:
+    """Rows ``a [F, ...]`` sampled at times ``t_src [F]`` (s), linearly
+    interpolated at times ``t [N]``: ``[N, ...]``."""
+    a = np.asarray(a, dtype=np.float64)
+    flat = a.reshape(len(a), -1)
+    out = np.stack([np.interp(t, t_src, flat[:, k]) for k in range(flat.shape[1])], axis=1)
+    return out.reshape((len(t),) + a.shape[1:])
+
+
 def _gait_limits(top_speed: float):
     """Default (accel, decel, lateral accel), m/s^2: ~1.5 for walking (people
     take 1-2 steps to reach walking speed), more for runs."""
@@ -420,7 +436,7 @@ def follow_path(
         # The blend and the stand are shown as they are: their feet are the pose's own.
         tail_feet = None
         if feet and feet[-1] is not None:
-            tail_feet = tail.world_positions()[:, [FT.BANDAI_NAMES.index(n) for n in FT.CONTACT_JOINTS]]
+            tail_feet = tail.world_positions()[:, list(FT.CONTACT_INDEX)]
         for k in range(tail.num_frames):
             poses.append(tail.slice(k, k + 1))
             # Blending: no prediction (detection decides); standing: both feet down.
@@ -448,8 +464,8 @@ def follow_path(
         profile=profile,
         stopped_at=stop_frame,
         length=path.length,
-        contacts=None if any(c is None for c in contact_probs) else np.array(contact_probs, dtype=np.float64).reshape(len(poses), -1),
-        feet=None if any(x is None for x in feet) else np.array(feet, dtype=np.float64).reshape(len(poses), -1, 3),
+        contacts=stack_rows(contact_probs),
+        feet=stack_rows(feet),
     )
     if abs(ctl_fps - fps) > 1e-6:
         result = _resample_result(result, fps)
@@ -466,10 +482,7 @@ def _resample_result(res: PathResult, fps: float) -> PathResult:
     t = np.arange(n) / fps
 
     def lerp(a):
-        a = np.asarray(a, dtype=np.float64)
-        flat = a.reshape(len(a), -1)
-        out = np.stack([np.interp(t, t_src, flat[:, k]) for k in range(flat.shape[1])], axis=1)
-        return out.reshape((n,) + a.shape[1:])
+        return _interp_rows(a, t_src, t)
 
     idx = np.clip(np.floor(t * src_fps + 1e-6).astype(int), 0, len(t_src) - 1)
     stopped_at = None if res.stopped_at is None else int(np.ceil(res.stopped_at * fps / src_fps - 1e-6))
@@ -540,18 +553,11 @@ def walk_cycle(
     if record is not None:
         t_src = np.arange(len(poses)) / ctl_fps
         t = np.arange(motion.num_frames) / motion.fps
-
-        def at_fps(rows):
-            if any(r is None for r in rows):
-                return None
-            a = np.array(rows, dtype=np.float64)
-            if not resampled:
-                return a
-            flat = a.reshape(len(a), -1)
-            return np.stack([np.interp(t, t_src, flat[:, k]) for k in range(flat.shape[1])], 1).reshape((len(t),) + a.shape[1:])
-
-        record["contacts"], record["feet"] = at_fps(contacts), at_fps(feet)
+        for key, rows in (("contacts", contacts), ("feet", feet)):
+            a = stack_rows(rows)
+            record[key] = _interp_rows(a, t_src, t) if a is not None and resampled else a
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose"]
+__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+           "stack_rows"]
