@@ -41,10 +41,6 @@ class FaceResult:
         return msg
 
 
-def _scene_fps(scene) -> float:
-    return scene.render.fps / scene.render.fps_base
-
-
 def add_sound_strip(scene, audio_path, frame_start: int):
     """The speech as a sound strip at ``frame_start`` (channel 1), so playback
     and MP4 renders carry it."""
@@ -105,7 +101,7 @@ def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_nam
 
     pb = arm_obj.pose.bones[jaw_bone]
     scene = bpy.context.scene
-    frames = frame_start + np.arange(len(angles)) * (_scene_fps(scene) / fps)
+    frames = frame_start + np.arange(len(angles)) * (scene_io.scene_fps(scene) / fps)
     action, cb = scene_io._new_action(arm_obj, action_name, "OBJECT", True)
     path = f'pose.bones["{bpy.utils.escape_identifier(jaw_bone)}"]'
     a = np.asarray(angles, np.float64)
@@ -147,7 +143,7 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
     if not mapping:
         raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has none of the 52 ARKit shape keys (jawOpen, eyeBlinkLeft, …)")
     scene = bpy.context.scene
-    fps = _scene_fps(scene)
+    fps = scene_io.scene_fps(scene)
     audio_path = audio if isinstance(audio, (str, Path)) else getattr(audio, "path", "")
     if transcript is None and audio_path:
         transcript = transcript_beside(audio_path)

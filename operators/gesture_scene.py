@@ -230,7 +230,7 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     name, mesh_name = arm.name, face_mesh.name if face_mesh is not None else None
     add_sound = _needs_sound_strip(scene, audio_path)
 
-    face_fps = 30.0 if set_scene_fps else scene.render.fps / scene.render.fps_base
+    face_fps = 30.0 if set_scene_fps else scene_io.scene_fps(scene)
     from ..backend.face.generate import transcript_beside
 
     transcript = transcript_beside(audio_path) if mesh_name else None

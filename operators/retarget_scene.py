@@ -117,7 +117,7 @@ def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
             trans[:, j] = R.rotate(inv_p, world_pos[:, j] - world_pos[:, p])
     rot0, s0, t0 = _object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
-    scene_fps = scene.render.fps / scene.render.fps_base
+    scene_fps = scene_io.scene_fps(scene)
     ad = arm_obj.animation_data
     name = ad.action.name if ad is not None and ad.action is not None else arm_obj.name
     return Motion(world_skel, R.make_continuous(local), trans[:, 0], fps or scene_fps, trans, name=name)

@@ -28,6 +28,11 @@ class SceneError(ValueError):
     """A problem with the user's scene that they can fix; the message says how."""
 
 
+def scene_fps(scene) -> float:
+    """The scene's frame rate (frames per second, ``fps / fps_base``)."""
+    return scene.render.fps / scene.render.fps_base
+
+
 def _np_matrix(m) -> np.ndarray:
     return np.array([list(row) for row in m], dtype=np.float64)
 
@@ -257,8 +262,7 @@ def write_motion(
         fps = float(motion.fps)
         scene.render.fps = int(round(fps))
         scene.render.fps_base = scene.render.fps / fps
-    scene_fps = scene.render.fps / scene.render.fps_base
-    frames = frame_start + np.arange(motion.num_frames) * (scene_fps / motion.fps)
+    frames = frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
 
     name = action_name or motion.name or "RigMind Motion"
     action, cb = _new_action(arm_obj, name, "OBJECT", keep_previous)
@@ -332,8 +336,7 @@ def write_shape_keys(
         raise SceneError(f"object '{mesh_obj.name}' has no shape keys: pick a face mesh with shape keys")
     weights = np.asarray(weights, dtype=np.float64).reshape(-1, len(names))
     scene = bpy.context.scene
-    scene_fps = scene.render.fps / scene.render.fps_base
-    frames = frame_start + np.arange(len(weights)) * (scene_fps / fps)
+    frames = frame_start + np.arange(len(weights)) * (scene_fps(scene) / fps)
     action, cb = _new_action(key, action_name, "KEY", keep_previous)
     specs, written, skipped = [], [], []
     for k, name in enumerate(names):
