@@ -9,7 +9,7 @@ import pytest
 from rigmind.backend.audio.loading import clip_from_array
 from rigmind.backend.face.espeak import synthesize
 from rigmind.backend.face.generate import generate_face
-from rigmind.backend.face.model import DEFAULT_WEIGHTS, load_model, viterbi
+from rigmind.backend.face.model import DEFAULT_WEIGHTS, ENSEMBLE_SEEDS, default_weights, load_model, viterbi
 from rigmind.backend.face.visemes import mouth_channels
 
 
@@ -48,6 +48,42 @@ def test_tiny_training_run_writes_loadable_weights(tmp_path):
     anim = generate_face(clip, method="model", model=m)
     assert anim.source == "model" and anim.weights.shape[1] == 52
     assert (out.with_suffix(".log.json")).is_file()
+
+
+def test_ensemble_averages_log_posteriors(tmp_path):
+    """Two tiny runs with different seeds → the ensemble's posteriors are the
+    members' normalised geometric mean, its jaw their mean, and it decodes."""
+    from rigmind.backend.face.train import main_train
+
+    outs = [tmp_path / f"s{k}.pt" for k in (0, 1)]
+    for k, out in enumerate(outs):
+        assert main_train(["--steps", "3", "--synth", "3", "--seed", str(k), "--data", str(tmp_path / "none"),
+                           "--out", str(out)]) == 0
+    a, b, both = load_model(outs[0]), load_model(outs[1]), load_model(*outs)
+    assert len(both.nets) == 2
+    x = np.random.default_rng(0).normal(0, 1, (50, 69)).astype(np.float32)
+    (pa, ja), (pb, jb), (pe, je) = a.predict_stacked(x), b.predict_stacked(x), both.predict_stacked(x)
+    geo = np.sqrt(pa * pb)
+    np.testing.assert_allclose(pe, geo / geo.sum(-1, keepdims=True), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(je, (ja + jb) / 2, rtol=1e-5, atol=1e-6)
+    clip, _ = _clip()
+    assert generate_face(clip, method="model", model=both).source == "model"
+
+
+def test_committed_ensemble_complete():
+    """Every member of the shipped ensemble is committed, each small, each
+    with the training log that names its command."""
+    files = default_weights()
+    if not files:
+        pytest.skip("models/face.pt not trained yet (rigmind train face)")
+    assert len(files) == len(ENSEMBLE_SEEDS)
+    import json
+
+    for seed, f in zip(ENSEMBLE_SEEDS, files):
+        assert f.stat().st_size < 2e6
+        log = json.loads(f.with_suffix(".log.json").read_text())
+        assert log["seed"] == seed and "holdout" not in log
+        assert log["command"].startswith("rigmind train face")
 
 
 def test_committed_model_non_english_speech():

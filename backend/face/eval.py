@@ -122,7 +122,7 @@ def _merge(segs):
 
 
 def table(res: dict, methods) -> str:
-    label = {"model": "learned model (models/face.pt)", "words": "English word recognition → alignment → table (method words)",
+    label = {"model": "learned model (ensemble of 3, models/face*.pt)", "words": "English word recognition → alignment → table (method words)",
              "table": "Rhubarb-style baseline (allphone → table)"}
     lines = ["| method | VER (no transcript) ↓ | bilabial closed (no transcript) ↑ | boundary error ms ↓ "
              "(true→pred / symmetric) | jaw r (BEAT2 held-out) ↑ | max mouth weight in silence ↓ |",

@@ -3,8 +3,9 @@
 ``generate_face`` picks the viseme timeline from the best available source:
 
 1. a transcript → pocketsphinx forced alignment (phones with exact words);
-2. otherwise ``method="model"``: the learned audio → viseme network
-   (``models/face.pt``; any language);
+2. otherwise ``method="model"``: the learned audio → viseme networks
+   (an ensemble of three, ``models/face.pt``, ``face_seed1.pt``,
+   ``face_seed2.pt``; any language);
 3. or ``method="table"``: pocketsphinx allphone recognition (the
    Rhubarb-style baseline).
 
@@ -109,7 +110,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     viseme errors on English, ~20x slower; falls back to the model where it
     recognises nothing) or "table" (phone recognition + table, the
     Rhubarb-style baseline); ``strength`` scales mouth
-    motion; ``model``: a loaded ``FaceModel`` (default: ``models/face.pt``)."""
+    motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble)."""
     if method not in METHODS:
         raise ValueError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
     clip = audio if isinstance(audio, AudioClip) else load_audio(audio)
@@ -146,7 +147,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
         m = model if model is not None else load_default_model()
         if m is None:
             if not source:
-                notes.append("no trained face model (models/face.pt); used the phone-recognition table instead")
+                notes.append("no trained face model (models/face*.pt); used the phone-recognition table instead")
         elif not source or source == "recognition":
             post, jaw100 = m.predict_features(feats)
             # The jaw head learned the real speaker's jaw (BEAT2): recognised

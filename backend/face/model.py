@@ -4,8 +4,15 @@ with ±310 ms of context, giving per-frame viseme posteriors (15 classes)
 and a jaw-opening regression (0..1). Language-independent input (log-mel,
 pitch, energy, voicing), so it runs on any language.
 
-Weights: ``models/face.pt`` (``torch.load(weights_only=True)``), written by
-``rigmind train face``."""
+The shipped model is an ensemble of the same network trained with
+``ENSEMBLE_SEEDS`` (different synthesised data and initialisation); their
+log-posteriors are averaged before decoding. On the validation split an
+ensemble made fewer viseme errors than any of its members (see
+bench/RESULTS.md).
+
+Weights: ``models/face.pt`` (seed 0) and ``models/face_seed{N}.pt``
+(``torch.load(weights_only=True)``), each written by
+``rigmind train face --seed N``."""
 
 from __future__ import annotations
 
@@ -23,6 +30,12 @@ KERNEL = 3
 # Viterbi cost of a viseme change (decoding), chosen on the validation split
 # (LJ001-0025..0032 held out of a training run; never the evaluation clips).
 SWITCH_PENALTY = 4.0
+ENSEMBLE_SEEDS = (0, 1, 2)
+
+
+def weights_path(seed: int = 0) -> Path:
+    """Where ``rigmind train face --seed N`` writes its weights by default."""
+    return DEFAULT_WEIGHTS if seed == 0 else MODELS_DIR / f"face_seed{seed}.pt"
 
 
 def build_network(n_classes: int = 15, hidden: int = HIDDEN):
@@ -76,10 +89,13 @@ def viterbi(logp: np.ndarray, switch_penalty: float) -> np.ndarray:
 
 
 class FaceModel:
-    """Loaded network + its decoding settings."""
+    """Loaded network(s) + decoding settings. With several networks (an
+    ensemble) the posteriors are their normalised geometric mean (average of
+    log-probabilities) and the jaw their mean."""
 
     def __init__(self, net, meta: dict):
-        self.net = net.eval()
+        nets = list(net) if isinstance(net, (list, tuple)) else [net]
+        self.nets = [n.eval() for n in nets]
         self.meta = meta
         self.switch_penalty = float(meta.get("switch_penalty", SWITCH_PENALTY))
 
@@ -87,10 +103,15 @@ class FaceModel:
         """``[T, 69]`` features → (posteriors ``[T, V]``, jaw ``[T]``)."""
         import torch
 
+        xt = torch.from_numpy(np.ascontiguousarray(x, np.float32))[None]
         with torch.inference_mode():
-            logits, jaw = self.net(torch.from_numpy(np.ascontiguousarray(x, np.float32))[None])
-            post = torch.softmax(logits[0], -1).numpy()
-        return post, jaw[0].numpy()
+            logp, jaw = 0.0, 0.0
+            for net in self.nets:
+                logits, j = net(xt)
+                logp = logp + torch.log_softmax(logits[0], -1)
+                jaw = jaw + j[0]
+            post = torch.softmax(logp / len(self.nets), -1).numpy()
+        return post, (jaw / len(self.nets)).numpy()
 
     def predict_features(self, feats):
         """``SpeechFeatures`` at 100 fps → (posteriors ``[T, V]``, jaw ``[T]``);
@@ -116,21 +137,35 @@ def save_model(net, meta: dict, path=DEFAULT_WEIGHTS) -> Path:
     return path
 
 
-def load_model(path=DEFAULT_WEIGHTS) -> FaceModel:
+def _load_network(path):
     import torch
 
     blob = torch.load(str(path), map_location="cpu", weights_only=True)
     meta = dict(blob["meta"])
     net = build_network(int(meta.get("n_classes", 15)), int(meta.get("hidden", HIDDEN)))
     net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
-    return FaceModel(net, meta)
+    return net, meta
+
+
+def load_model(*paths) -> FaceModel:
+    """One weights file, or several (an ensemble; decoding settings from the
+    first). Default: ``models/face.pt``."""
+    loaded = [_load_network(p) for p in (paths or (DEFAULT_WEIGHTS,))]
+    return FaceModel([n for n, _ in loaded], loaded[0][1])
+
+
+def default_weights() -> list:
+    """The committed ensemble's weights files that are present."""
+    return [p for p in (weights_path(s) for s in ENSEMBLE_SEEDS) if p.is_file()]
 
 
 @lru_cache(maxsize=1)
 def _default():
-    return load_model(DEFAULT_WEIGHTS) if DEFAULT_WEIGHTS.is_file() else None
+    files = default_weights()
+    return load_model(*files) if files else None
 
 
 def load_default_model():
-    """The committed model, or None when ``models/face.pt`` is absent."""
+    """The committed model (every member of ``ENSEMBLE_SEEDS`` present under
+    models/), or None when none is trained."""
     return _default()

@@ -280,12 +280,17 @@ def main_train(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=STEPS, help=f"training steps (default {STEPS})")
     ap.add_argument("--synth", type=int, default=SYNTH, help=f"synthesised utterances (default {SYNTH})")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=None, help="weights file (default models/face.pt)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="weights file (default models/face.pt for seed 0, else models/face_seed{N}.pt: "
+                         "the shipped model is the ensemble of seeds 0, 1, 2)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--holdout", default="",
+                    help="comma-separated LJ stems kept out of training, for validation runs "
+                         "(e.g. LJ001-0025,...,LJ001-0032)")
     args = ap.parse_args(argv)
     import torch
 
-    from .model import DEFAULT_WEIGHTS, HIDDEN, save_model
+    from .model import HIDDEN, save_model, weights_path
     from .sphinx import cmu_dictionary
 
     torch.set_num_threads(args.threads)
@@ -301,7 +306,8 @@ def main_train(argv=None) -> int:
     t_synth = time.time() - t0
     data = Path(args.data)
     if data.is_dir():
-        items += real_items(data, Path.home() / ".cache" / "rigmind" / "face_pseudo_labels.json")
+        holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
+        items += real_items(data, Path.home() / ".cache" / "rigmind" / "face_pseudo_labels.json", holdout)
     t_data = time.time() - t0
     print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
     # Real speech is rarer than synthetic; sample it about 40 % of the time.
@@ -310,10 +316,13 @@ def main_train(argv=None) -> int:
     elapsed = time.time() - t0
     meta = {"n_classes": len(viseme_names()), "hidden": HIDDEN, "seed": args.seed, "steps": args.steps,
             "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
-    out = args.out or DEFAULT_WEIGHTS
+    if args.holdout:
+        meta["holdout"] = args.holdout
+    out = args.out or weights_path(args.seed)
     save_model(net, meta, out)
     log = dict(meta, data_seconds=round(t_data, 1), threads=args.threads, curve=curve,
-               command="rigmind train face --data ../shared/data" + (f" --seed {args.seed}" if args.seed else ""))
+               command="rigmind train face --data ../shared/data" + (f" --seed {args.seed}" if args.seed else "")
+               + (f" --holdout {args.holdout}" if args.holdout else ""))
     Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))
     print(f"wrote {Path(out).resolve()} ({Path(out).stat().st_size / 1e6:.2f} MB) in {elapsed:.0f} s")
     return 0
