@@ -2,7 +2,8 @@
 leg-frames whose knee flexion changes by more than 20° in one 1/30 s frame,
 for the neural controller on the evaluation paths (6 paths × 7 styles): raw,
 cleaned on the shown pose's feet, and cleaned on the predicted feet (the
-default since 2026-11-29).
+default since 2026-11-29) with and without the knee speed limit
+(``pin_feet(knee_speed=)``, on by default since 2026-11-29, session 4).
 
     .venv/bin/python bench/bench_knee_snaps.py
 """
@@ -20,7 +21,8 @@ def main():
     ctl = LocomotionController.load()
     train = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="train", mirrored=False, keys=("root_vel",))
     speeds = E.walking_speeds(train, D.D2_STYLES)
-    count = {"raw": 0, "cleaned, shown feet": 0, "cleaned, predicted feet": 0}
+    count = {"raw": 0, "cleaned, shown feet": 0, "cleaned, predicted feet, no knee limit": 0,
+             "cleaned, predicted feet": 0}
     worst = dict.fromkeys(count, 0.0)
     total = 0
     for path in E.FIXED_PATHS:
@@ -29,6 +31,8 @@ def main():
             for label, m in (
                 ("raw", r.motion),
                 ("cleaned, shown feet", C.pin_feet(r.motion, predicted=r.contacts)),
+                ("cleaned, predicted feet, no knee limit",
+                 C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, knee_speed=np.inf)),
                 ("cleaned, predicted feet", C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)),
             ):
                 d = np.abs(np.diff(np.degrees(C.knee_angles(m)), axis=0))

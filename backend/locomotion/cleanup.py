@@ -20,7 +20,9 @@
 - **IK**: the legs are re-solved with analytic two-bone IK
   (:func:`~..ik.two_bone_ik`), knee pole in the animated leg's plane
   (:func:`_pole`), reach softened with :func:`~..ik.soft_reach` so the knee
-  straightens gradually instead of popping.
+  straightens gradually instead of popping, and the knee's speed bounded
+  (:func:`_ease_knee_snaps`): where a lock at the edge of reach would snap
+  the leg straight in a frame, it bends a little more instead.
 
 Contacts are per joint, in :data:`~.features.CONTACT_JOINTS` order
 (``Foot_L, Toes_L, Foot_R, Toes_R``): the ankle lock follows the ``Foot_*``
@@ -270,6 +272,28 @@ def _pole(hip, knee, ankle, toe, straight: float = 0.03):
     return knee + perp + straight * fade * fwd
 
 
+def _ease_knee_snaps(dist, l1, l2, fps: float, max_speed: float):
+    """Target distances ``[F]`` (m, hip to ankle, already within reach) such
+    that the knee's flexion never changes faster than ``max_speed`` (rad/s):
+    the flexion is replaced by the lowest curve at or above it whose slope
+    stays within the limit (its upper envelope under cones of that slope),
+    so the leg only ever bends more, which it always can. Near full
+    extension a few degrees of bend move the foot by millimetres: a foot
+    landing on a lock at the edge of reach no longer snaps the knee straight
+    in one frame. Frames where the knee is slower keep their distance."""
+    cos_flex = np.clip((dist**2 - l1**2 - l2**2) / np.maximum(2.0 * l1 * l2, 1e-12), -1.0, 1.0)
+    flex = np.arccos(cos_flex)
+    step = max_speed / fps
+    env = flex.copy()
+    for k in range(1, min(int(np.ceil(np.pi / step)), len(flex) - 1) + 1):
+        np.maximum(env[k:], flex[:-k] - k * step, out=env[k:])
+        np.maximum(env[:-k], flex[k:] - k * step, out=env[:-k])
+    changed = env > flex
+    out = np.array(dist, dtype=np.float64, copy=True)
+    out[changed] = np.sqrt(np.maximum(l1**2 + l2**2 + 2.0 * l1 * l2 * np.cos(env), 0.0))[changed]
+    return out
+
+
 def pin_feet(
     motion: Motion,
     contacts=None,
@@ -287,6 +311,7 @@ def pin_feet(
     swing_clearance: float = 0.05,
     feet=None,
     feet_smoothing: float = 2.0 / 30.0,
+    knee_speed: float = np.radians(540.0),
 ) -> Motion:
     """``motion`` with planted feet pinned (see the module docstring).
 
@@ -321,6 +346,11 @@ def pin_feet(
             this standard deviation (s; zero lag, the clip is whole): a
             network's per-frame positions carry frame-to-frame noise that
             would show as jitter.
+        knee_speed: the fastest the solved knee may flex or straighten
+            (rad/s); where the IK would go faster the leg bends a little more
+            (:func:`_ease_knee_snaps`). The default, 18 degrees per frame at
+            30 fps, is just above the fastest knee in the Bandai mocap
+            (17.4); ``inf`` turns it off.
 
     Returns a new :class:`Motion` (same skeleton, fps, root and
     translations); only the upper leg, lower leg and foot rotations change.
@@ -387,9 +417,17 @@ def pin_feet(
     for (h, k, a, t), (target, toe_target, chain) in zip(legs, targets(goal_pos, release_reach)):
         hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
         extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
-        q_up, q_low, reached = ik.two_bone_ik(
-            hip, knee, ankle, target, _pole(hip, knee, ankle, toe), soft=np.maximum(soft, extension)
-        )
+        l1, l2 = np.linalg.norm(knee - hip, axis=-1), np.linalg.norm(ankle - knee, axis=-1)
+        # The reach the solver would give (soft roll-off, then its clamp) ...
+        to_target = target - hip
+        dist = np.linalg.norm(to_target, axis=-1)
+        reach = np.clip(ik.soft_reach(dist, l1 + l2, np.maximum(soft, extension), ik.MAX_REACH),
+                        np.abs(l1 - l2) + 1e-6, ik.MAX_REACH * (l1 + l2))
+        # ... with fast knee changes eased; the solver then reaches it exactly.
+        if np.isfinite(knee_speed):
+            reach = _ease_knee_snaps(reach, l1, l2, motion.fps, knee_speed)
+        solve_to = hip + to_target * (reach / np.maximum(dist, 1e-9))[:, None]
+        q_up, q_low, reached = ik.two_bone_ik(hip, knee, ankle, solve_to, _pole(hip, knee, ankle, toe))
         up_w = R.mul(q_up, world_rot[:, h])
         low_w = R.mul(q_low, world_rot[:, k])
         # The foot keeps its animated world orientation, turned so that the toe
