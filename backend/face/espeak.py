@@ -84,6 +84,7 @@ def _lib():
     lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
     lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
     lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
     lib.espeak_Synth.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint,
                                  ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
     rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, espeakng_loader.get_data_path().encode(),
@@ -127,6 +128,10 @@ def synthesize(text: str, voice: str = "en-us", *, rate: int = 175, pitch: int =
         for p, v in ((_PARAM_RATE, rate), (_PARAM_PITCH, pitch), (_PARAM_RANGE, pitch_range), (_PARAM_WORDGAP, word_gap)):
             lib.espeak_SetParameter(p, int(v), 0)
         _State.chunks, _State.events = [], []
+        # eSpeak's random generator starts from a different state in every
+        # process: fix it so the same calls give the same audio in any process
+        # (the face model's training data must be reproducible).
+        lib.espeak_ng_SetRandSeed(0)
         buf = text.encode("utf-8") + b"\0"
         err = lib.espeak_Synth(buf, len(buf), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
         if err != 0:
