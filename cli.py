@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
     p.add_argument("--method", default="model", choices=["model", "words", "table"],
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
-                        "recognition + alignment: fewer lip-sync errors, ~20x slower) or table (phone recognition, baseline)")
+                        "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")

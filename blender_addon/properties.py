@@ -82,7 +82,7 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
         items=[
             ("model", "Learned Model", "Fast (under a second per minute of speech), any language"),
             ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
-                                                   "errors on English, about 20 s per minute of speech"),
+                                                   "errors on English, about 15 s per minute of speech"),
             ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline)"),
         ],
         default="model",

@@ -214,7 +214,7 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
                 base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model"):
     """Generate Gesture as a generator for a modal operator: the backend runs
     in a worker thread (yielding progress 0..1), the face curves too (word
-    recognition takes ~20 s per minute of speech: not on Blender's main
+    recognition takes ~15 s per minute of speech: not on Blender's main
     thread), and the scene is written only when it finished, so Esc leaves
     the scene untouched."""
     import bpy

@@ -107,7 +107,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     ``seed``: blinks and gaze; ``smile`` 0..1; ``method`` (used when there
     is no transcript): "model" (the learned model: fast, any language),
     "words" (English word recognition, then forced alignment: ~3x fewer
-    viseme errors on English, ~20x slower; falls back to the model where it
+    viseme errors on English, ~15x slower; falls back to the model where it
     recognises nothing) or "table" (phone recognition + table, the
     Rhubarb-style baseline); ``strength`` scales mouth
     motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble)."""

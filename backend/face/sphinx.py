@@ -6,7 +6,7 @@ behind Rhubarb Lip Sync), on 16 kHz mono audio.
 - ``align_transcript``: word + phone forced alignment when the text is known.
 - ``recognise_and_align``: English word recognition (the shipped en-us
   language model and dictionary), then forced alignment of the recognised
-  words: no transcript needed, English only, ~20x slower than the model.
+  words: no transcript needed, English only, ~15x slower than the model.
   Words missing from the CMU dictionary get a crude letter-to-sound
   pronunciation so the alignment never fails on a name.
 
