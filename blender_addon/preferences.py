@@ -13,27 +13,24 @@ ADDON_ID = __package__.rsplit(".", 1)[0]
 class RigMindPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
+    # Only the locomotion controller has an ONNX export (one network step per
+    # frame, where the runtime's overhead matters); gesture and face run once
+    # per clip with PyTorch. The default is the faster runtime, the one the
+    # bake timings in bench/RESULTS.md were measured with.
     inference_engine: EnumProperty(
-        name="Inference Engine",
-        description="Runtime that evaluates the neural models",
+        name="Locomotion Runtime",
+        description="Runtime of the neural locomotion controller (ONNX Runtime is the faster; "
+                    "gesture and face models always run with PyTorch on the CPU)",
         items=(
-            ("torch", "PyTorch", "Run the models with PyTorch"),
-            ("onnxruntime", "ONNX Runtime", "Run the exported ONNX models with ONNX Runtime"),
+            ("torch", "PyTorch", "Run the controller with PyTorch (models/locomotion.pt)"),
+            ("onnxruntime", "ONNX Runtime", "Run the controller's ONNX export (models/locomotion.onnx)"),
         ),
-        default="torch",
-    )
-    device: EnumProperty(
-        name="Device",
-        description="Where the models run",
-        items=(
-            ("cpu", "CPU", "Run on the CPU"),
-            ("cuda", "CUDA", "Run on an NVIDIA GPU through CUDA"),
-        ),
-        default="cpu",
+        default="onnxruntime",
     )
     models_dir: StringProperty(
-        name="Models Folder",
-        description="Folder with model weights; leave empty to use the models bundled with RigMind",
+        name="Locomotion Weights Folder",
+        description="Folder with your own locomotion weights (locomotion.onnx / locomotion.pt, from "
+                    "`rigmind train locomotion`); leave empty to use the ones bundled with RigMind",
         subtype="DIR_PATH",
         default="",
     )
@@ -42,7 +39,6 @@ class RigMindPreferences(bpy.types.AddonPreferences):
         layout = self.layout
         layout.use_property_split = True
         layout.prop(self, "inference_engine")
-        layout.prop(self, "device")
         layout.prop(self, "models_dir")
 
 

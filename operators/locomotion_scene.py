@@ -93,7 +93,7 @@ def _no_model_fix(models_dir) -> str:
     folder = Path(models_dir) if models_dir else MODELS_DIR
     return (
         f"no trained locomotion model in {folder} (locomotion.onnx or locomotion.pt): train one with "
-        "`rigmind train locomotion` (or set Models Folder in the add-on preferences)"
+        "`rigmind train locomotion` (or set Locomotion Weights Folder in the add-on preferences)"
     )
 
 
