@@ -78,7 +78,7 @@ out["scene_prop"] = hasattr(bpy.types.Scene, "rigmind")
 out["speed"] = bpy.context.scene.rigmind.speed
 addon = bpy.context.preferences.addons.get(MODULE)
 out["prefs_idname"] = type(addon.preferences).bl_idname if addon and addon.preferences else None
-out["prefs_device"] = addon.preferences.device if addon and addon.preferences else None
+out["prefs_engine"] = addon.preferences.inference_engine if addon and addon.preferences else None
 
 addon_utils.disable(MODULE, default_set=True, handle_error=raise_)
 out["after_types"] = sorted(n for n in dir(bpy.types) if "rigmind" in n.lower())
@@ -154,7 +154,7 @@ def test_installed_extension_enables_lazily_and_disables_cleanly(installed):
     assert res["panel"] and res["scene_prop"]
     assert res["speed"] == pytest.approx(1.3)
     assert res["prefs_idname"] == MODULE
-    assert res["prefs_device"] == "cpu"
+    assert res["prefs_engine"] == "onnxruntime"        # the installed add-on bakes with the faster runtime
     assert res["after_types"] == []
     assert res["after_scene_prop"] is False
     assert res["after_addon"] is False
