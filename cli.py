@@ -23,6 +23,11 @@ class UserError(Exception):
     pass
 
 
+#: backend.face.generate.METHODS, written out so that building the parser
+#: imports nothing heavy (a test checks they agree).
+FACE_METHODS = ("model", "words", "table")
+
+
 def _resolution(text: str):
     try:
         w, h = text.lower().split("x")
@@ -103,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transcript", help="the spoken text (forced alignment: better timing and p/b/m closures)")
     p.add_argument("--smile", type=float, default=0.0, help="smile 0..1 (default 0)")
     p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
-    p.add_argument("--method", default="model", choices=["model", "words", "table"],
+    p.add_argument("--method", default="model", choices=FACE_METHODS,
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
                         "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
@@ -117,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name in the rig file, "
                                   "or 'auto' for the mesh with the most ARKit keys")
     p.add_argument("--transcript", help="the spoken text (used by the face: forced alignment)")
-    p.add_argument("--face-method", default="model", choices=["model", "words", "table"],
+    p.add_argument("--face-method", default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")

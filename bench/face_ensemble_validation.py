@@ -39,7 +39,6 @@ def main():
     from rigmind.backend.face import metrics as M
     from rigmind.backend.face import train as T
     from rigmind.backend.face.model import load_model, viterbi
-    from rigmind.backend.face.sphinx import cmu_dictionary
     from rigmind.backend.face.visemes import arpabet_to_viseme, viseme_names
 
     names = viseme_names()
@@ -48,7 +47,7 @@ def main():
     for stem in HOLDOUT:
         clip = load_audio(args.data / "speech_english_ljspeech" / "wavs" / f"{stem}.wav")
         real.append((speech_features(clip, 100.0), [arpabet_to_viseme(p) for _, _, p in labels[f"{stem}.wav"]]))
-    words = sorted(w for w in cmu_dictionary() if w.isalpha() and 2 <= len(w) <= 10)
+    words = T.synthesis_words()
     rng = np.random.default_rng(777)
     synth = []
     for _ in range(40):

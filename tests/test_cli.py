@@ -26,6 +26,13 @@ def test_help_lists_subcommands():
         assert cmd in r.stdout
 
 
+def test_face_methods_match_the_backend():
+    from rigmind.backend.face.generate import METHODS
+    from rigmind.cli import FACE_METHODS
+
+    assert FACE_METHODS == METHODS
+
+
 def test_python_dash_m_works():
     r = subprocess.run([sys.executable, "-m", "rigmind", "--version"], capture_output=True, text=True, cwd="/")
     assert r.returncode == 0 and "rigmind" in r.stdout

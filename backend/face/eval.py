@@ -29,7 +29,7 @@ import numpy as np
 from ..audio import load_audio
 from . import metrics as M
 from .generate import ANALYSIS_FPS, generate_face
-from .train import BEAT_TRAIN_FRACTION, beat_jaw, default_data, synth_item
+from .train import BEAT_TRAIN_FRACTION, beat_jaw, default_data, synth_item, synthesis_words
 from .visemes import ipa_to_viseme, mouth_channels
 
 FPS = 30.0
@@ -80,9 +80,7 @@ def evaluate(data: Path, methods=("model", "table"), n_synth: int = 25, log=prin
             res[m]["silence"] = max(res[m]["silence"], _silence_max(anim, sp))
         log(f"  {wav.name}: done")
     # timing on held-out synthesised speech
-    from .sphinx import cmu_dictionary
-
-    words = sorted(w for w in cmu_dictionary() if w.isalpha() and 2 <= len(w) <= 10)
+    words = synthesis_words()
     rng = np.random.default_rng(EVAL_SEED)
     for k in range(n_synth):
         _x, _lab, _jaw, phones, clip = synth_item(rng, words, lang=EVAL_LANGS[k % len(EVAL_LANGS)], aug=False)

@@ -71,6 +71,14 @@ def jaw_from_labels(labels: np.ndarray, energy: np.ndarray) -> np.ndarray:
 # --- synthetic speech ----------------------------------------------------------------
 
 
+def synthesis_words() -> list:
+    """The English words random sentences are drawn from: CMU-dictionary
+    words of 2..10 letters, sorted (so a seed gives the same sentences)."""
+    from .sphinx import cmu_dictionary
+
+    return sorted(w for w in cmu_dictionary() if w.isalpha() and 2 <= len(w) <= 10)
+
+
 def _random_text(lang: str, rng: np.random.Generator, words: list) -> str:
     if lang.startswith("en"):
         return " ".join(rng.choice(words, size=int(rng.integers(4, 12))))
@@ -291,13 +299,12 @@ def main_train(argv=None) -> int:
     import torch
 
     from .model import HIDDEN, save_model, weights_path
-    from .sphinx import cmu_dictionary
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    words = sorted(w for w in cmu_dictionary() if w.isalpha() and 2 <= len(w) <= 10)
+    words = synthesis_words()
     items = []
     for _ in range(args.synth):
         x, lab, jaw, _p, _c = synth_item(rng, words)

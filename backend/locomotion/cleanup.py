@@ -48,6 +48,7 @@ from .. import ik
 from .. import rotations as R
 from ..motion import Motion
 from . import features as FT
+from .inertialize import decay_curvature, decay_slope, decay_value
 
 #: Leg joints of the Bandai skeleton: (hip, knee, ankle, toe) per side.
 BANDAI_LEGS = (
@@ -110,20 +111,6 @@ def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONT
         low = z - np.percentile(z, 1.0, axis=0)[None] < max_height
         c = ((pred > 0.5) & low) | det
     return np.stack([_close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
-
-
-# Quintic Hermite basis on u in [0, 1]: value, slope and curvature at u = 0
-# go to zero (value, slope, curvature) at u = 1.
-def _h0(u):
-    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u)
-
-
-def _h1(u):
-    return u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
-
-
-def _h2(u):
-    return 0.5 * u * u - u**3 * (1.5 - 1.5 * u + 0.5 * u * u)
 
 
 def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: float = 0.25, height_q: float = 20.0):
@@ -195,8 +182,8 @@ def _lock_offsets(pos, contact, nb: float, **lock_kw):
         inside = u < 1.0
         t, u = t[inside], u[inside][:, None]
         o0, d0, a0 = off[e - 1], -vel[e - 1], -acc[e - 1]
-        off[t] += _h0(u) * o0 + _h1(u) * n_out * d0 + _h2(u) * n_out**2 * a0
-        w[t] += _h0(u[:, 0])
+        off[t] += decay_value(u) * o0 + decay_slope(u) * n_out * d0 + decay_curvature(u) * n_out**2 * a0
+        w[t] += decay_value(u[:, 0])
         # Ease in before the lock, time reversed (the slope changes sign).
         n_in = max(min(nb, s - prev), 1.0)
         t = frames[max(prev + 1, 0):s]
@@ -204,8 +191,8 @@ def _lock_offsets(pos, contact, nb: float, **lock_kw):
         inside = u < 1.0
         t, u = t[inside], u[inside][:, None]
         o1, d1, a1 = lock - pos[s], -vel[s], -acc[s]
-        off[t] += _h0(u) * o1 - _h1(u) * n_in * d1 + _h2(u) * n_in**2 * a1
-        w[t] += _h0(u[:, 0])
+        off[t] += decay_value(u) * o1 - decay_slope(u) * n_in * d1 + decay_curvature(u) * n_in**2 * a1
+        w[t] += decay_value(u[:, 0])
     return off, np.clip(w, 0.0, 1.0), runs
 
 
@@ -359,7 +346,8 @@ def pin_feet(
     names = list(sk.names)
     f = motion.num_frames
     world_rot, world_pos = motion.world()
-    ix = [names.index(n) for n in (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])]
+    joints = (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])
+    ix = [names.index(n) for n in joints]
     goal_pos = world_pos
     if feet is not None:
         feet = np.asarray(feet, dtype=np.float64)
@@ -372,7 +360,6 @@ def pin_feet(
         goal_pos = world_pos.copy()
         goal_pos[:, ix] = feet
     if contacts is None:
-        joints = (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])
         contacts = stance_contacts(goal_pos, names, motion.fps, predicted, joints)
     contacts = np.asarray(contacts, dtype=np.float64)
     if contacts.shape != (f, 4):

@@ -18,12 +18,19 @@ from .. import rotations as R
 from ..motion import Motion
 
 
-def _quintic_decay(u):
-    """Quintic Hermite weights ``(value, slope)`` ``[..., 1]`` at ``u`` in
-    [0, 1]: an offset with value 1 (or slope 1) at ``u = 0`` that reaches
-    zero value, slope and curvature at ``u = 1``."""
-    u = np.asarray(u, dtype=np.float64)[..., None]
-    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u), u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
+# Quintic Hermite decay basis on u in [0, 1]: an offset whose value (h0),
+# slope (h1) or curvature (h2) is 1 at u = 0 reaches zero value, slope and
+# curvature at u = 1. Shared with the foot cleanup's lock blends.
+def decay_value(u):
+    return 1.0 - u**3 * (10.0 - 15.0 * u + 6.0 * u * u)
+
+
+def decay_slope(u):
+    return u - u**3 * (6.0 - 8.0 * u + 3.0 * u * u)
+
+
+def decay_curvature(u):
+    return 0.5 * u * u - u**3 * (1.5 - 1.5 * u + 0.5 * u * u)
 
 
 def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Motion:
@@ -38,8 +45,8 @@ def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Mo
     only, so nothing is averaged between unrelated poses. All three clips
     are on the same skeleton; returns ``frames`` frames (``[1, frames]``
     after ``last``)."""
-    u = np.arange(1, frames + 1) / float(frames)
-    h0, h1 = _quintic_decay(u)  # [n, 1]
+    u = (np.arange(1, frames + 1) / float(frames))[:, None]
+    h0, h1 = decay_value(u), decay_slope(u)  # [n, 1]
     n = float(frames)
 
     def rot_off(a, b):  # rotation vector of a * inv(b), [J, 3]
@@ -64,4 +71,4 @@ def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Mo
     return Motion(target.skeleton, R.normalize(rots), roots, target.fps, trans, name=target.name)
 
 
-__all__ = ["blend_to_pose"]
+__all__ = ["blend_to_pose", "decay_value", "decay_slope", "decay_curvature"]
