@@ -116,7 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
     p = sub.add_parser("gesture", help="speech → body, head, hand and finger motion on any humanoid rig")
-    p.add_argument("--audio", required=True, help="speech file (.wav .flac .mp3 .ogg …, any rate, mono or stereo)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--audio", help="speech file (.wav .flac .mp3 .ogg …, any rate, mono or stereo)")
+    src.add_argument("--audio-dir", help="a folder of speech files: one take each into --out-dir "
+                                         "(shorthand for `rigmind batch gesture`)")
     p.add_argument("--rig", help="rig file (.blend .glb .gltf .fbx .bvh); not needed for an .npz output")
     p.add_argument("--armature", help="armature object in the rig file (default: the only/first one)")
     p.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name in the rig file, "
@@ -129,7 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
     p.add_argument("--start-frame", type=int, default=1)
-    p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf, or .npz (EMAGE/BEAT2 SMPL-X schema)")
+    dst = p.add_mutually_exclusive_group(required=True)
+    dst.add_argument("--out", help="output: .blend .bvh .fbx .glb .gltf, or .npz (EMAGE/BEAT2 SMPL-X schema)")
+    dst.add_argument("--out-dir", help="output folder for --audio-dir (one NAME.FORMAT per speech file)")
+    p.add_argument("--format", type=str.lower, default="fbx", help="with --out-dir: fbx (default), bvh, glb, blend, npz, csv")
+    _add_engine_args(p)
+
+    _add_batch_parser(sub)
 
     p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", choices=MODELS, help="which model")
@@ -264,6 +273,11 @@ def cmd_walk(args) -> int:
 def cmd_gesture(args) -> int:
     from .operators import export
 
+    if args.audio_dir or args.out_dir:
+        if not (args.audio_dir and args.out_dir):
+            raise UserError("--audio-dir goes with --out-dir (and --audio with --out)")
+        args.batch_kind = "gesture"
+        return cmd_batch(args)
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix != ".npz" and suffix not in export.EXPORT_SUFFIXES:
@@ -312,6 +326,84 @@ def cmd_gesture(args) -> int:
     path = export.export_character(arm, out, frame_range=rng)
     print(f"wrote {Path(path).resolve()}")
     return 0
+
+
+def _add_engine_args(p) -> None:
+    p.add_argument("--engine", type=str.lower, default="local", choices=("local", "ray"),
+                   help="local: a process pool on this machine (default); ray: Ray tasks on a cluster")
+    p.add_argument("--workers", type=int, help="worker processes / Ray actors (default: the machine's cores)")
+    p.add_argument("--address", help="Ray cluster address (auto, ray://HOST:10001); default: a local Ray instance")
+    p.add_argument("--force", action="store_true", help="redo takes whose output already exists")
+
+
+def _add_batch_parser(sub) -> None:
+    p = sub.add_parser("batch", help="many takes at once: a folder of speech, or a manifest of walks")
+    kinds = p.add_subparsers(dest="batch_kind", metavar="KIND", required=True)
+
+    g = kinds.add_parser("gesture", help="speech files → body (+ face) takes on one rig")
+    g.add_argument("--audio-dir", required=True, help="folder of speech files (.wav .flac .mp3 .ogg …)")
+    g.add_argument("--rig", help="rig file (.blend .glb .gltf .fbx); not needed for npz/csv")
+    g.add_argument("--armature", help="armature object in the rig file (default: the only/first one)")
+    g.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name, or 'auto'")
+    g.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS)
+    g.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5)")
+    g.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
+    g.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"])
+    g.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per input, batch_report.json)")
+    g.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend, npz, csv (face curves)")
+    _add_engine_args(g)
+
+    f = kinds.add_parser("face", help="speech files → ARKit-52 face curves (CSV/JSON, or a .blend with the mesh)")
+    f.add_argument("--audio-dir", required=True, help="folder of speech files")
+    f.add_argument("--mesh", help="FILE[:OBJECT] with ARKit shape keys (needed for --format blend)")
+    f.add_argument("--method", dest="face_method", type=str.lower, default="model", choices=FACE_METHODS)
+    f.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
+    f.add_argument("--out-dir", required=True, help="output folder")
+    f.add_argument("--format", type=str.lower, default="csv", help="csv (Live Link Face, default), json, blend")
+    _add_engine_args(f)
+
+    w = kinds.add_parser("walk", help="a JSON manifest of paths → one walk take each")
+    w.add_argument("--paths", required=True, help='JSON list of {"name", "path": "x,y;x,y", "style", "speed", "gait"}')
+    w.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
+    w.add_argument("--armature", help="armature object in the rig file")
+    w.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"])
+    w.add_argument("--data", help="data folder for the motion-matching controller")
+    w.add_argument("--seed", type=int, default=0, help="mixed with each walk's name into its take's seed")
+    w.add_argument("--out-dir", required=True, help="output folder")
+    w.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend")
+    _add_engine_args(w)
+
+
+def cmd_batch(args) -> int:
+    from . import batch
+
+    kind = args.batch_kind
+    if getattr(args, "amount", None) is not None and not 0.0 <= args.amount <= 1.0:
+        raise UserError(f"--amount must be between 0 and 1, got {args.amount:g}")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
+    rig, face = getattr(args, "rig", None), getattr(args, "face", None)
+    if kind == "face" and args.mesh:
+        rig, face = _split_mesh_arg(args.mesh)
+        face = face or "auto"
+    if rig and not Path(rig).is_file():
+        raise UserError(f"rig file not found: {rig}")
+    needs_scene = args.format in ("fbx", "bvh", "glb", "blend")
+    if needs_scene and not rig:
+        what = "--mesh FILE[:OBJECT]" if kind == "face" else "--rig RIG"
+        raise UserError(f"--format {args.format} needs {what} (the character to animate)")
+    config = batch.WorkerConfig(
+        kind=kind, fmt=args.format, rig=str(Path(rig).resolve()) if rig else None,
+        armature=getattr(args, "armature", None), face=face, amount=getattr(args, "amount", 0.5),
+        base_seed=args.seed, face_method=getattr(args, "face_method", "model"), base=getattr(args, "base", "idle"),
+        controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
+    )
+    items = batch.walk_items(args.paths) if kind == "walk" else batch.audio_items(args.audio_dir)
+    report = batch.run_batch(config, items, args.out_dir, engine=args.engine, workers=args.workers,
+                             address=args.address, force=args.force)
+    print(batch.summary_table(report))
+    print(f"wrote {(Path(args.out_dir) / batch.REPORT_NAME).resolve()}")
+    return batch.exit_code(report)
 
 
 def _split_mesh_arg(text: str):
@@ -417,7 +509,7 @@ def cmd_train(args, extra) -> int:
 
 # Commands whose remaining arguments go to a sub-program's own parser.
 PASS_THROUGH = {"eval": cmd_eval, "train": cmd_train}
-COMMANDS = {"gesture": cmd_gesture, "face": cmd_face, "walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:
@@ -437,6 +529,10 @@ def main(argv=None) -> int:
         # already names the problem and the fix.
         print(f"rigmind {args.command}: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, no traceback, the shell's code for SIGINT.
+        print(f"rigmind {args.command}: cancelled", file=sys.stderr)
+        return 130
     except RuntimeError as e:
         # Blender operators report failures as RuntimeError("Error: ...").
         first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)

@@ -127,7 +127,11 @@ def link_package() -> None:
         f"#!{venv_python()}\n"
         "import sys\n"
         "from rigmind.cli import main\n"
-        "sys.exit(main())\n"
+        "\n"
+        "# The guard matters: batch workers are spawned processes that import\n"
+        "# this script again as __mp_main__.\n"
+        "if __name__ == \"__main__\":\n"
+        "    sys.exit(main())\n"
     )
     if not script.exists() or script.read_text() != body:
         script.write_text(body)

@@ -1,0 +1,426 @@
+"""``rigmind batch``: many takes from one command, on local cores or a Ray cluster.
+
+A batch is a list of :class:`BatchItem` (one per speech file, or one per
+entry of a walk manifest) and one :class:`WorkerConfig` (the rig, the face
+mesh, the output format, the options every take shares). Workers
+(:class:`rigmind.operators.batch_worker.TakeWorker`, one per process or Ray
+actor) load the rig and the models once and then make takes; each take's seed
+comes from its name (:func:`derive_seed`), so a take is the same whatever
+worker or order made it.
+
+Only this driver writes into the output folder: a worker returns the take's
+bytes, the driver writes them to ``NAME.EXT.partial`` in the output folder,
+fsyncs and renames (:func:`write_atomic`). So an interrupted batch never leaves
+a partial file under a final name, and a rerun skips every finished output
+(``force`` redoes them). ``batch_report.json`` records each input's status,
+seconds and error; :func:`exit_code` is 0 when everything succeeded, 1 when
+any input failed.
+
+This module imports neither bpy nor torch: workers do, in their own process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+KINDS = ("gesture", "face", "walk")
+#: Output formats per kind (suffix without the dot). ``csv``/``json`` are the
+#: face's ARKit curves (Live Link Face CSV / JSON); ``npz`` is the gesture in
+#: the EMAGE / BEAT2 SMPL-X schema (no rig needed).
+FORMATS = {
+    "gesture": ("fbx", "bvh", "glb", "blend", "npz", "csv"),
+    "face": ("csv", "json", "blend"),
+    "walk": ("fbx", "bvh", "glb", "blend"),
+}
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".aif")
+ENGINES = ("local", "ray")
+REPORT_NAME = "batch_report.json"
+PARTIAL_SUFFIX = ".partial"
+
+
+class BatchError(ValueError):
+    """A batch the user must fix before it can start (bad folder, manifest, format)."""
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One take to make. ``name`` is the output's stem and the seed's source;
+    ``source`` the speech file (empty for a walk); ``params`` what differs
+    per take (a walk's path, style, speed, gait)."""
+
+    name: str
+    source: str = ""
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What every take of a batch shares.
+
+    ``rig``: rig file (.blend .glb .gltf .fbx) or None where the format needs
+    none; ``face``: face mesh object name, ``"auto"`` (the mesh with the most
+    ARKit keys) or None; ``amount`` 0..1, ``base_seed`` mixed into every
+    take's seed; ``threads``: intra-op threads per worker (1 keeps results
+    identical whatever the worker count)."""
+
+    kind: str
+    fmt: str
+    rig: str | None = None
+    armature: str | None = None
+    face: str | None = None
+    amount: float = 0.5
+    base_seed: int = 0
+    face_method: str = "model"
+    base: str = "idle"
+    controller: str = "auto"
+    data: str | None = None
+    threads: int = 1
+
+
+@dataclass
+class ItemReport:
+    name: str
+    input: str
+    output: str
+    status: str = "pending"     # done | skipped | failed | cancelled
+    seconds: float = 0.0
+    error: str = ""
+    seed: int = 0
+    worker: str = ""
+
+
+def derive_seed(name: str, base_seed: int = 0) -> int:
+    """A take's seed from its name: the first 31 bits of SHA-256 of
+    ``"base_seed:name"``, so it does not depend on order or worker."""
+    digest = hashlib.sha256(f"{int(base_seed)}:{name}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+# --- inputs ---------------------------------------------------------------------
+
+
+def audio_items(folder) -> list:
+    """One item per speech file directly in ``folder`` (sorted by name)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BatchError(f"--audio-dir {folder}: not a folder; give the folder that holds the speech files")
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
+    if not files:
+        raise BatchError(f"--audio-dir {folder}: no speech files ({' '.join(AUDIO_SUFFIXES)}) in it")
+    stems = {}
+    for p in files:
+        if p.stem in stems:
+            raise BatchError(f"--audio-dir {folder}: {stems[p.stem].name} and {p.name} would both write "
+                             f"'{p.stem}'; rename one")
+        stems[p.stem] = p
+    return [BatchItem(name=p.stem, source=str(p.resolve())) for p in files]
+
+
+_SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_. ")
+
+
+def walk_items(manifest) -> list:
+    """Items from a JSON list of ``{name, path, style, speed, gait}``: ``path``
+    is ``"x,y;x,y;..."`` or ``[[x, y], ...]`` in metres (Blender world XY);
+    ``style``/``speed``/``gait`` are optional (the walk command's defaults)."""
+    manifest = Path(manifest)
+    try:
+        entries = json.loads(manifest.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BatchError(f"--paths {manifest}: file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BatchError(f"--paths {manifest}: not a JSON file ({e}); write a JSON list of "
+                         "{{\"name\": ..., \"path\": \"0,0;4,0\"}}") from None
+    if not isinstance(entries, list) or not entries:
+        raise BatchError(f"--paths {manifest}: expected a non-empty JSON list of walks")
+    items, seen = [], set()
+    for k, e in enumerate(entries):
+        where = f"--paths {manifest}: entry {k}"
+        if not isinstance(e, dict):
+            raise BatchError(f"{where} is not an object with name and path")
+        name = e.get("name")
+        if not isinstance(name, str) or not name or not set(name) <= _SAFE_NAME or name.startswith("."):
+            raise BatchError(f"{where}: 'name' must be a file-name-safe string (letters, digits, - _ . space)")
+        if name in seen:
+            raise BatchError(f"{where}: name {name!r} used twice")
+        seen.add(name)
+        unknown = set(e) - {"name", "path", "style", "speed", "gait"}
+        if unknown:
+            raise BatchError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        path = e.get("path")
+        if isinstance(path, list):
+            try:
+                path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
+            except (TypeError, ValueError):
+                raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
+        if not isinstance(path, str) or not path.strip():
+            raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
+        params = {"path": path}
+        for key, kind in (("style", str), ("gait", str), ("speed", (int, float))):
+            if key in e and e[key] is not None:
+                if not isinstance(e[key], kind) or isinstance(e[key], bool):
+                    raise BatchError(f"{where}: {key!r} has the wrong type")
+                params[key] = e[key]
+        items.append(BatchItem(name=name, params=params))
+    return items
+
+
+def output_path(out_dir, item: BatchItem, fmt: str) -> Path:
+    return Path(out_dir) / f"{item.name}.{fmt}"
+
+
+# --- writing --------------------------------------------------------------------
+
+
+def write_atomic(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via ``path.partial`` in the same folder,
+    fsync and rename: readers see the old file or the whole new one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + PARTIAL_SUFFIX)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+# --- progress -------------------------------------------------------------------
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(int(round(seconds)), 0)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Progress:
+    """A one-line bar (count, rate, ETA) on a terminal; one plain line per
+    finished input otherwise (logs, CI)."""
+
+    def __init__(self, total: int, stream=None, *, tty: bool = None):
+        self.total, self.done, self.failed = total, 0, 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.t0 = time.perf_counter()
+
+    def line(self) -> str:
+        elapsed = time.perf_counter() - self.t0
+        rate = self.done / elapsed * 60.0 if elapsed > 0 and self.done else 0.0
+        eta = (self.total - self.done) / (rate / 60.0) if rate > 0 else float("nan")
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        eta_text = _clock(eta) if eta == eta else "?"
+        fail = f", {self.failed} failed" if self.failed else ""
+        return f"[{bar}] {self.done}/{self.total}{fail}  {rate:.1f} takes/min  ETA {eta_text}"
+
+    def update(self, report: ItemReport) -> None:
+        self.done += 1
+        self.failed += report.status == "failed"
+        if self.tty:
+            self.stream.write("\r" + self.line())
+            if self.done == self.total:
+                self.stream.write("\n")
+        else:
+            what = report.status if report.status != "failed" else f"FAILED: {report.error}"
+            self.stream.write(f"[{self.done}/{self.total}] {report.name}: {what} ({report.seconds:.1f} s)\n")
+        self.stream.flush()
+
+
+# --- engines --------------------------------------------------------------------
+
+
+def _local_pool(config: WorkerConfig, workers: int):
+    """A process pool whose workers each build one TakeWorker (spawned:
+    bpy and torch are not fork-safe)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .operators import batch_worker
+
+    ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                               initializer=batch_worker.init_process, initargs=(config,))
+
+
+def _run_local(config, todo, workers, on_result):
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    from .operators import batch_worker
+
+    pool = _local_pool(config, workers)
+    stats = {}
+    try:
+        futures = {pool.submit(batch_worker.run_in_process, item): item for item in todo}
+        for fut in as_completed(futures):
+            try:
+                result = fut.result()
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory, a crash in Blender):
+                # its take and those still queued fail, with that reason.
+                result = batch_worker.TakeResult(futures[fut].name, error="internal error: the worker process died")
+            _check_setup(result)
+            stats.setdefault(result.worker, result)
+            on_result(futures[fut], result)
+    except BaseException:
+        # Ctrl-C, a set-up failure or a crash: stop the workers now (a take
+        # in progress is lost; nothing of it was written under a final name).
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return [_worker_stats(r) for r in stats.values() if r.worker]
+
+
+def _worker_stats(result) -> dict:
+    return {"worker": result.worker, "startup_s": round(result.startup_s, 3), "load_s": round(result.load_s, 3)}
+
+
+def _check_setup(result) -> None:
+    """A worker that could not load the rig or the models fails the whole
+    batch as a bad argument, not each take."""
+    if result.setup_error:
+        raise BatchError(result.error)
+
+
+def _run_ray(config, todo, workers, address, on_result):
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError:
+        raise BatchError("--engine ray needs Ray: run `python3 install.py setup --with ray` "
+                         "(or pip install ray) first") from None
+    from .operators import batch_worker
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 **({} if address else {"num_cpus": workers}))
+    # The rig travels through the object store, so workers on other nodes
+    # need no shared folder; speech files too (their bytes, per take).
+    rig_ref = ray.put(Path(config.rig).read_bytes()) if config.rig else None
+    remote = ray.remote(num_cpus=1)(batch_worker.RayTakeWorker)
+    actors = [remote.remote(config, rig_ref, Path(config.rig).suffix if config.rig else "") for _ in range(workers)]
+    pool = ActorPool(actors)
+    by_name = {}
+
+    def submit(actor, item):
+        data = Path(item.source).read_bytes() if item.source else None
+        by_name[item.name] = item
+        return actor.run.remote(item, data)
+
+    try:
+        for result in pool.map_unordered(submit, todo):
+            on_result(by_name[result.name], result)
+        return [ray.get(a.stats.remote()) for a in actors]
+    except ray.exceptions.RayActorError as e:
+        # An actor that could not start (the rig or the models failed to load).
+        cause = getattr(e, "cause", None) or e
+        raise BatchError(f"a Ray worker could not start: {str(cause).strip().splitlines()[-1]}") from None
+
+
+# --- the batch ------------------------------------------------------------------
+
+
+def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "local", workers: int = None,
+              address: str = None, force: bool = False, progress_stream=None, tty: bool = None) -> dict:
+    """Make every take in ``items`` that has no finished output in
+    ``out_dir`` (all of them with ``force``); returns the report (also
+    written to ``out_dir/batch_report.json``)."""
+    if config.kind not in KINDS:
+        raise BatchError(f"batch kind must be one of {', '.join(KINDS)}")
+    if config.fmt not in FORMATS[config.kind]:
+        raise BatchError(f"--format {config.fmt}: batch {config.kind} writes {', '.join(FORMATS[config.kind])}")
+    if engine not in ENGINES:
+        raise BatchError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BatchError(f"--out-dir {out_dir} is a file; give a folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+
+    t0 = time.perf_counter()
+    reports, todo = {}, []
+    for item in items:
+        out = output_path(out_dir, item, config.fmt)
+        rep = ItemReport(item.name, item.source or item.params.get("path", ""), str(out),
+                         seed=derive_seed(item.name, config.base_seed))
+        reports[item.name] = rep
+        out.with_name(out.name + PARTIAL_SUFFIX).unlink(missing_ok=True)  # left by an interrupted run
+        if out.exists() and not force:
+            rep.status = "skipped"
+        else:
+            todo.append(item)
+    workers = min(workers, max(len(todo), 1))
+    progress = Progress(len(todo), progress_stream, tty=tty)
+
+    def on_result(item, result):
+        rep = reports[item.name]
+        rep.seconds, rep.worker = round(result.seconds, 3), result.worker
+        if result.error:
+            rep.status, rep.error = "failed", result.error
+        else:
+            write_atomic(rep.output, result.payload)
+            rep.status = "done"
+        progress.update(rep)
+
+    stats, interrupted = [], False
+    try:
+        if todo:
+            if engine == "local":
+                stats = _run_local(config, todo, workers, on_result)
+            else:
+                stats = _run_ray(config, todo, workers, address, on_result)
+    except KeyboardInterrupt:
+        interrupted = True
+    for rep in reports.values():
+        if rep.status == "pending":
+            rep.status = "cancelled"
+    report = {
+        "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
+        "config": asdict(config), "wall_seconds": round(time.perf_counter() - t0, 3),
+        "interrupted": interrupted,
+        "counts": {s: sum(r.status == s for r in reports.values()) for s in ("done", "skipped", "failed", "cancelled")},
+        "worker_stats": stats,
+        "items": [asdict(r) for r in reports.values()],
+    }
+    write_atomic(out_dir / REPORT_NAME, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+    if interrupted:
+        raise KeyboardInterrupt
+    return report
+
+
+def exit_code(report: dict) -> int:
+    """0 when every input has its output, 1 when any failed or was cancelled."""
+    c = report["counts"]
+    return 1 if c["failed"] or c["cancelled"] else 0
+
+
+def summary_table(report: dict) -> str:
+    """The end-of-batch table: one row per input that did not simply finish,
+    then the totals."""
+    rows = [r for r in report["items"] if r["status"] != "done"]
+    lines = []
+    if rows:
+        w = max(len(r["name"]) for r in rows)
+        lines.append(f"{'input':<{w}}  status     reason")
+        for r in rows:
+            lines.append(f"{r['name']:<{w}}  {r['status']:<9}  {r['error'] or ('output exists' if r['status'] == 'skipped' else '')}")
+    c = report["counts"]
+    done = [r for r in report["items"] if r["status"] == "done"]
+    work = sum(r["seconds"] for r in done)
+    lines.append(f"{c['done']} done, {c['skipped']} skipped, {c['failed']} failed, {c['cancelled']} cancelled "
+                 f"in {report['wall_seconds']:.1f} s ({report['engine']}, {report['workers']} worker"
+                 f"{'s' if report['workers'] != 1 else ''}; {work:.1f} s of take work)")
+    return "\n".join(lines)

@@ -1,0 +1,320 @@
+"""A batch worker: the rig and the models loaded once, then one take per call.
+
+Runs in a worker process (``rigmind batch --engine local``) or a Ray actor
+(``--engine ray``); the driver is :mod:`rigmind.batch`. A take returns its
+output file's bytes (:class:`TakeResult`), never writes into the output
+folder itself, so only the driver's atomic rename makes a file final.
+
+Every take starts from the same scene: the rig is imported once and saved
+to a scratch ``.blend``, which is reopened before each take (tens of
+milliseconds, against seconds for re-importing a glTF/FBX). Together with
+the seed taken from the take's name and a fixed thread count, a take's keys
+are the same whatever worker or order made it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# Needs a rig (a scene to write keys into) per kind and format.
+_SCENE_FORMATS = {
+    "gesture": ("fbx", "bvh", "glb", "blend"),
+    "face": ("blend",),
+    "walk": ("fbx", "bvh", "glb", "blend"),
+}
+
+
+@dataclass
+class TakeResult:
+    """``payload``: the output file's bytes (empty when ``error``);
+    ``seconds``: this take's work; ``worker``: which worker made it, with
+    that worker's one-off ``startup_s`` (imports) and ``load_s`` (rig and
+    models)."""
+
+    name: str
+    payload: bytes = b""
+    seconds: float = 0.0
+    error: str = ""
+    worker: str = ""
+    startup_s: float = 0.0
+    load_s: float = 0.0
+    setup_error: bool = False
+
+
+def _error_text(e: BaseException) -> str:
+    """One line: a user-facing problem (our ValueError subclasses name the
+    fix) as it is, anything else marked as an internal error."""
+    from ..cli import UserError
+
+    first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+    if isinstance(e, (ValueError, FileNotFoundError, UserError)) and first:
+        return first
+    return f"internal error: {type(e).__name__}: {first}"
+
+
+class TakeWorker:
+    """Loads the rig (``config.rig``) and the models the batch needs, then
+    makes takes with :meth:`run`."""
+
+    def __init__(self, config, rig_path: str | None = None):
+        t0 = time.perf_counter()
+        os.environ.setdefault("OMP_NUM_THREADS", str(config.threads))
+        self.config = config
+        self.worker = f"{os.uname().nodename}:{os.getpid()}"
+        self.scratch = Path(tempfile.mkdtemp(prefix="rigmind-batch-"))
+        needs_scene = config.fmt in _SCENE_FORMATS[config.kind]
+        needs_torch = config.kind in ("gesture", "face") or needs_scene
+        if needs_torch:
+            import torch
+
+            torch.set_num_threads(int(config.threads))
+        if needs_scene:
+            import bpy  # noqa: F401
+        from ..backend.audio import load_audio  # noqa: F401
+        t1 = time.perf_counter()
+        self.pristine = None
+        self.arm_name = self.mesh_name = None
+        if needs_scene:
+            self._load_rig(rig_path or config.rig)
+        self._load_models()
+        self.startup_s, self.load_s = t1 - t0, time.perf_counter() - t1
+
+    # --- set-up ---------------------------------------------------------------
+
+    def _load_rig(self, rig_path) -> None:
+        import bpy
+
+        from ..cli import UserError
+        from . import rig_files
+
+        if not rig_path:
+            raise UserError(f"batch {self.config.kind} --format {self.config.fmt} needs --rig RIG")
+        rig_files.load_rig_file(rig_path)
+        if self.config.kind in ("gesture", "walk"):
+            self.arm_name = rig_files.find_armature(self.config.armature).name
+        if self.config.face or self.config.kind == "face":
+            self.mesh_name = _face_mesh(bpy, self.config.face or "auto", rig_path).name
+        self.pristine = self.scratch / "pristine.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(self.pristine), copy=True)
+
+    def _load_models(self) -> None:
+        kind = self.config.kind
+        if kind == "gesture" and self.config.fmt != "csv":
+            from ..backend.gesture.generate import get_model
+
+            get_model()
+        if kind == "face" or self.config.face or self.config.fmt == "csv":
+            if self.config.face_method == "model":
+                from ..backend.face.model import load_default_model
+
+                load_default_model()
+        if kind == "walk":
+            from . import locomotion_scene as LS
+
+            LS.load_controller(self.config.controller, self.config.data)
+
+    def _reset_scene(self):
+        import bpy
+
+        from .rig_files import quiet_stdout
+
+        with quiet_stdout():
+            bpy.ops.wm.open_mainfile(filepath=str(self.pristine), load_ui=False)
+        arm = bpy.data.objects.get(self.arm_name) if self.arm_name else None
+        mesh = bpy.data.objects.get(self.mesh_name) if self.mesh_name else None
+        return arm, mesh
+
+    # --- takes ----------------------------------------------------------------
+
+    def run(self, item, data: bytes | None = None) -> TakeResult:
+        """Make ``item``'s take. ``data``: the speech file's bytes when the
+        worker cannot read ``item.source`` itself (another Ray node)."""
+        from ..batch import derive_seed
+
+        t0 = time.perf_counter()
+        out = self.scratch / f"take.{self.config.fmt}"
+        result = TakeResult(item.name, worker=self.worker, startup_s=self.startup_s, load_s=self.load_s)
+        try:
+            seed = derive_seed(item.name, self.config.base_seed)
+            _seed_everything(seed)
+            source = item.source
+            if data is not None:
+                source = self.scratch / ("input" + Path(item.source).suffix)
+                source.write_bytes(data)
+            getattr(self, f"_{self.config.kind}")(item, source, seed, out)
+            result.payload = out.read_bytes()
+        except Exception as e:  # noqa: BLE001 - one input's failure is reported, the batch goes on
+            result.error = _error_text(e)
+        finally:
+            out.unlink(missing_ok=True)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    def _face_curves(self, clip, item, seed):
+        from ..backend.face.generate import generate_face, transcript_beside
+
+        transcript = transcript_beside(item.source) if item.source else None
+        return generate_face(clip, transcript=transcript, fps=30.0, seed=seed, method=self.config.face_method)
+
+    def _gesture(self, item, source, seed, out) -> None:
+        from ..backend.audio import load_audio
+        from ..backend.face.export import write_animation
+        from ..backend.gesture.generate import generate_gesture
+
+        cfg = self.config
+        clip = load_audio(source)
+        if cfg.fmt == "csv":
+            write_animation(self._face_curves(clip, item, seed), out)
+            return
+        res = generate_gesture(clip, amount=cfg.amount, seed=seed)
+        if cfg.fmt == "npz":
+            from .gesture_scene import write_npz
+
+            write_npz(out, res)
+            return
+        import bpy
+
+        from . import export, gesture_scene
+
+        arm, mesh = self._reset_scene()
+        face_anim = self._face_curves(clip, item, seed) if mesh is not None else None
+        # The action is named after the speech file, not the scratch copy.
+        gesture_scene.apply(arm, clip, res, audio_path=Path(item.source), seed=seed, amount=cfg.amount,
+                            start_frame=1, base=cfg.base, face_mesh=mesh, add_sound=cfg.fmt == "blend",
+                            face_method=cfg.face_method, face_animation=face_anim)
+        scene = bpy.context.scene
+        export.export_character(arm, out, frame_range=(scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None)
+
+    def _face(self, item, source, seed, out) -> None:
+        from ..backend.audio import load_audio
+        from ..backend.face.export import write_animation
+
+        clip = load_audio(source)
+        if self.config.fmt != "blend":
+            write_animation(self._face_curves(clip, item, seed), out)
+            return
+        import bpy
+
+        from . import face_scene
+
+        _, mesh = self._reset_scene()
+        face_scene.generate_face_on_mesh(mesh, clip, seed=seed, start_frame=1, method=self.config.face_method,
+                                         animation=self._face_curves(clip, item, seed), add_sound=False,
+                                         action_name=f"RigMind Face · {item.name}")
+        bpy.ops.wm.save_as_mainfile(filepath=str(out), copy=True)
+
+    def _walk(self, item, source, seed, out) -> None:
+        import bpy
+
+        from ..backend.locomotion.dataset import D2_STYLES
+        from . import export
+        from . import locomotion_scene as LS
+
+        p = item.params
+        style, gait, speed = p.get("style", "normal"), p.get("gait", "walk"), p.get("speed")
+        if style not in D2_STYLES:
+            raise ValueError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
+        points = LS.parse_path(p["path"])
+        arm, _ = self._reset_scene()
+        ctl = LS.load_controller(self.config.controller, self.config.data, styles=(style,), gait=gait)
+        kwargs = {} if speed is None else {"speed": float(speed)}
+        LS.walk_along_path(arm, points, style=style, gait=gait, controller=ctl, **kwargs)
+        scene = bpy.context.scene
+        export.export_character(arm, out, frame_range=(scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None)
+
+    def close(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _face_mesh(bpy, face: str, rig_path):
+    """The face mesh: an object name, or ``auto`` for the mesh with the most
+    ARKit shape keys (the head, never the eyes or teeth)."""
+    from ..backend.face.arkit_names import resolve_arkit_names
+    from ..cli import UserError
+
+    meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
+    if face == "auto":
+        scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
+        mesh = scored[0] if scored and resolve_arkit_names([k.name for k in scored[0].data.shape_keys.key_blocks]) else None
+    else:
+        mesh = bpy.data.objects.get(face)
+    if mesh is None or mesh.type != "MESH" or mesh.data.shape_keys is None:
+        raise UserError(f"{rig_path} has no face mesh {face!r} with ARKit shape keys; meshes with shape keys: "
+                        f"{', '.join(o.name for o in meshes) or 'none'}")
+    return mesh
+
+
+def _seed_everything(seed: int) -> None:
+    import random
+    import sys
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed % (2 ** 32))
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+
+
+# --- a worker process (--engine local) -------------------------------------------------
+
+_WORKER: TakeWorker | None = None
+_INIT_ERROR: str = ""
+
+
+def _mute_stdout() -> None:
+    """Blender's exporters and savers print progress on stdout (from C too);
+    a worker has nothing to say there, the driver reports each take."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def init_process(config) -> None:
+    """Process-pool initializer: Ctrl-C is the driver's to handle (it stops
+    the pool), and a set-up failure is reported with each take, not as a
+    crashed pool."""
+    import signal
+
+    global _WORKER, _INIT_ERROR
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _mute_stdout()
+    try:
+        _WORKER = TakeWorker(config)
+    except Exception as e:  # noqa: BLE001
+        _INIT_ERROR = _error_text(e)
+
+
+def run_in_process(item) -> TakeResult:
+    if _WORKER is None:
+        return TakeResult(item.name, error=_INIT_ERROR, setup_error=True)
+    return _WORKER.run(item)
+
+
+# --- a Ray actor (--engine ray) --------------------------------------------------------
+
+
+class RayTakeWorker:
+    """The Ray actor: the rig arrives as bytes through the object store and is
+    written to the actor's scratch folder, so nodes need no shared path."""
+
+    def __init__(self, config, rig_bytes: bytes | None, rig_suffix: str):
+        _mute_stdout()
+        rig_path = None
+        if rig_bytes is not None:
+            folder = Path(tempfile.mkdtemp(prefix="rigmind-rig-"))
+            rig_path = folder / f"rig{rig_suffix}"
+            rig_path.write_bytes(rig_bytes)
+        self.worker = TakeWorker(config, str(rig_path) if rig_path else None)
+
+    def run(self, item, data: bytes | None = None) -> TakeResult:
+        return self.worker.run(item, data)
+
+    def stats(self) -> dict:
+        return {"worker": self.worker.worker, "startup_s": round(self.worker.startup_s, 3),
+                "load_s": round(self.worker.load_s, 3)}
