@@ -93,6 +93,8 @@ class ItemReport:
     error: str = ""
     seed: int = 0
     worker: str = ""
+    started_at: float = 0.0     # wall clock (time.time()) in the worker
+    finished_at: float = 0.0    # wall clock when the driver had the output
 
 
 def derive_seed(name: str, base_seed: int = 0) -> int:
@@ -367,12 +369,13 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
 
     def on_result(item, result):
         rep = reports[item.name]
-        rep.seconds, rep.worker = round(result.seconds, 3), result.worker
+        rep.seconds, rep.worker, rep.started_at = round(result.seconds, 3), result.worker, result.started_at
         if result.error:
             rep.status, rep.error = "failed", result.error
         else:
             write_atomic(rep.output, result.payload)
             rep.status = "done"
+        rep.finished_at = time.time()
         progress.update(rep)
 
     stats, interrupted = [], False

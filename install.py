@@ -3,6 +3,8 @@
 
     python3 install.py demo      # .venv + dependencies, then the end-to-end demo
     python3 install.py test      # .venv + dependencies, then the whole pytest suite
+    python3 install.py setup [--with ray]
+                                 # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
                                  # build the extension and install it, with its
                                  # Python dependencies, into a desktop Blender 5.0
@@ -138,6 +140,27 @@ def link_package() -> None:
         script.chmod(0o755)
 
 
+# --- optional extras ---------------------------------------------------------------
+
+#: Optional extras: pinned packages and a module that shows they are there.
+#: Never needed by `demo` or `test` (the Ray tests skip without it).
+EXTRAS = {"ray": (["ray==2.60.0"], "ray")}
+
+
+def install_extra(py: Path, name: str) -> None:
+    packages, module = EXTRAS[name]
+    probe = subprocess.run([str(py), "-c", f"import {module}"], capture_output=True)
+    if probe.returncode == 0:
+        say(f"{name}: already installed")
+        return
+    say(f"installing the optional extra {name} ({' '.join(packages)})")
+    # The lock file as constraints: the extra must not move numpy, bpy & co.
+    r = subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                        *packages, "-c", str(LOCK)])
+    if r.returncode != 0:
+        fail(f"pip could not install the extra {name} (see above)")
+
+
 # --- jobs -----------------------------------------------------------------------
 
 
@@ -171,7 +194,9 @@ def main(argv=None) -> int:
     sub.add_parser("test", help="set up, then run the whole test suite (extra arguments go to pytest)")
     b = sub.add_parser("blender", help="install into a desktop Blender 5.0")
     b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
-    sub.add_parser("setup", help="only create .venv and install dependencies")
+    s = sub.add_parser("setup", help="only create .venv and install dependencies")
+    s.add_argument("--with", dest="extras", action="append", default=[], choices=sorted(EXTRAS),
+                   help="also install an optional extra: ray (rigmind batch --engine ray)")
     args, extra = ap.parse_known_args(argv)
     if extra and args.job != "test":
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -182,7 +207,9 @@ def main(argv=None) -> int:
         return run_tests(args)
     if args.job == "blender":
         return run_blender(args)
-    ensure_venv()
+    py = ensure_venv()
+    for extra in args.extras:
+        install_extra(py, extra)
     return 0
 
 

@@ -44,6 +44,7 @@ class TakeResult:
     startup_s: float = 0.0
     load_s: float = 0.0
     setup_error: bool = False
+    started_at: float = 0.0   # wall clock (time.time()) when the take began
 
 
 def _error_text(e: BaseException) -> str:
@@ -138,7 +139,8 @@ class TakeWorker:
 
         t0 = time.perf_counter()
         out = self.scratch / f"take.{self.config.fmt}"
-        result = TakeResult(item.name, worker=self.worker, startup_s=self.startup_s, load_s=self.load_s)
+        result = TakeResult(item.name, worker=self.worker, startup_s=self.startup_s, load_s=self.load_s,
+                            started_at=time.time())
         try:
             seed = derive_seed(item.name, self.config.base_seed)
             _seed_everything(seed)

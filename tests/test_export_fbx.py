@@ -1,0 +1,44 @@
+"""The FBX export switches the meshes' Armature modifiers off while it bakes
+(nothing reads the deformed mesh): the file must be the one Blender writes
+with them on, and the scene must be left as it was."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _animated_mannequin(bpy):
+    from rigmind.operators import mannequin
+
+    parts = mannequin.build_mannequin()
+    arm = parts["armature"]
+    bone = arm.pose.bones[0]
+    for frame, angle in ((1, 0.0), (10, 0.6), (20, -0.4)):
+        bone.rotation_mode = "XYZ"
+        bone.rotation_euler = (angle, 0.0, 0.0)
+        bone.keyframe_insert("rotation_euler", frame=frame)
+    return arm
+
+
+def test_fbx_same_with_deform_off(bpy_clean, tmp_path):
+    from rigmind.operators import export
+
+    bpy = bpy_clean
+    arm = _animated_mannequin(bpy)
+    objs = export.character_objects(arm)
+    mods = [m for o in objs if o.type == "MESH" for m in o.modifiers if m.type == "ARMATURE"]
+    assert mods and all(m.show_viewport for m in mods)
+
+    bpy.context.scene.frame_set(1)
+    fast = export.export_character(arm, tmp_path / "fast.fbx", frame_range=(1, 20))
+    assert all(m.show_viewport for m in mods)  # restored
+    bpy.context.scene.frame_set(1)
+    export._select_only(objs)
+    export._export_fbx(bpy, tmp_path / "plain.fbx")  # the exporter as Blender runs it, modifiers on
+
+    a = np.frombuffer((tmp_path / "plain.fbx").read_bytes(), np.uint8)
+    b = np.frombuffer(fast.read_bytes(), np.uint8)
+    assert a.shape == b.shape
+    differ = np.flatnonzero(a != b)
+    # Only the header's creation time stamp may differ.
+    assert differ.size <= 16 and (differ.size == 0 or differ.max() < 1024), differ[:20]
