@@ -1,5 +1,5 @@
 """The FBX export switches the meshes' Armature modifiers off while it bakes
-(nothing reads the deformed mesh): the file must be the one Blender writes
+(nothing reads the deformed mesh) and pins each mesh to its basis shape: the file must be the one Blender writes
 with them on, and the scene must be left as it was."""
 
 from __future__ import annotations
@@ -11,7 +11,12 @@ def _animated_mannequin(bpy):
     from rigmind.operators import mannequin
 
     parts = mannequin.build_mannequin()
-    arm = parts["armature"]
+    arm, head = parts["armature"], parts["head"]
+    key = head.data.shape_keys.key_blocks["jawOpen"]
+    for frame, value in ((1, 0.0), (8, 1.0), (20, 0.2)):
+        key.value = value
+        key.keyframe_insert("value", frame=frame)
+    head.active_shape_key_index = 3  # a user's choice the export must not change
     bone = arm.pose.bones[0]
     for frame, angle in ((1, 0.0), (10, 0.6), (20, -0.4)):
         bone.rotation_mode = "XYZ"
@@ -32,6 +37,8 @@ def test_fbx_same_with_deform_off(bpy_clean, tmp_path):
     bpy.context.scene.frame_set(1)
     fast = export.export_character(arm, tmp_path / "fast.fbx", frame_range=(1, 20))
     assert all(m.show_viewport for m in mods)  # restored
+    head = next(o for o in objs if o.type == "MESH" and o.data.shape_keys is not None)
+    assert head.active_shape_key_index == 3 and not head.show_only_shape_key
     bpy.context.scene.frame_set(1)
     export._select_only(objs)
     export._export_fbx(bpy, tmp_path / "plain.fbx")  # the exporter as Blender runs it, modifiers on
