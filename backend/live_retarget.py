@@ -36,6 +36,7 @@ from . import rotations as R
 from .motion import Motion
 from .retarget import retarget
 from .skeleton import Skeleton
+from .locomotion.controller import quats_from_matrices
 
 
 def _levels(parents) -> list:
@@ -47,25 +48,16 @@ def _levels(parents) -> list:
     return [(np.nonzero(depth == d)[0], parents[depth == d]) for d in range(int(depth.max()) + 1)]
 
 
-def fk_levels(levels, local_rot, local_t):
-    """World rotation matrices ``[J, 3, 3]`` and positions ``[J, 3]`` of one
-    pose from local quaternions ``[J, 4]`` and translations ``[J, 3]``, one
-    matrix product per depth level (``levels`` from :func:`_levels`):
-    matrices, because a per-level quaternion product costs several times
-    more NumPy calls."""
-    n = len(local_rot)
+def fk_levels(levels, local_rot):
+    """World rotation matrices ``[J, 3, 3]`` of one pose from local
+    quaternions ``[J, 4]``, one matrix product per depth level (``levels``
+    from :func:`_levels`): matrices, because a per-level quaternion product
+    costs several times more NumPy calls."""
     lm = R.to_matrix(local_rot)
-    rot = np.empty((n, 3, 3))
-    pos = np.empty((n, 3))
+    rot = np.empty_like(lm)
     for joints, parents in levels:
-        if parents[0] < 0:
-            rot[joints] = lm[joints]
-            pos[joints] = local_t[joints]
-        else:
-            rp = rot[parents]
-            rot[joints] = rp @ lm[joints]
-            pos[joints] = pos[parents] + (rp @ local_t[joints][..., None])[..., 0]
-    return rot, pos
+        rot[joints] = lm[joints] if parents[0] < 0 else rot[parents] @ lm[joints]
+    return rot
 
 
 def _mean_quat(q: np.ndarray) -> np.ndarray:
@@ -90,6 +82,11 @@ class LiveRetarget:
         self._obj_scale = float(object_scale)
         self._obj_trans = np.asarray(object_translation, dtype=np.float64)
         self._src_levels = _levels(source.parents)
+        chain, j = [], self.hips_s
+        while j >= 0:
+            chain.append(j)
+            j = int(source.parents[j])
+        self._src_hips_chain = chain[::-1]  # root ... hips
         self._tgt_levels = _levels(target_world.parents)
         self._rest_inv = R.inv(target_world.rest_rotations)
         mapped = np.zeros(len(target_world), dtype=bool)
@@ -141,14 +138,16 @@ class LiveRetarget:
     @classmethod
     def calibrate(cls, calibration: Motion, src_map: dict, target_world: Skeleton, tgt_map: dict, *,
                   object_rotation=(1.0, 0.0, 0.0, 0.0), object_scale: float = 1.0,
-                  object_translation=(0.0, 0.0, 0.0)) -> "LiveRetarget":
+                  object_translation=(0.0, 0.0, 0.0), reference: Motion = None) -> "LiveRetarget":
         """Calibrate against :func:`~.retarget.retarget` (hips root mode,
         no foot or hand IK) on ``calibration`` (a few seconds of the source's
         own motion, world space). ``src_map`` / ``tgt_map``: canonical ->
         bone name. ``target_world`` and the object transform: see the module
-        docstring."""
+        docstring. ``reference``: the source's reference pose for the
+        retarget (the clip's most upright frame when None); bake the take
+        with the same one and preview and take agree."""
         res = retarget(calibration, src_map, target_world, tgt_map, root_mode="hips", ik=False, hand_ik=False,
-                       ground_height=None)
+                       ground_height=None, reference=reference)
         s_rot, s_pos = calibration.world()
         t_rot, t_pos = res.motion.world()
         src, tgt = calibration.skeleton, target_world
@@ -185,7 +184,12 @@ class LiveRetarget:
         else:
             local_t = self.source.offsets.copy()
             local_t[0] = pose.root_positions[frame]
-        s_rot, s_pos = fk_levels(self._src_levels, pose.rotations[frame], local_t)
+        s_rot = fk_levels(self._src_levels, pose.rotations[frame])
+        # The source hips' world position, down its own chain only.
+        chain = self._src_hips_chain
+        hp = local_t[chain[0]].copy()
+        for a, b in zip(chain[:-1], chain[1:]):
+            hp = hp + s_rot[a] @ local_t[b]
         W = self._W  # world rotation matrices; only mapped bones and their ancestors are filled
         t_idx, s_idx = self.pairs[:, 0], self.pairs[:, 1]
         W[t_idx] = s_rot[s_idx] @ self._K_mat
@@ -194,9 +198,9 @@ class LiveRetarget:
         # basis = inv(rest_local) * inv(W_parent) * W (roots: the world skeleton's rest holds the object rotation)
         b = self._rest_mat_T[t_idx] @ self._parent_T(W, t_idx) @ W[t_idx]
         basis = self._basis
-        basis[t_idx] = R.from_matrix(b)
+        basis[t_idx] = quats_from_matrices(b)
         # Hips: the source's, scaled by the leg ratio, at the calibrated height.
-        hp = s_pos[self.hips_s] * self.leg_scale
+        hp = hp * self.leg_scale
         hp[2] += self.hips_z_offset
         loc = self._hips_A @ hp + self._hips_b
         return basis.copy(), loc

@@ -40,8 +40,8 @@ from ..backend.motion import Motion
 from . import locomotion_scene as LS
 from . import scene_io
 
-#: Seconds of walking the controller does to calibrate the live mapping.
-CALIBRATION_SECONDS = 3.0
+#: Length (s) of the standing clip that calibrates the live mapping.
+CALIBRATION_SECONDS = 1.0
 #: Largest game-time step of one tick (s): after a longer stall (a file
 #: dialog, a breakpoint) the game slows down rather than jumping ahead.
 MAX_TICK_SECONDS = 0.25
@@ -155,8 +155,11 @@ class DriveSession:
             tgt_map = RS.target_mapping(arm)
             from ..backend.live_retarget import LiveRetarget
 
+            # The standing pose is the retarget's reference for the preview and the take alike.
+            self.reference = calib.slice(0, 1)
             self.live = LiveRetarget.calibrate(calib, dict(src_map.bones), world, dict(tgt_map.bones),
-                                               object_rotation=rot, object_scale=scale, object_translation=trans)
+                                               object_rotation=rot, object_scale=scale, object_translation=trans,
+                                               reference=self.reference)
             self._skel_names = skel.names
             pb_names = [pb.name for pb in arm.pose.bones]
             self._order = np.array([skel.names.index(n) for n in pb_names])  # pose-bone order -> skeleton index
@@ -181,17 +184,17 @@ class DriveSession:
 
     # -- setup ---------------------------------------------------------------------
     def _calibration_clip(self, style) -> Motion:
-        from ..backend.locomotion.motion_matching import Control
+        """The controller's standing pose, held for :data:`CALIBRATION_SECONDS`:
+        the live mapping is calibrated on it, and it is the retarget's
+        reference pose for the preview and the baked take alike (by default
+        the retarget would take the most upright frame of each clip, which
+        for a varied take can turn the head or hands 10-25° away from what
+        the preview showed)."""
         from ..backend.locomotion.path_follow import _concat
 
-        ctl = self.ctl
-        ctl.reset(style=style)
-        n = int(round(CALIBRATION_SECONDS * self.fps))
-        poses = []
-        for f in range(n):
-            a = 0.0 if f < n // 2 else np.radians(60.0) * (f - n // 2) / self.fps  # straight, then a turn
-            poses.append(ctl.step(Control(velocity=(1.3 * np.sin(a), -1.3 * np.cos(a)), style=style)))
-        return _concat(poses, self.fps)
+        self.ctl.reset(style=style)
+        pose = self.ctl.pose()
+        return _concat([pose] * int(round(CALIBRATION_SECONDS * self.fps)), self.fps)
 
     def _prepare_rig(self) -> None:
         arm = self.arm
@@ -332,7 +335,7 @@ class DriveSession:
             return None, None
         arm = _armature(self.arm_name)
         action = LS.apply_path(arm, clean, name=drive_action_name(self.take["style"], (clean.num_frames - 1) / clean.fps),
-                               frame_start=frame_start)
+                               frame_start=frame_start, reference=self.reference)
         curve = None
         if save_path:
             curve = path_curve(np.concatenate([p.root_positions[:, :2] for p in self.take["poses"]]),

@@ -124,7 +124,15 @@ def quats_from_6d(d6: np.ndarray) -> np.ndarray:
     m[:, :, 0] = x
     m[:, :, 1] = y
     m[:, :, 2] = x[:, _C1] * y[:, _C2] - x[:, _C2] * y[:, _C1]
-    cands = (m.reshape(n, 9) @ _Q_LIN + _Q_CONST).reshape(n, 4, 4)
+    return quats_from_matrices(m)
+
+
+def quats_from_matrices(m: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[N, 3, 3]`` (orthonormal) to unit quaternions
+    ``[N, 4]`` (w, x, y, z; ``w >= 0``): Shepperd's method as one matmul, no
+    orthonormalisation (see :func:`quats_from_6d`)."""
+    n = len(m)
+    cands = (np.asarray(m, dtype=np.float64).reshape(n, 9) @ _Q_LIN + _Q_CONST).reshape(n, 4, 4)
     k = np.argmax(cands[:, _I4, _I4], axis=1)  # the largest |q_k|: best conditioned row
     q = cands[np.arange(n), k]
     q /= np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
@@ -560,4 +568,4 @@ def _frames(motion: Motion):
     return (motion.slice(k, k + 1) for k in range(motion.num_frames))
 
 
-__all__ = ["LocomotionController", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]
+__all__ = ["LocomotionController", "quats_from_6d", "quats_from_matrices", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]
