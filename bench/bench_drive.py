@@ -143,7 +143,8 @@ def part1_2(data, ctl, mocap_skate):
                          frames=int(round(b - a)) + 1, seconds=(b - a) / fps, fps=fps, raw=sk_raw,
                          clean=sk_clean, scene=sk_scene["skate_cm_per_frame"], bake=bake))
         takes.append(clean)
-    print(f"machine: {machine_description()}")
+    print(f"machine: {machine_description()}; load average while measuring {os.getloadavg()[0]:.1f} "
+          "(other jobs share the 2 cores)")
     print()
     print("| rig | controller step | mapping | pose write | per tick (median / p95) | Blender's evaluation (apart) | ticks |")
     print("|---|---|---|---|---|---|---|")
