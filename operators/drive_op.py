@@ -94,8 +94,8 @@ class RIGMIND_OT_drive(bpy.types.Operator):
     def modal(self, context, event):
         session = self._session
         if event.type == "TIMER":
-            if event.timer is not None and self._timer is not None and event.timer != self._timer:
-                return {"PASS_THROUGH"}
+            # (Any window timer: game time follows the wall clock, so another
+            # operator's timer only adds a redraw, never speed.)
             now = time.perf_counter()
             dt, self._last = now - self._last, now
             t0 = time.perf_counter()
