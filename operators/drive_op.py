@@ -127,7 +127,9 @@ class RIGMIND_OT_drive(bpy.types.Operator):
             return {"CANCELLED"}
         if cmd is not None:
             self._status(context)
-        return {"RUNNING_MODAL"} if session.consumed else {"PASS_THROUGH"}
+        if session.consumed or not DI.passes_to_view(event.type):
+            return {"RUNNING_MODAL"}
+        return {"PASS_THROUGH"}
 
     def cancel(self, context):
         # Blender ends the modal (a file is loaded, the window closes).

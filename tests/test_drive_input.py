@@ -55,6 +55,11 @@ def test_commands_and_what_is_consumed():
     for other in ("MOUSEMOVE", "MIDDLEMOUSE", "WHEELUPMOUSE", "TIMER", "Q"):
         assert d.handle(E(other)) is None and not d.consumed, other  # left to Blender (orbit, zoom, ...)
     assert d.handle(E("W")) is None and d.consumed
+    # What the operator leaves to Blender: navigating the view, not shortcuts.
+    for t in ("MOUSEMOVE", "MIDDLEMOUSE", "WHEELUPMOUSE", "TRACKPADPAN", "NDOF_BUTTON_FIT", "WINDOW_DEACTIVATE"):
+        assert DI.passes_to_view(t), t
+    for t in ("Z", "X", "DEL", "TAB", "NUMPAD_1", "F12"):
+        assert not DI.passes_to_view(t), t
 
 
 def test_style_keys_blend_over_half_a_second():

@@ -91,6 +91,21 @@ class DriveConfig:
     ndof_deadzone: float = 0.1
 
 
+#: Event types Drive leaves to Blender while it runs (orbit, pan and zoom
+#: the view, window events): the mouse, wheel, trackpad and NDOF buttons
+#: Drive does not bind. Every other key is swallowed, so that shortcuts
+#: (undo, delete, mode switches) cannot change the scene under a drive.
+_VIEW_PREFIXES = ("MOUSE", "INBETWEEN_MOUSE", "WHEEL", "TRACKPAD", "WINDOW_", "TIMER", "NDOF_BUTTON", "EVT_",
+                  "ACTIONZONE", "XR_")
+
+
+def passes_to_view(event_type: str) -> bool:
+    """Whether the Drive operator passes an event it does not use on to
+    Blender (see :data:`_VIEW_PREFIXES`)."""
+    t = str(event_type)
+    return t.startswith(_VIEW_PREFIXES) or t.endswith("MOUSE")
+
+
 def view_forward(view_rotation) -> np.ndarray:
     """The ground direction ``[2]`` (unit, world XY) that "forward" means for
     a 3D view with rotation quaternion ``view_rotation`` (w, x, y, z:
@@ -318,5 +333,5 @@ def scripted_controls(script, seconds: float, fps: float = 30.0, view_forward_xy
 
 __all__ = [
     "InputEvent", "DriveConfig", "DriveInput", "view_forward", "yaw_of_direction", "scripted_controls",
-    "TickRate", "STYLE_KEYS", "RECORD", "FINISH", "CANCEL",
+    "TickRate", "passes_to_view", "STYLE_KEYS", "RECORD", "FINISH", "CANCEL",
 ]
