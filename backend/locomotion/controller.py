@@ -400,7 +400,11 @@ class LocomotionController:
         character root (``root_positions = (x, y, 0)``, rotation = yaw about
         +Z), the hips are placed by ``translations``, every other joint by its
         local rotation on the Bandai skeleton. ``control.style`` (a style
-        name or ``{name: weight}``), when given, switches the style weights."""
+        name or ``{name: weight}``), when given, switches the style weights.
+
+        This is the live stepper: call it once per frame with the current
+        input (e.g. :class:`~.drive_input.DriveInput` turns key events into
+        controls; the README's Drive section has an example)."""
         control = control or Control()
         if control.style is not None:
             self.style = IO.style_vector(control.style)
