@@ -181,6 +181,8 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
     assert np.linalg.norm(xy[0] - roots[0]) < 1e-3 and np.linalg.norm(xy[-1] - roots[-1]) < 1e-3
     length = np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))
     assert length > 8.0
+    rebaked = LS.walk_along_path(rig, xy, controller=controller)
+    assert rebaked != action and rig.animation_data.action == rebaked and action.use_fake_user
 
 
 def test_escape_restores_the_scene_exactly(rig, controller):
@@ -288,4 +290,26 @@ def test_drive_refuses_a_busy_controller(rig, controller):
         with pytest.raises(LS.ControllerError, match="being generated"):
             DS.DriveSession(rig, controller=controller)
     s = DS.DriveSession(rig, controller=controller)  # free again
+    s.cancel()
+
+
+def test_ticks_recording_toggles_and_long_stalls(rig, controller):
+    from rigmind.operators import drive_scene as DS
+
+    s = DS.DriveSession(rig, controller=controller)
+    s.handle(E("W"))
+    assert s.tick(0.1)["steps"] == 3  # a slow tick steps every controller frame it covers
+    assert s.tick(0.01)["steps"] == 0  # none due yet: nothing written either
+    assert s.tick(5.0)["steps"] == int(DS.MAX_TICK_SECONDS * 30)  # a stall: the game slows, no burst
+    assert s.handle(E("R")) == "record" and s.recording
+    s.tick(1.0 / 30)
+    s.tick(1.0 / 30)
+    assert s.take_seconds() == pytest.approx(2 / 30)
+    s.handle(E("R"))  # off: the take ends
+    s.tick(0.2)
+    assert not s.recording and s.take_seconds() == pytest.approx(2 / 30)
+    s.handle(E("R"))  # on again: a new take replaces it
+    s.tick(1.0 / 30)
+    assert s.take_seconds() == pytest.approx(1 / 30)
+    assert "REC" in s.status_text(30.0) and "normal" in s.status_text(30.0)
     s.cancel()
