@@ -127,8 +127,8 @@ class DriveSession:
         LS._check_armature(arm)
         if rigify.is_rigify(arm):
             raise scene_io.SceneError(
-                f"'{arm.name}' is a generated Rigify rig: Drive writes the deform bones directly, which Rigify's "
-                "constraints override; drive its metarig-free export or another rig, or bake Walk Along Path"
+                f"'{arm.name}' is a generated Rigify rig: Drive writes the deform bones directly and Rigify's "
+                "constraints override them; bake Walk Along Path on it instead, or drive another rig"
             )
         self.arm = arm
         self.arm_name = arm.name
@@ -146,7 +146,7 @@ class DriveSession:
             self.fps = float(controller.fps)
             self.scene_fps = scene_io.scene_fps(self.scene)
             self._saved = snapshot(arm, self.scene)
-            # The live mapping, calibrated on a short walk in the starting style.
+            # The live mapping, calibrated on the standing pose of the starting style.
             skel = scene_io.read_skeleton(arm)
             rot, scale, trans = RS._object_transform(arm)
             world = RS.skeleton_to_world(skel, rot, scale, trans)
@@ -168,19 +168,21 @@ class DriveSession:
             hips = self._hips_pb
             hw = np.array(arm.matrix_world @ hips.head)[:2] if hasattr(hips, "head") else np.zeros(2)
             self.ctl.reset(position=tuple(hw / self.live.leg_scale), yaw=0.0, style=style)
+            self.game_time = 0.0
+            self.steps = 0
+            self.take = None  # {"poses", "contacts", "feet", "style"} while / after recording
+            self.recording = False
+            self.last_pose = self.ctl.pose()
+            self.timings = {"step": [], "map": [], "write": []}
+            self.closed = False
+            self.consumed = False
             self._prepare_rig()
+            self._write(self.last_pose)
         except BaseException:
+            if hasattr(self, "_saved"):
+                restore(arm, self.scene, self._saved)
             self._release()
             raise
-        self.game_time = 0.0
-        self.steps = 0
-        self.take = None  # {"poses", "contacts", "feet"} while / after recording
-        self.recording = False
-        self.last_pose = self.ctl.pose()
-        self.timings = {"step": [], "map": [], "write": []}
-        self.closed = False
-        self.consumed = False
-        self._write(self.last_pose)
 
     # -- setup ---------------------------------------------------------------------
     def _calibration_clip(self, style) -> Motion:

@@ -313,3 +313,16 @@ def test_ticks_recording_toggles_and_long_stalls(rig, controller):
     assert s.take_seconds() == pytest.approx(1 / 30)
     assert "REC" in s.status_text(30.0) and "normal" in s.status_text(30.0)
     s.cancel()
+
+
+def test_drive_refuses_a_generated_rigify_rig(bpy_clean, controller):
+    import rig_factory
+
+    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import scene_io
+
+    arm, _ = rig_factory.rigify_rig_cached()
+    n_actions = len(bpy.data.actions)
+    with pytest.raises(scene_io.SceneError, match="Rigify"):
+        DS.DriveSession(arm, controller=controller)
+    assert len(bpy.data.actions) == n_actions
