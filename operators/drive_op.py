@@ -9,11 +9,19 @@ import time
 import bpy
 from bpy.props import BoolProperty
 
-from ..backend.locomotion import drive_input as DI
+# The backend (locomotion, SciPy) is imported when Drive starts, never at
+# registration: enabling the add-on stays fast.
 
 
-def input_event(event) -> DI.InputEvent:
+def _di():
+    from ..backend.locomotion import drive_input
+
+    return drive_input
+
+
+def input_event(event):
     """A Blender event as a :class:`~rigmind.backend.locomotion.drive_input.InputEvent`."""
+    DI = _di()
     ndof = None
     if event.type == DI.NDOF_MOTION:
         ndof = tuple(event.ndof_motion.translation)
@@ -24,7 +32,7 @@ def _view_forward(context):
     rv3d = getattr(context, "region_data", None) or getattr(context.space_data, "region_3d", None)
     if rv3d is None:
         return (0.0, 1.0)
-    return tuple(DI.view_forward(tuple(rv3d.view_rotation)))
+    return tuple(_di().view_forward(tuple(rv3d.view_rotation)))
 
 
 class RIGMIND_OT_drive(bpy.types.Operator):
@@ -65,7 +73,7 @@ class RIGMIND_OT_drive(bpy.types.Operator):
         except (ValueError, LS.ControllerError) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self._rate = DI.TickRate(self._session.scene_fps)
+        self._rate = _di().TickRate(self._session.scene_fps)
         self._start_timer(context)
         self._last = time.perf_counter()
         context.window_manager.modal_handler_add(self)
@@ -92,6 +100,7 @@ class RIGMIND_OT_drive(bpy.types.Operator):
         self._status(context, clear=True)
 
     def modal(self, context, event):
+        DI = _di()
         session = self._session
         if event.type == "TIMER":
             # (Any window timer: game time follows the wall clock, so another

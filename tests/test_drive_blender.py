@@ -326,3 +326,16 @@ def test_drive_refuses_a_generated_rigify_rig(bpy_clean, controller):
     with pytest.raises(scene_io.SceneError, match="Rigify"):
         DS.DriveSession(arm, controller=controller)
     assert len(bpy.data.actions) == n_actions
+
+
+def test_registering_drive_imports_no_backend():
+    """The Drive operator imports the locomotion backend (and SciPy) when it
+    starts, not when the add-on is enabled."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bpy, rigmind; rigmind.register(); "
+            "print(sorted(m for m in sys.modules if m.startswith('rigmind.backend') or m in ('scipy', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
