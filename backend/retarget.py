@@ -545,6 +545,22 @@ def _fk(sk: Skeleton, W, trans):
     return P
 
 
+def _flat_frame(s_pos_w, contact, fs, ts) -> int:
+    """The frame where a planted source foot is flattest: among its contact
+    frames whose foot pitch (ankle -> toe) is near the stance's median (the
+    lowest ankle + toe alone can fall on a heel strike or a toe-off in a
+    varied take, e.g. a Drive recording, and a pitched reference pitches
+    every flat target foot), the one with the lowest ankle + toe."""
+    frames = np.nonzero(contact)[0]
+    if ts is not None and len(frames) > 4:
+        v = s_pos_w[frames, ts] - s_pos_w[frames, fs]
+        pitch = np.arctan2(v[:, 2], np.linalg.norm(v[:, :2], axis=-1))
+        near = np.abs(pitch - np.median(pitch)) < np.radians(4.0)
+        frames = frames[near] if near.any() else frames
+    h = s_pos_w[frames, fs, 2] + (0.0 if ts is None else s_pos_w[frames, ts, 2])
+    return int(frames[np.argmin(h)])
+
+
 # --- main -------------------------------------------------------------------------
 
 
@@ -559,6 +575,7 @@ def retarget(
     ik: bool = True,
     ground_height: float = None,
     hand_ik: bool = True,
+    reference: Motion = None,
 ) -> RetargetResult:
     """Put ``motion`` (on its own skeleton) onto ``target``.
 
@@ -586,6 +603,11 @@ def retarget(
         ground_height: the source's floor height (metres, source armature
             Z); None estimates it (0 when the feet touch z ~ 0). The target's
             floor is z = 0 of its armature space.
+        reference: a pose of the source skeleton (its first frame) to match
+            with the target's rest pose, instead of the source's rest pose or
+            (a rest pose that is not standing) the clip's most upright
+            frame; e.g. Drive's standing pose, so that a live preview and the
+            baked take agree whatever the take holds.
 
     Returns:
         :class:`RetargetResult`. Root translation is scaled by the leg-length
@@ -633,9 +655,15 @@ def retarget(
     s_rest_rot, s_rest_pos = src.rest_world()
     t_rest_rot, t_rest_pos = target.rest_world()
     ref_frame = None
-    if _upright_score(t_rest_pos, tidx) > _UPRIGHT and _upright_score(s_rest_pos, sidx) <= _UPRIGHT:
+    posed_ref = False  # the reference is a posed frame, not the source's rest
+    if reference is not None:
+        r_rot, r_pos = reference.world()
+        s_ref_rot, s_ref_pos = r_rot[0], r_pos[0]
+        posed_ref = True
+    elif _upright_score(t_rest_pos, tidx) > _UPRIGHT and _upright_score(s_rest_pos, sidx) <= _UPRIGHT:
         ref_frame = int(np.argmax(_upright_score(s_pos_w, sidx)))
         s_ref_rot, s_ref_pos = s_rot_w[ref_frame], s_pos_w[ref_frame]
+        posed_ref = True
     else:
         s_ref_rot, s_ref_pos = s_rest_rot, s_rest_pos
     b_src = _bone_frames(s_ref_pos, sidx, set(driven), spine_inter, order)
@@ -645,29 +673,33 @@ def retarget(
     t_leg = leg_length(target, tidx)
     contacts = foot_contacts(s_pos_w, [sidx["foot_l"], sidx["foot_r"]], motion.fps, s_leg)
     t_floor = _rest_floor(target, tidx, t_rest_pos, t_leg)
-    if ref_frame is not None and t_floor is not None:
+    if posed_ref and t_floor is not None:
         # Feet: the source's reference is a frame where that foot is flat
         # on the ground (not the most upright frame, where it may be
         # tipped), and both frames are "horizontal foot direction, world
         # up": a flat planted source foot is then a flat target foot,
-        # whatever each rig's ankle height and foot pitch at rest.
+        # whatever each rig's ankle height and foot pitch at rest. A given
+        # ``reference`` pose is taken as standing flat: its feet are the
+        # reference (the same for every clip).
         up = np.array([0.0, 0.0, 1.0])
         for k_, side in enumerate(("l", "r")):
             keys = [c for c in (f"foot_{side}", f"toes_{side}") if c in driven]
-            if not keys or not contacts[:, k_].any():
+            if not keys or (reference is None and not contacts[:, k_].any()):
                 continue
             fs, ts = sidx[f"foot_{side}"], sidx.get(f"toes_{side}")
-            frames = np.nonzero(contacts[:, k_])[0]
-            h = s_pos_w[frames, fs, 2] + (0.0 if ts is None else s_pos_w[frames, ts, 2])
-            fr = int(frames[np.argmin(h)])
-            fwd_s = _body_frame(s_pos_w[fr], sidx)[0]
-            d_s = s_pos_w[fr, ts] - s_pos_w[fr, fs] if ts is not None else fwd_s
+            if reference is not None:
+                f_rot, f_pos = s_ref_rot, s_ref_pos
+            else:
+                fr = _flat_frame(s_pos_w, contacts[:, k_], fs, ts)
+                f_rot, f_pos = s_rot_w[fr], s_pos_w[fr]
+            fwd_s = _body_frame(f_pos, sidx)[0]
+            d_s = f_pos[ts] - f_pos[fs] if ts is not None else fwd_s
             tt = tidx.get(f"toes_{side}")
             d_t = t_rest_pos[tt] - t_rest_pos[tidx[f"foot_{side}"]] if tt is not None else _body_frame(t_rest_pos, tidx)[0]
             for c in keys:
                 b_src[c] = _frame_from(d_s * [1.0, 1.0, 0.0], up, fwd_s)
                 b_tgt[c] = _frame_from(d_t * [1.0, 1.0, 0.0], up, _body_frame(t_rest_pos, tidx)[0])
-                ref_rot[c] = s_rot_w[fr, sidx[c]]
+                ref_rot[c] = f_rot[sidx[c]]
 
     # --- desired world rotations of driven target bones: Y = world delta from rest
     Y = {}

@@ -17,6 +17,7 @@ OPERATORS = {
     "save_bone_map": "rigmind.save_bone_map",
     "bake_walk_cycle": "rigmind.bake_walk_cycle",
     "walk_along_path": "rigmind.walk_along_path",
+    "drive": "rigmind.drive",
     "generate_gesture": "rigmind.generate_gesture",
     "generate_face": "rigmind.generate_face",
     "export": "rigmind.export",
@@ -105,6 +106,7 @@ class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
             _button(layout, "walk_along_path", icon="CURVE_PATH")
         else:
             _button(layout, "bake_walk_cycle", icon="ARMATURE_DATA")
+        _button(layout, "drive", text="Drive (live, R records)", icon="PLAY")
 
 
 class RIGMIND_UL_bone_map(bpy.types.UIList):

@@ -543,3 +543,8 @@ CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_m
            RIGMIND_OT_detect_bone_map, RIGMIND_OT_save_bone_map, RIGMIND_OT_bake_walk_cycle,
            RIGMIND_OT_walk_along_path, RIGMIND_OT_export, RIGMIND_OT_render, RIGMIND_OT_generate_face,
            RIGMIND_OT_generate_gesture)
+
+# Drive (live steering) lives in its own module.
+from .drive_op import CLASSES as _DRIVE_CLASSES  # noqa: E402
+
+CLASSES = CLASSES + _DRIVE_CLASSES

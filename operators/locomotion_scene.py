@@ -446,13 +446,16 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     return action
 
 
-def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1):
+def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, reference: Motion = None):
     """Retarget a path walk onto ``arm`` (root motion on the hips, in world
-    space) as a new action; the scene frame range becomes the clip's."""
+    space) as a new action; the scene frame range becomes the clip's.
+    ``reference``: the source's reference pose for the retarget (Drive's
+    standing pose), default the clip's most upright frame."""
     from . import retarget_scene
 
     action, _, _ = retarget_scene.retarget_onto(
         arm, motion, _source_map(motion), root_mode="hips", action_name=name, frame_start=frame_start,
+        reference=reference,
     )
     _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
     return action

@@ -196,6 +196,7 @@ def retarget_onto(
     action_name: str = None,
     frame_start: int = 1,
     set_scene_fps: bool = True,
+    reference: Motion = None,
 ):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
@@ -206,6 +207,7 @@ def retarget_onto(
     On a generated Rigify rig the keys go on the FK controls (IK/FK
     switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
+    ``reference``: the source's reference pose (see ``backend.retarget.retarget``).
     """
     from . import rigify
 
@@ -226,6 +228,7 @@ def retarget_onto(
         root_bone=root_bone,
         ik=ik,
         ground_height=None,
+        reference=reference,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
     if rigify_plan is not None:

@@ -124,7 +124,15 @@ def quats_from_6d(d6: np.ndarray) -> np.ndarray:
     m[:, :, 0] = x
     m[:, :, 1] = y
     m[:, :, 2] = x[:, _C1] * y[:, _C2] - x[:, _C2] * y[:, _C1]
-    cands = (m.reshape(n, 9) @ _Q_LIN + _Q_CONST).reshape(n, 4, 4)
+    return quats_from_matrices(m)
+
+
+def quats_from_matrices(m: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``[N, 3, 3]`` (orthonormal) to unit quaternions
+    ``[N, 4]`` (w, x, y, z; ``w >= 0``): Shepperd's method as one matmul, no
+    orthonormalisation (see :func:`quats_from_6d`)."""
+    n = len(m)
+    cands = (np.asarray(m, dtype=np.float64).reshape(n, 9) @ _Q_LIN + _Q_CONST).reshape(n, 4, 4)
     k = np.argmax(cands[:, _I4, _I4], axis=1)  # the largest |q_k|: best conditioned row
     q = cands[np.arange(n), k]
     q /= np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
@@ -392,7 +400,11 @@ class LocomotionController:
         character root (``root_positions = (x, y, 0)``, rotation = yaw about
         +Z), the hips are placed by ``translations``, every other joint by its
         local rotation on the Bandai skeleton. ``control.style`` (a style
-        name or ``{name: weight}``), when given, switches the style weights."""
+        name or ``{name: weight}``), when given, switches the style weights.
+
+        This is the live stepper: call it once per frame with the current
+        input (e.g. :class:`~.drive_input.DriveInput` turns key events into
+        controls; the README's Drive section has an example)."""
         control = control or Control()
         if control.style is not None:
             self.style = IO.style_vector(control.style)
@@ -560,4 +572,4 @@ def _frames(motion: Motion):
     return (motion.slice(k, k + 1) for k in range(motion.num_frames))
 
 
-__all__ = ["LocomotionController", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]
+__all__ = ["LocomotionController", "quats_from_6d", "quats_from_matrices", "TorchEngine", "OnnxEngine", "CONTROL_WEIGHTS", "DEFAULT_ENGINE", "DEFAULT_PT", "DEFAULT_ONNX"]

@@ -1,0 +1,216 @@
+"""Per-frame retargeting for live display (the Drive operator), no bpy.
+
+:func:`~.retarget.retarget` works on whole clips (foot contacts, IK, floor
+estimates: ~100 ms for one frame on a 65-bone rig), too slow for a live
+viewport. :class:`LiveRetarget` is its rotation transfer only, as a handful
+of array operations per frame:
+
+- it is *calibrated* once by running the full retarget (without foot or hand
+  IK) on a short calibration clip: for every target bone that is mapped to a
+  source joint, the constant rotation ``K`` with ``target_world =
+  source_world * K`` (the retarget's ``inv(reference) * align * target_rest``,
+  read back from its output and averaged over the clip), the leg-length
+  scale and the hips' height offset;
+- each frame, :meth:`LiveRetarget.apply` does forward kinematics of the
+  source pose, ``source_world * K`` for the mapped bones, rest-relative
+  rotations for the others, and returns pose-bone basis rotations and the
+  hips' basis location for the armature.
+
+What it leaves out (and the take, which is baked with the full retarget,
+keeps): foot and hand IK, the trunk-direction correction and the arm twist
+and in-between spine shares (those bones keep their rest rotation relative
+to their parent). The difference to the full retarget is measured in
+``tests/test_drive.py`` and ``bench/bench_drive.py``.
+
+Spaces: the target skeleton given is in *world* space (the armature's rest
+skeleton placed by its object transform, ``rotation``, uniform ``scale``,
+``translation``); outputs are in the armature's pose-bone spaces.
+Quaternions (w, x, y, z); metres.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import rotations as R
+from .motion import Motion
+from .retarget import retarget
+from .skeleton import Skeleton
+from .locomotion.controller import quats_from_matrices
+
+
+def _levels(parents) -> list:
+    """``[(joints, their parents)]`` grouped by depth (roots first, parent -1)."""
+    parents = np.asarray(parents)
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for j, p in enumerate(parents):
+        depth[j] = 0 if p < 0 else depth[p] + 1
+    return [(np.nonzero(depth == d)[0], parents[depth == d]) for d in range(int(depth.max()) + 1)]
+
+
+def fk_levels(levels, local_rot):
+    """World rotation matrices ``[J, 3, 3]`` of one pose from local
+    quaternions ``[J, 4]``, one matrix product per depth level (``levels``
+    from :func:`_levels`): matrices, because a per-level quaternion product
+    costs several times more NumPy calls."""
+    lm = R.to_matrix(local_rot)
+    rot = np.empty_like(lm)
+    for joints, parents in levels:
+        rot[joints] = lm[joints] if parents[0] < 0 else rot[parents] @ lm[joints]
+    return rot
+
+
+def _mean_quat(q: np.ndarray) -> np.ndarray:
+    """Average ``[F, 4]`` unit quaternions (signs aligned to the first)."""
+    q = q * np.sign(np.sum(q * q[:1], axis=-1, keepdims=True) + 1e-12)
+    return R.normalize(q.mean(axis=0))
+
+
+class LiveRetarget:
+    """See the module docstring. Build with :meth:`calibrate`."""
+
+    def __init__(self, source: Skeleton, target_world: Skeleton, pairs, K, hips, leg_scale: float,
+                 hips_z_offset: float, object_rotation, object_scale: float, object_translation):
+        self.source = source
+        self.target = target_world
+        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)  # (target, source)
+        self.K = np.asarray(K, dtype=np.float64).reshape(-1, 4)
+        self.hips_t, self.hips_s = hips
+        self.leg_scale = float(leg_scale)
+        self.hips_z_offset = float(hips_z_offset)
+        self._obj_rot_inv = R.inv(np.asarray(object_rotation, dtype=np.float64))
+        self._obj_scale = float(object_scale)
+        self._obj_trans = np.asarray(object_translation, dtype=np.float64)
+        self._src_levels = _levels(source.parents)
+        chain, j = [], self.hips_s
+        while j >= 0:
+            chain.append(j)
+            j = int(source.parents[j])
+        self._src_hips_chain = chain[::-1]  # root ... hips
+        self._tgt_levels = _levels(target_world.parents)
+        self._rest_inv = R.inv(target_world.rest_rotations)
+        mapped = np.zeros(len(target_world), dtype=bool)
+        mapped[self.pairs[:, 0]] = True
+        self.mapped = mapped
+        tgt = target_world
+        self._K_mat = R.to_matrix(self.K)
+        self._rest_mat = R.to_matrix(tgt.rest_rotations)
+        self._rest_mat_T = np.swapaxes(self._rest_mat, -1, -2)
+        self._has_parent = tgt.parents >= 0
+        self._W = np.tile(np.eye(3), (len(tgt), 1, 1))
+        self._basis = np.tile((1.0, 0.0, 0.0, 0.0), (len(tgt), 1))
+        # Unmapped bones whose world rotation is needed: the ancestors of mapped bones.
+        need = np.zeros(len(tgt), dtype=bool)
+        for t in self.pairs[:, 0]:
+            p = int(tgt.parents[t])
+            while p >= 0:
+                need[p] = True
+                p = int(tgt.parents[p])
+        need &= ~mapped
+        self._free_levels = []
+        for joints, parents in _levels(tgt.parents):
+            sel = need[joints]
+            if sel.any():
+                j = joints[sel]
+                if parents[0] < 0:  # roots: their world rest rotation, constant
+                    self._W[j] = self._rest_mat[j]
+                else:
+                    self._free_levels.append((j, parents[sel]))
+        # The hips' basis location is affine in its world position: the
+        # hips' parent chain is never driven (checked in calibrate), so its
+        # world pose is the rest pose.
+        obj_inv = R.to_matrix(self._obj_rot_inv)
+        h = self.hips_t
+        p = int(tgt.parents[h])
+        if p < 0:
+            # arm_t = obj_inv (x - trans) / scale; basis = arm_rest^T (arm_t - rest_off)
+            arm_rest = R.to_matrix(R.mul(self._obj_rot_inv, tgt.rest_rotations[h]))
+            rest_off = obj_inv @ (tgt.offsets[h] - self._obj_trans) / self._obj_scale
+            A = arm_rest.T @ obj_inv / self._obj_scale
+            self._hips_A, self._hips_b = A, -A @ self._obj_trans - arm_rest.T @ rest_off
+        else:
+            rest_rot, rest_pos = tgt.rest_world()
+            inv_p = R.to_matrix(rest_rot[p]).T
+            A = self._rest_mat[h].T @ inv_p / self._obj_scale
+            self._hips_A = A
+            self._hips_b = -A @ rest_pos[p] - self._rest_mat[h].T @ tgt.offsets[h] / self._obj_scale
+
+    @classmethod
+    def calibrate(cls, calibration: Motion, src_map: dict, target_world: Skeleton, tgt_map: dict, *,
+                  object_rotation=(1.0, 0.0, 0.0, 0.0), object_scale: float = 1.0,
+                  object_translation=(0.0, 0.0, 0.0), reference: Motion = None) -> "LiveRetarget":
+        """Calibrate against :func:`~.retarget.retarget` (hips root mode,
+        no foot or hand IK) on ``calibration`` (a few seconds of the source's
+        own motion, world space). ``src_map`` / ``tgt_map``: canonical ->
+        bone name. ``target_world`` and the object transform: see the module
+        docstring. ``reference``: the source's reference pose for the
+        retarget (the clip's most upright frame when None); bake the take
+        with the same one and preview and take agree."""
+        res = retarget(calibration, src_map, target_world, tgt_map, root_mode="hips", ik=False, hand_ik=False,
+                       ground_height=None, reference=reference)
+        s_rot, s_pos = calibration.world()
+        t_rot, t_pos = res.motion.world()
+        src, tgt = calibration.skeleton, target_world
+        pairs, K = [], []
+        for canon, bone in tgt_map.items():
+            if canon not in src_map or bone not in tgt.names or src_map[canon] not in src.names:
+                continue
+            t, s = tgt.names.index(bone), src.names.index(src_map[canon])
+            if t in (p[0] for p in pairs):
+                continue
+            pairs.append((t, s))
+            K.append(_mean_quat(R.mul(R.inv(s_rot[:, s]), t_rot[:, t])))
+        if "hips" not in tgt_map or "hips" not in src_map:
+            raise ValueError("live retargeting needs the hips mapped on both rigs")
+        ht, hs = tgt.names.index(tgt_map["hips"]), src.names.index(src_map["hips"])
+        p, chain = int(tgt.parents[ht]), set()
+        while p >= 0:
+            chain.add(p)
+            p = int(tgt.parents[p])
+        if chain & {t for t, _ in pairs}:
+            raise ValueError("live retargeting needs the hips' parent bones unmapped (a plain root above the hips)")
+        k = float(res.leg_scale)
+        z_off = float(np.mean(t_pos[:, ht, 2] - k * s_pos[:, hs, 2]))
+        return cls(src, tgt, pairs, K, (ht, hs), k, z_off, object_rotation, object_scale, object_translation)
+
+    def apply(self, pose: Motion, frame: int = 0):
+        """Pose-bone basis rotations ``[J, 4]`` (target skeleton order; the
+        identity for bones the mapping does not drive) and the hips' basis
+        location ``[3]`` (its bone's rest frame, armature units) for
+        ``pose``'s ``frame`` (a world-space Motion on the calibration
+        clip's skeleton)."""
+        if pose.translations is not None:
+            local_t = pose.translations[frame]
+        else:
+            local_t = self.source.offsets.copy()
+            local_t[0] = pose.root_positions[frame]
+        s_rot = fk_levels(self._src_levels, pose.rotations[frame])
+        # The source hips' world position, down its own chain only.
+        chain = self._src_hips_chain
+        hp = local_t[chain[0]].copy()
+        for a, b in zip(chain[:-1], chain[1:]):
+            hp = hp + s_rot[a] @ local_t[b]
+        W = self._W  # world rotation matrices; only mapped bones and their ancestors are filled
+        t_idx, s_idx = self.pairs[:, 0], self.pairs[:, 1]
+        W[t_idx] = s_rot[s_idx] @ self._K_mat
+        for joints, parents in self._free_levels:  # unmapped ancestors: rest relative to their parent
+            W[joints] = W[parents] @ self._rest_mat[joints]
+        # basis = inv(rest_local) * inv(W_parent) * W (roots: the world skeleton's rest holds the object rotation)
+        b = self._rest_mat_T[t_idx] @ self._parent_T(W, t_idx) @ W[t_idx]
+        basis = self._basis
+        basis[t_idx] = quats_from_matrices(b)
+        # Hips: the source's, scaled by the leg ratio, at the calibrated height.
+        hp = hp * self.leg_scale
+        hp[2] += self.hips_z_offset
+        loc = self._hips_A @ hp + self._hips_b
+        return basis.copy(), loc
+
+    def _parent_T(self, W, idx):
+        """Transposed world matrices of the parents of bones ``idx`` (identity for roots)."""
+        out = np.broadcast_to(np.eye(3), (len(idx), 3, 3)).copy()
+        has = self._has_parent[idx]
+        out[has] = np.swapaxes(W[self.target.parents[idx[has]]], -1, -2)
+        return out
+
+
+__all__ = ["LiveRetarget", "fk_levels"]

@@ -1,0 +1,386 @@
+"""Drive: steer the locomotion controller live on an armature and record a take.
+
+:class:`DriveSession` is everything the ``rigmind.drive`` modal operator does,
+without the modal plumbing, so a script or a test can feed it a recorded
+event sequence:
+
+- :meth:`DriveSession.handle` takes one input event
+  (:class:`~rigmind.backend.locomotion.drive_input.InputEvent`, Blender's
+  event names) and returns a command ("record", "finish", "cancel" or None);
+- :meth:`DriveSession.tick` advances game time by ``dt`` seconds: the
+  controller steps at its own rate (30 fps) for every frame that falls in
+  the interval, each recorded while recording is on, and the latest pose is
+  written straight to the pose bones (no keyframes) through
+  :class:`~rigmind.backend.live_retarget.LiveRetarget`;
+- :meth:`DriveSession.finish` restores the scene as it was and, when a take
+  was recorded, bakes it exactly like Walk Along Path: the controller's
+  predicted contacts and feet go to the foot cleanup
+  (:func:`~rigmind.backend.locomotion.cleanup.pin_feet`), the clip is
+  resampled to the scene's frame rate and retargeted as a new action (the
+  previous action kept on a muted NLA track), the scene frame range becomes
+  the take's; optionally the path walked is saved as a curve;
+- :meth:`DriveSession.cancel` restores the scene exactly (actions, pose,
+  rotation modes, frame range).
+
+While driving, the armature's action and NLA evaluation are switched off
+(they would overwrite the pose written each tick) and every pose bone is in
+quaternion mode; all of it is put back by ``finish`` and ``cancel``.
+
+Units: metres, seconds; Blender Z-up; ground = world XY.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..backend.locomotion import drive_input as DI
+from ..backend.motion import Motion
+from . import locomotion_scene as LS
+from . import scene_io
+
+#: Length (s) of the standing clip that calibrates the live mapping.
+CALIBRATION_SECONDS = 1.0
+#: Largest game-time step of one tick (s): after a longer stall (a file
+#: dialog, a breakpoint) the game slows down rather than jumping ahead.
+MAX_TICK_SECONDS = 0.25
+#: Spacing (m) of the points of a saved path curve.
+PATH_POINT_SPACING = 0.25
+
+
+def drive_action_name(style: str, seconds: float) -> str:
+    return f"RigMind Drive · {style} · {seconds:.1f} s"
+
+
+# --- scene snapshot -------------------------------------------------------------------
+
+
+def snapshot(arm, scene) -> dict:
+    """Everything Drive changes before its take is baked: the pose bones'
+    rotation modes and transforms, the action, its slot and NLA flag, the
+    frame range and current frame."""
+    pbs = arm.pose.bones
+    n = len(pbs)
+    vals = {}
+    for prop, size in (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
+                       ("location", 3), ("scale", 3)):
+        buf = np.empty(n * size, dtype=np.float32)
+        pbs.foreach_get(prop, buf)
+        vals[prop] = buf
+    ad = arm.animation_data
+    return {
+        "modes": [pb.rotation_mode for pb in pbs],
+        "values": vals,
+        "has_anim": ad is not None,
+        "action": ad.action if ad is not None else None,
+        "slot": ad.action_slot if ad is not None else None,
+        "use_nla": ad.use_nla if ad is not None else None,
+        "frames": (scene.frame_start, scene.frame_end, scene.frame_current),
+    }
+
+
+def restore(arm, scene, snap: dict) -> None:
+    """Put back what :func:`snapshot` saved (values, then the action, so
+    nothing is evaluated on top of the restored pose)."""
+    pbs = arm.pose.bones
+    ad = arm.animation_data
+    if ad is not None:
+        if snap["has_anim"]:
+            ad.action = snap["action"]
+            if snap["action"] is not None and snap["slot"] is not None:
+                ad.action_slot = snap["slot"]
+            ad.use_nla = snap["use_nla"]
+    for pb, mode in zip(pbs, snap["modes"]):
+        if pb.rotation_mode != mode:
+            pb.rotation_mode = mode
+    for prop, buf in snap["values"].items():
+        pbs.foreach_set(prop, buf)
+    scene.frame_start, scene.frame_end = snap["frames"][0], snap["frames"][1]
+    if scene.frame_current != snap["frames"][2]:
+        scene.frame_current = snap["frames"][2]
+    arm.update_tag()
+
+
+# --- the session ----------------------------------------------------------------------
+
+
+class DriveSession:
+    """A live drive of ``arm`` (see the module docstring).
+
+    Args:
+        arm: the armature object.
+        controller: a neural ``LocomotionController`` (or a kind for
+            :func:`~.locomotion_scene.load_controller`; default "neural").
+        style: the starting style.
+        config: :class:`~rigmind.backend.locomotion.drive_input.DriveConfig`.
+        controller_options: for :func:`~.locomotion_scene.load_controller`.
+    """
+
+    def __init__(self, arm, *, controller=None, style: str = "normal", config: DI.DriveConfig = None,
+                 controller_options=None):
+        import bpy
+
+        from . import retarget_scene as RS
+        from . import rigify
+
+        LS._check_armature(arm)
+        if rigify.is_rigify(arm):
+            raise scene_io.SceneError(
+                f"'{arm.name}' is a generated Rigify rig: Drive writes the deform bones directly and Rigify's "
+                "constraints override them; bake Walk Along Path on it instead, or drive another rig"
+            )
+        self.arm = arm
+        self.arm_name = arm.name
+        self.scene = bpy.context.scene
+        if controller is None or isinstance(controller, str):
+            controller = LS.load_controller(controller or "neural", **(controller_options or {}))
+        if not hasattr(controller, "feet"):
+            raise LS.ControllerError("Drive needs the neural locomotion controller (models/locomotion.onnx)")
+        if not LS._GENERATE_LOCK.acquire(blocking=False):
+            raise LS.ControllerError("a walk is being generated with the locomotion controller: wait for it to finish")
+        self._locked = True
+        try:
+            self.ctl = controller
+            self.input = DI.DriveInput(config or DI.DriveConfig(), style=style)
+            self.fps = float(controller.fps)
+            self.scene_fps = scene_io.scene_fps(self.scene)
+            self._saved = snapshot(arm, self.scene)
+            # The live mapping, calibrated on the standing pose of the starting style.
+            skel = scene_io.read_skeleton(arm)
+            rot, scale, trans = RS._object_transform(arm)
+            world = RS.skeleton_to_world(skel, rot, scale, trans)
+            calib = self._calibration_clip(style)
+            src_map = LS._source_map(calib)
+            tgt_map = RS.target_mapping(arm)
+            from ..backend.live_retarget import LiveRetarget
+
+            # The standing pose is the retarget's reference for the preview and the take alike.
+            self.reference = calib.slice(0, 1)
+            self.live = LiveRetarget.calibrate(calib, dict(src_map.bones), world, dict(tgt_map.bones),
+                                               object_rotation=rot, object_scale=scale, object_translation=trans,
+                                               reference=self.reference)
+            self._skel_names = skel.names
+            pb_names = [pb.name for pb in arm.pose.bones]
+            self._order = np.array([skel.names.index(n) for n in pb_names])  # pose-bone order -> skeleton index
+            self._hips_pb = arm.pose.bones[skel.names[self.live.hips_t]]
+            # Start where the character stands, facing the rig's front (-Y).
+            hips = self._hips_pb
+            hw = np.array(arm.matrix_world @ hips.head)[:2] if hasattr(hips, "head") else np.zeros(2)
+            self.ctl.reset(position=tuple(hw / self.live.leg_scale), yaw=0.0, style=style)
+            self.game_time = 0.0
+            self.steps = 0
+            self.take = None  # {"poses", "contacts", "feet", "style"} while / after recording
+            self.recording = False
+            self.last_pose = self.ctl.pose()
+            self.timings = {"step": [], "map": [], "write": []}
+            self.closed = False
+            self.consumed = False
+            self._prepare_rig()
+            self._write(self.last_pose)
+        except BaseException:
+            if hasattr(self, "_saved"):
+                restore(arm, self.scene, self._saved)
+            self._release()
+            raise
+
+    # -- setup ---------------------------------------------------------------------
+    def _calibration_clip(self, style) -> Motion:
+        """The controller's standing pose, held for :data:`CALIBRATION_SECONDS`:
+        the live mapping is calibrated on it, and it is the retarget's
+        reference pose for the preview and the baked take alike (by default
+        the retarget would take the most upright frame of each clip, which
+        for a varied take can turn the head or hands 10-25° away from what
+        the preview showed)."""
+        from ..backend.locomotion.path_follow import _concat
+
+        self.ctl.reset(style=style)
+        pose = self.ctl.pose()
+        return _concat([pose] * int(round(CALIBRATION_SECONDS * self.fps)), self.fps)
+
+    def _prepare_rig(self) -> None:
+        arm = self.arm
+        ad = arm.animation_data
+        if ad is not None:
+            ad.action = None
+            ad.use_nla = False
+        for pb in arm.pose.bones:
+            if pb.rotation_mode != "QUATERNION":
+                pb.rotation_mode = "QUATERNION"
+
+    def _release(self) -> None:
+        if getattr(self, "_locked", False):
+            LS._GENERATE_LOCK.release()
+            self._locked = False
+
+    # -- input -----------------------------------------------------------------------
+    def handle(self, event: DI.InputEvent):
+        """One input event; returns "record", "finish", "cancel" or None
+        (``consumed`` says whether Drive used it). R toggles recording: on
+        starts a new take (replacing an earlier one), off ends it."""
+        cmd = self.input.handle(event)
+        self.consumed = self.input.consumed
+        if cmd == DI.RECORD:
+            if self.input.recording:
+                self._start_take()
+            self.recording = self.input.recording
+        return cmd
+
+    def _start_take(self) -> None:
+        ctl = self.ctl
+        self.take = {"poses": [self.last_pose], "contacts": [np.array(ctl.contacts, dtype=np.float64)],
+                     "feet": [np.array(ctl.feet, dtype=np.float64)], "style": self.input.style}
+
+    # -- the loop --------------------------------------------------------------------
+    def tick(self, dt: float, view_forward=(0.0, 1.0)) -> dict:
+        """Advance game time by ``dt`` seconds (capped at
+        :data:`MAX_TICK_SECONDS`): step the controller for every controller
+        frame due, record them, write the last pose to the rig. Returns
+        ``{"steps", "step_s", "map_s", "write_s"}`` (seconds spent)."""
+        self.game_time += min(max(float(dt), 0.0), MAX_TICK_SECONDS)
+        due = int(np.floor(self.game_time * self.fps + 1e-6)) - self.steps
+        t0 = time.perf_counter()
+        for _ in range(max(due, 0)):
+            control = self.input.control(view_forward, 1.0 / self.fps)
+            pose = self.ctl.step(control)
+            self.steps += 1
+            self.last_pose = pose
+            if self.recording and self.take is not None:
+                self.take["poses"].append(pose)
+                self.take["contacts"].append(np.array(self.ctl.contacts, dtype=np.float64))
+                self.take["feet"].append(np.array(self.ctl.feet, dtype=np.float64))
+        t1 = time.perf_counter()
+        if due <= 0:
+            return {"steps": 0, "step_s": 0.0, "map_s": 0.0, "write_s": 0.0}
+        t_map, t_write = self._write(self.last_pose)
+        out = {"steps": due, "step_s": (t1 - t0) / due, "map_s": t_map, "write_s": t_write}
+        self.timings["step"].append(out["step_s"])
+        self.timings["map"].append(t_map)
+        self.timings["write"].append(t_write)
+        return out
+
+    def _write(self, pose: Motion):
+        """Map ``pose`` onto the rig and write it to the pose bones;
+        returns (mapping seconds, writing seconds)."""
+        t0 = time.perf_counter()
+        basis, loc = self.live.apply(pose)
+        quats = np.ascontiguousarray(basis[self._order], dtype=np.float32).ravel()
+        t1 = time.perf_counter()
+        self.arm.pose.bones.foreach_set("rotation_quaternion", quats)
+        self._hips_pb.location = loc
+        self.arm.update_tag()
+        t2 = time.perf_counter()
+        return t1 - t0, t2 - t1
+
+    # -- status ------------------------------------------------------------------------
+    @property
+    def speed(self) -> float:
+        """The character's current ground speed (m/s), from the controller's root velocity."""
+        return float(np.hypot(*np.asarray(self.ctl.root_vel, dtype=np.float64)[:2]))
+
+    def take_seconds(self) -> float:
+        return 0.0 if self.take is None else (len(self.take["poses"]) - 1) / self.fps
+
+    def status_text(self, tick_rate: float = None) -> str:
+        rec = f"● REC {self.take_seconds():.1f} s" if self.recording else (
+            f"take {self.take_seconds():.1f} s (R: new take)" if self.take is not None else "R: record")
+        hz = f" · {tick_rate:.0f} Hz" if tick_rate else ""
+        return (f"Drive · {self.input.style_label()} · {self.speed:.1f} m/s ({self.input.gait}) · {rec}{hz} · "
+                "WASD/arrows move · Shift run · Ctrl slow · 1-7 style · Enter keep · Esc cancel")
+
+    # -- the end -------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Leave the scene exactly as it was before Drive started."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            restore(self.arm, self.scene, self._saved)
+        finally:
+            self._release()
+
+    def take_motion(self):
+        """The recorded take before baking: ``(motion, contacts [F, 4],
+        feet [F, 4, 3])`` at the controller's rate, or None."""
+        if self.take is None or len(self.take["poses"]) < 2:
+            return None
+        from ..backend.locomotion.path_follow import _concat
+
+        t = self.take
+        return _concat(t["poses"], self.fps), np.array(t["contacts"]), np.array(t["feet"])
+
+    def cleaned_take(self):
+        """The take with the feet pinned (as a baked walk: the controller's
+        predicted contacts and feet), resampled to the scene's frame rate
+        (Bandai skeleton, world space), or None."""
+        from ..backend.locomotion.cleanup import pin_feet
+        from ..backend.resample import resample
+
+        got = self.take_motion()
+        if got is None:
+            return None
+        motion, contacts, feet = got
+        clean = pin_feet(motion, predicted=contacts, feet=feet)
+        if abs(self.scene_fps - self.fps) > 1e-6:
+            clean = resample(clean, self.scene_fps)
+        clean.name = "drive"
+        return clean
+
+    def finish(self, *, save_path: bool = False, frame_start: int = 1):
+        """Restore the scene, then bake the take (if any) as a new action.
+        Returns ``(action or None, path curve object or None)``."""
+        if self.closed:
+            return None, None
+        clean = self.cleaned_take()
+        self.cancel()
+        if clean is None:
+            return None, None
+        arm = _armature(self.arm_name)
+        action = LS.apply_path(arm, clean, name=drive_action_name(self.take["style"], (clean.num_frames - 1) / clean.fps),
+                               frame_start=frame_start, reference=self.reference)
+        curve = None
+        if save_path:
+            curve = path_curve(np.concatenate([p.root_positions[:, :2] for p in self.take["poses"]]),
+                               name=f"{arm.name} Drive Path")
+        return action, curve
+
+
+def _armature(name: str):
+    import bpy
+
+    arm = bpy.data.objects.get(name)
+    if arm is None or arm.type != "ARMATURE":
+        raise scene_io.SceneError(f"armature '{name}' is gone: it was removed while driving")
+    return arm
+
+
+def path_curve(root_xy, name: str = "Drive Path"):
+    """A poly curve object (linked to the scene) through ``root_xy [F, 2]``
+    (world XY, m), one point every :data:`PATH_POINT_SPACING` m of the
+    walk plus its end: the path Walk Along Path can re-bake."""
+    import bpy
+
+    xy = np.asarray(root_xy, dtype=np.float64)
+    keep = [0]
+    for i in range(1, len(xy)):
+        if np.hypot(*(xy[i] - xy[keep[-1]])) >= PATH_POINT_SPACING:
+            keep.append(i)
+    if keep[-1] != len(xy) - 1 and np.hypot(*(xy[-1] - xy[keep[-1]])) > 1e-3:
+        keep.append(len(xy) - 1)
+    pts = xy[keep]
+    if len(pts) < 2:
+        raise scene_io.SceneError("the character did not move: no path to save")
+    data = bpy.data.curves.new(name, "CURVE")
+    data.dimensions = "3D"
+    spline = data.splines.new("POLY")
+    spline.points.add(len(pts) - 1)
+    co = np.zeros((len(pts), 4), dtype=np.float32)
+    co[:, :2] = pts
+    co[:, 3] = 1.0
+    spline.points.foreach_set("co", co.ravel())
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+__all__ = ["DriveSession", "snapshot", "restore", "path_curve", "drive_action_name"]
