@@ -559,6 +559,7 @@ def retarget(
     ik: bool = True,
     ground_height: float = None,
     hand_ik: bool = True,
+    root_scale: float = None,
 ) -> RetargetResult:
     """Put ``motion`` (on its own skeleton) onto ``target``.
 
@@ -586,6 +587,11 @@ def retarget(
         ground_height: the source's floor height (metres, source armature
             Z); None estimates it (0 when the feet touch z ~ 0). The target's
             floor is z = 0 of its armature space.
+        root_scale: the factor on the hips' horizontal travel (about the
+            world origin); None = the leg-length ratio. A caller whose
+            source already walks a path scaled by 1 / leg ratio (Walk Along
+            Path: the path is the user's, in scene metres) passes the ratio
+            it used, so the hips land on the path exactly.
 
     Returns:
         :class:`RetargetResult`. Root translation is scaled by the leg-length
@@ -754,6 +760,8 @@ def retarget(
     # --- root translation
     hips_t = tidx["hips"]
     p_hips = s_pos_w[:, sidx["hips"]] * k
+    if root_scale is not None:
+        p_hips[:, :2] = s_pos_w[:, sidx["hips"], :2] * float(root_scale)
     if ground_height is not None:
         p_hips[:, 2] -= k * g_s  # height set below, once the hips' rotation is known
     root_motion = None

@@ -272,29 +272,46 @@ def generate_path(
     points_xy,
     *,
     style: str = "normal",
-    speed: float = 1.3,
+    speed=1.3,
+    scale: float = 1.0,
     max_seconds: float = None,
     progress=None,
     cancel=None,
 ):
     """``(motion, path_result)``: the controller walked along the polyline
     ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
-    planted feet pinned (where the controller predicts contacts). ``path_result`` keeps the tracking data (its
-    ``motion`` is the un-pinned clip)."""
+    the body moved onto the path (``path_follow.snap_to_path``), planted
+    feet pinned (where the controller predicts contacts). ``path_result``
+    keeps the tracking data (its ``motion`` is the un-pinned clip).
+
+    ``speed``: m/s in the world, a number or one per point ``[N]``.
+    ``scale``: the target rig's leg length over the controller skeleton's
+    (:func:`path_scale`): the controller walks the path and speeds divided
+    by it, so once the retarget scales the hips' travel back by it
+    (``root_scale``) the rig's hips are on the drawn path in scene metres,
+    with strides and cadence that fit the rig's legs. The returned motion
+    and result are in the controller's (scaled) frame."""
     from ..backend.locomotion.cleanup import pin_feet
-    from ..backend.locomotion.path_follow import Path2D, follow_path
+    from ..backend.locomotion.path_follow import Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
-    path = Path2D(points_xy)  # validates the points before anything runs
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be positive, got {scale!r}")
+    path = Path2D(np.asarray(points_xy, dtype=np.float64) / scale)  # validates the points before anything runs
+    sp = np.asarray(speed, dtype=np.float64) / scale
+    if sp.ndim and len(sp) != len(path.points):
+        raise ValueError(f"{len(sp)} speeds for {len(path.points)} distinct path points")
     _check(cancel)
     # Expected duration: the path at the requested speed, plus start-up and the stop.
-    total = (path.length / float(speed) + 2.5) * _controller_fps(controller)
+    total = (path.length / float(np.mean(sp)) + 2.5) * _controller_fps(controller)
     with _GENERATE_LOCK:
         result = follow_path(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
-            path.points, speed=float(speed), style=style, max_seconds=max_seconds,
+            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style, max_seconds=max_seconds,
         )
     _check(cancel)
+    result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
     motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet)
@@ -303,7 +320,47 @@ def generate_path(
     return motion, result
 
 
+def rig_leg_length(arm) -> float:
+    """The rig's mean hip-to-ankle leg length in world metres (object scale
+    included), as the retarget measures it (``backend.retarget.leg_length``
+    on the rest skeleton placed in the world). Reads the rig (bpy): call it
+    on the main thread."""
+    from ..backend.retarget import _resolve, leg_length
+    from . import retarget_scene, scene_io
+
+    rot, s, t = retarget_scene._object_transform(arm)
+    world = retarget_scene.skeleton_to_world(scene_io.read_skeleton(arm), rot, s, t)
+    tmap = retarget_scene.target_mapping(arm)
+    return float(leg_length(world, _resolve(dict(tmap.bones), world, "target")))
+
+
+def controller_leg_length(controller) -> float:
+    """The controller skeleton's (Bandai's) mean hip-to-ankle leg length (m)."""
+    from ..backend.bone_mapping import match_preset
+    from ..backend.retarget import _resolve, leg_length
+
+    src = getattr(controller, "skeleton", None)
+    if src is None and hasattr(controller, "db"):
+        src = controller.db.skeleton
+    if src is None:
+        raise ValueError("the controller exposes no skeleton to measure its legs on")
+    return float(leg_length(src, _resolve(dict(match_preset(src, "bandai_namco").bones), src, "source")))
+
+
+def path_scale(arm, controller) -> float:
+    """The rig's leg length over the controller skeleton's: the factor
+    between the controller's metres and the rig's strides (see
+    :func:`generate_path`)."""
+    return rig_leg_length(arm) / controller_leg_length(controller)
+
+
 def _check_speed(speed) -> None:
+    """A speed (m/s) or one per path point: each finite, 0.1-8 m/s."""
+    sp = np.asarray(speed, dtype=np.float64) if not isinstance(speed, (int, float)) else None
+    if sp is not None and sp.ndim == 1 and sp.size and sp.dtype.kind == "f":
+        if np.all(np.isfinite(sp)) and np.all((sp >= 0.1) & (sp <= 8.0)):
+            return
+        raise ValueError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
     if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
         raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
 
@@ -319,8 +376,9 @@ def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
     return f"RigMind {'Run' if gait == 'run' else 'Walk'} · {style} · {_speed_text(speed)}"
 
 
-def path_action_name(style: str, speed: float, gait: str = "walk") -> str:
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path · {style} · {_speed_text(speed)}"
+def path_action_name(style: str, speed: float, gait: str = "walk", in_place: bool = False) -> str:
+    where = " in place" if in_place else ""
+    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path{where} · {style} · {_speed_text(speed)}"
 
 
 # --- applying to the scene (bpy) ----------------------------------------------------------
@@ -446,13 +504,20 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     return action
 
 
-def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1):
-    """Retarget a path walk onto ``arm`` (root motion on the hips, in world
-    space) as a new action; the scene frame range becomes the clip's."""
+def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = 1.0, in_place: bool = False):
+    """Retarget a path walk onto ``arm`` as a new action; the scene frame
+    range becomes the clip's. ``motion`` is the controller's walk of the
+    path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
+    travel is multiplied back by ``scale``, so they are on the drawn path
+    in world metres whatever the rig's size and object transform.
+    ``in_place``: the horizontal travel is removed (the body still turns
+    and walks as it does along the path; e.g. for a game engine that moves
+    the character itself)."""
     from . import retarget_scene
 
     action, _, _ = retarget_scene.retarget_onto(
-        arm, motion, _source_map(motion), root_mode="hips", action_name=name, frame_start=frame_start,
+        arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
+        frame_start=frame_start, root_scale=float(scale),
     )
     _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
     return action
@@ -499,6 +564,23 @@ def bake_walk_cycle(
     return action
 
 
+def path_points_and_speeds(points, speed):
+    """``(xy [N, 2], speeds)`` from path points ``[N, 2]`` or ``[N, 3]``
+    (``x, y, speed``; a NaN speed means ``speed``), repeated points dropped:
+    ``speeds`` is ``speed`` itself when no point carries one, else one per
+    point (m/s)."""
+    p = np.asarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] not in (2, 3):
+        raise ValueError(f"path points must be [N, 2] (x, y) or [N, 3] (x, y, speed), got shape {p.shape}")
+    keep = np.ones(len(p), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
+    p = p[keep]
+    if p.shape[1] == 2 or np.all(np.isnan(p[:, 2])):
+        return p[:, :2], speed
+    sp = np.where(np.isnan(p[:, 2]), float(speed), p[:, 2])
+    return p[:, :2], sp
+
+
 def walk_along_path(
     arm,
     points_xy,
@@ -512,15 +594,23 @@ def walk_along_path(
     max_seconds: float = None,
     frame_start: int = 1,
     controller_options=None,
+    in_place: bool = False,
 ):
-    """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m) as
-    a new action. See :func:`bake_walk_cycle` for ``controller``,
-    ``progress`` and ``cancel``; ``gait`` only names the action here."""
+    """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m;
+    ``[N, 3]`` rows ``x, y, speed`` give a speed per point, m/s, NaN = the
+    ``speed``) as a new action: the hips follow the path in scene metres
+    and the character stands on its end point facing along the last
+    segment. See :func:`bake_walk_cycle` for ``controller``, ``progress``
+    and ``cancel``; ``gait`` only names the action here; ``in_place`` see
+    :func:`apply_path`."""
     _check_armature(arm)
+    xy, sp = path_points_and_speeds(points_xy, speed)
     ctl = _resolve(controller, style, gait, **(controller_options or {}))
-    motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, max_seconds=max_seconds,
+    scale = path_scale(arm, ctl)
+    motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
                               progress=progress, cancel=cancel)
-    action = apply_path(arm, motion, name=path_action_name(style, speed, gait), frame_start=frame_start)
+    action = apply_path(arm, motion, name=path_action_name(style, speed, gait, in_place), frame_start=frame_start,
+                        scale=scale, in_place=in_place)
     _report(progress, 1.0)
     return action
 
@@ -599,29 +689,34 @@ def _cycle_job(work, name, style, speed, gait, in_place, frame_start):
 
 
 def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None, controller_options=None,
-                  frame_start: int = 1):
-    """:func:`walk_along_path` as a generator for a modal operator."""
+                  frame_start: int = 1, in_place: bool = False):
+    """:func:`walk_along_path` as a generator for a modal operator (the
+    rig's leg length is read here, on the main thread; the controller is
+    loaded in the worker)."""
     from ..backend.locomotion.path_follow import Path2D
 
     _check_armature(arm)
-    _check_speed(speed)
-    Path2D(points_xy)  # a bad path fails now, before the modal starts
+    xy, sp = path_points_and_speeds(points_xy, speed)
+    _check_speed(sp)
+    Path2D(xy)  # a bad path fails now, before the modal starts
     name = arm.name
     opts = dict(controller_options or {})
+    leg = rig_leg_length(arm)
 
     def work(progress, cancel):
         ctl = _resolve(controller, style, gait, **opts)
-        motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, progress=progress, cancel=cancel)
-        return motion
+        scale = leg / controller_leg_length(ctl)
+        motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, progress=progress, cancel=cancel)
+        return motion, scale
 
-    return _path_job(work, name, style, speed, gait, frame_start)
+    return _path_job(work, name, style, speed, gait, frame_start, in_place)
 
 
-def _path_job(work, name, style, speed, gait, frame_start):
-    motion = yield from run_in_thread(work)
+def _path_job(work, name, style, speed, gait, frame_start, in_place):
+    motion, scale = yield from run_in_thread(work)
     yield _CLEAN_END
-    return apply_path(_armature_by_name(name), motion, name=path_action_name(style, speed, gait),
-                      frame_start=frame_start)
+    return apply_path(_armature_by_name(name), motion, name=path_action_name(style, speed, gait, in_place),
+                      frame_start=frame_start, scale=scale, in_place=in_place)
 
 
 # --- paths from the scene -------------------------------------------------------------------

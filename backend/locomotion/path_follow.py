@@ -472,6 +472,72 @@ def follow_path(
     return result
 
 
+def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
+                 offset_seconds: float = 0.15) -> PathResult:
+    """The result with the whole body moved onto the drawn path.
+
+    The controller follows the path closed-loop but lags it: its root cuts
+    corners by 20-40 cm, the hips swing further out of a sharp turn, and
+    both wander a few cm on straights. What the user sees travel is the
+    hips, so the tracked point is the hips' ground position smoothed over
+    ``sway_seconds`` (the side-to-side sway of each step is motion, not
+    error, and is kept). Each frame's body is translated (never turned) by a
+    smooth offset that puts the tracked point on the path at its own
+    progress: the progress is its in-order projection on the path, made
+    monotone and smoothed over ``progress_seconds`` (the projection jumps
+    across the inside of a corner); the offset (path point at that progress
+    minus the tracked point) is smoothed over ``offset_seconds`` (a polyline
+    corner becomes a bend ~``speed x offset_seconds`` wide instead of a kink
+    in the hips' velocity). When the clip ends standing (``stopped_at``),
+    its last frame's tracked point is on the end point exactly. The offset
+    moves planted feet a little; :func:`.cleanup.pin_feet`, which runs after,
+    locks them (the predicted ``feet`` move with the body).
+
+    ``points_xy [N, 2]``: the path the result followed (m). Gaussian sigmas
+    are in seconds. Returns a new :class:`PathResult` (``root_xy`` and
+    ``error`` of the moved root; ``target_xy``/``arc`` the progress used)."""
+    path = Path2D(points_xy)
+    m = res.motion
+    fps = float(m.fps)
+    hips = int(np.nonzero(m.skeleton.parents == 0)[0][0]) if np.any(m.skeleton.parents == 0) else 0
+    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(sway_seconds * fps, 1e-3), axis=0, mode="nearest")
+    arc = np.empty(len(tracked))
+    s_prev = 0.0
+    for f, xy in enumerate(tracked):
+        s_prev = path.project(xy, s_prev)
+        arc[f] = s_prev
+    arc = np.maximum.accumulate(arc)
+    arc = np.clip(gaussian_filter1d(arc, max(progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    stands = res.stopped_at is not None
+    if stands:
+        arc[-1] = path.length
+    offset = path.at(arc) - tracked
+    if stands:
+        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
+        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
+        k = len(tracked) - 1
+        while k > 0 and still[k - 1]:
+            k -= 1
+        offset[k:] = offset[-1]
+    offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
+    if stands:
+        offset[-1] = path.xy[-1] - tracked[-1]
+    d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
+    roots = m.skeleton.parents < 0
+    trans = None
+    if m.translations is not None:
+        trans = m.translations.copy()
+        trans[:, roots] += d3[:, None]
+    motion = Motion(m.skeleton, m.rotations, m.root_positions + d3, m.fps, trans, name=m.name)
+    root_xy = res.root_xy + offset
+    feet = None if res.feet is None else res.feet + d3[:, None]
+    return PathResult(
+        motion=motion, target_xy=path.at(arc), arc=arc, root_xy=root_xy, error=path.distance(root_xy),
+        command=res.command, stopping=res.stopping, path_xy=res.path_xy, profile=res.profile,
+        stopped_at=res.stopped_at, length=res.length, contacts=res.contacts, feet=feet,
+    )
+
+
 def _resample_result(res: PathResult, fps: float) -> PathResult:
     """The result at another frame rate: the motion is resampled, the per
     frame arrays are interpolated (booleans: nearest earlier frame)."""
@@ -559,5 +625,5 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+__all__ = ["Path2D", "PathResult", "follow_path", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
            "stack_rows"]
