@@ -191,6 +191,60 @@ def speed_profile(path: Path2D, speed, *, lateral_accel: float, decel: float) ->
     return v
 
 
+#: Corners turning at least this much (deg) must be reached before the
+#: progress along the path may pass them (see :class:`Progress`).
+GATED_TURN_DEG = 100.0
+
+
+class Progress:
+    """Progress (arc length, m) of a moving point along a path, found by
+    in-order projection, that cannot skip a sharp corner.
+
+    Where a path turns back on itself (a U-turn's legs overlap, a hairpin's
+    nearly do) the nearest path point jumps between the legs: a follower
+    that aims ahead of it turns back before the corner (and can oscillate
+    there for ever), and a body placed on it would jump. So each corner of
+    :data:`GATED_TURN_DEG` or more is a gate: until the point is within
+    ``reach`` (m) of the corner, or past the plane through it across the
+    incoming leg, or (``reverse``) moving back against the incoming leg
+    within 1 m of it, the projection is not searched beyond the corner;
+    once it is, the progress never goes back before the corner."""
+
+    def __init__(self, path: Path2D, reach: float = 0.2, reverse: bool = False):
+        self.path = path
+        self.reach = float(reach)
+        self.reverse = reverse
+        arc, cos_half = corner_caps(path.points)
+        sharp = cos_half <= np.cos(np.radians(GATED_TURN_DEG) / 2.0)
+        idx = np.nonzero(sharp)[0]
+        d = np.diff(path.points, axis=0)
+        self.gates = [(float(arc[i]), path.points[i + 1], d[i] / np.linalg.norm(d[i])) for i in idx]
+        self.s = 0.0
+        self.floor = 0.0  # the last gate passed: the projection never goes back before it
+
+    def gate(self):
+        """``(arc, corner xy, incoming unit direction)`` of the next closed gate, or None."""
+        return self.gates[0] if self.gates else None
+
+    def update(self, xy, vel=None, back: float = 0.5, ahead: float = 2.0) -> float:
+        g = self.gate()
+        if g is not None:
+            ahead = min(ahead, max(g[0] - self.s, 0.0) + 0.02)
+        back = min(back, max(self.s - self.floor, 0.0))
+        self.s = max(self.path.project(xy, self.s, back=back, ahead=ahead), self.floor)
+        if g is not None:
+            rel = np.asarray(xy, dtype=np.float64) - g[1]
+            past = float(rel @ g[2]) > 0.0
+            near = float(np.linalg.norm(rel)) < self.reach
+            back_turn = (self.reverse and vel is not None and float(np.asarray(vel) @ g[2]) < 0.0
+                         and float(np.linalg.norm(rel)) < 1.0)
+            if past or near or back_turn:
+                self.gates.pop(0)
+                self.floor = max(self.s, g[0] + 1e-6)
+                self.s = self.floor
+        return self.s
+
+
 # --- controller driving -------------------------------------------------------------
 
 
@@ -392,7 +446,8 @@ def follow_path(
     root = first.root_positions[0, :2].copy()
     root_vel = np.zeros(2)
     vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
-    s_proj = path.project(root, 0.0)
+    progress = Progress(path)
+    s_proj = progress.update(root)
     v_cmd = 0.0
     stop_frame = None
     hold_frames = max(int(np.ceil(hold_seconds * ctl_fps)), 1)
@@ -433,6 +488,9 @@ def follow_path(
             v_cmd = min(v_allowed, v_cmd + accel * dt)
             look = max(min_lookahead, lookahead_seconds * v_cmd)
             s_look = s_proj + look
+            gate = progress.gate()
+            if gate is not None:
+                s_look = min(s_look, gate[0])  # walk up to a sharp corner before aiming past it
             if s_look >= path.length:
                 # Past the end of the path: aim at the end point itself.
                 aim = to_end
@@ -450,7 +508,7 @@ def follow_path(
         new_root = pose.root_positions[0, :2].copy()
         root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
         root = new_root
-        s_proj = path.project(root, s_proj)
+        s_proj = progress.update(root)
         arcs.append(s_proj)
         targets.append(path.at(s_proj))
         roots.append(root)
@@ -575,10 +633,13 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
     hips = int(np.nonzero(m.skeleton.parents == 0)[0][0]) if np.any(m.skeleton.parents == 0) else 0
     tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(sway_seconds * fps, 1e-3), axis=0, mode="nearest")
     arc = np.empty(len(tracked))
-    s_prev = 0.0
+    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
+    # where the path doubles back on itself (a U-turn's legs overlap: a wide
+    # window lets the projection jump to the way back).
+    progress = Progress(path, reach=0.35, reverse=True)
+    vel = np.gradient(tracked, axis=0)
     for f, xy in enumerate(tracked):
-        s_prev = path.project(xy, s_prev)
-        arc[f] = s_prev
+        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
     arc = np.maximum.accumulate(arc)
     arc = np.clip(gaussian_filter1d(arc, max(progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
     stands = res.stopped_at is not None
