@@ -90,9 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gait", default="walk", choices=["walk", "run"])
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
-    how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3" '
+    how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
+                                    'carry its own speed in m/s, "x,y,speed" (e.g. "0,0;3,0,0.8;3,3") '
                                     '(write --path="-1,0;…" when it starts with a minus sign)')
-    p.add_argument("--in-place", action="store_true", help="with --cycle: no forward root motion")
+    p.add_argument("--in-place", action="store_true",
+                   help="no horizontal root motion (--path: the path's walk, turns included, on the spot)")
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
                                                  "--path: time limit (default: what the path needs)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -249,7 +251,7 @@ def cmd_walk(args) -> int:
                                     controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
     else:
         action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                    controller=controller, max_seconds=args.seconds)
+                                    controller=controller, max_seconds=args.seconds, in_place=args.in_place)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the

@@ -129,7 +129,8 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     in_place: BoolProperty(
         name="In Place",
-        description="Keep the root at the origin instead of moving forward",
+        description="No horizontal root motion: a cycle walks on the spot; along a path, the path's walk "
+                    "(turns, speed changes, the stop) is played on the spot",
         default=False,
     )
 

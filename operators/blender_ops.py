@@ -473,12 +473,14 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
     def run(self, context, **kw):
         from . import locomotion_scene as LS
 
-        return LS.walk_along_path(_target_armature(context), self._points(context), **kw)
+        return LS.walk_along_path(_target_armature(context), self._points(context),
+                                  in_place=_settings(context).in_place, **kw)
 
     def job(self, context, **kw):
         from . import locomotion_scene as LS
 
-        return LS.walk_path_job(_target_armature(context), self._points(context), **kw)
+        return LS.walk_path_job(_target_armature(context), self._points(context),
+                                in_place=_settings(context).in_place, **kw)
 
 
 class RIGMIND_OT_generate_gesture(_ModalJobOperator, bpy.types.Operator):

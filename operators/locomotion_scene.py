@@ -870,28 +870,37 @@ def curve_to_polyline(obj, selected=None) -> np.ndarray:
 
 
 def parse_path(text: str) -> np.ndarray:
-    """``"x,y;x,y;…"`` (metres) -> ``[N, 2]``; ValueError with the expected form."""
+    """``"x,y;x,y[,speed];…"`` (metres, m/s) -> ``[N, 2]``, or ``[N, 3]``
+    (``x, y, speed``; NaN where a point gives no speed) when any point
+    carries a speed. ValueError with the expected form."""
     pts = []
+    form = 'x,y or x,y,speed (metres, m/s), e.g. --path "0,0;3,0,0.8;3,3"'
     for k, part in enumerate(p for p in (text or "").split(";") if p.strip()):
         xs = part.split(",")
         try:
-            if len(xs) != 2:
+            if len(xs) not in (2, 3):
                 raise ValueError
-            x, y = float(xs[0]), float(xs[1])
+            vals = [float(v) for v in xs]
         except ValueError:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not 'x,y' (metres), e.g. --path \"0,0;3,0;3,3\"") from None
-        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
+        if not all(math.isfinite(v) for v in vals):
             raise ValueError(f"--path point {k + 1} {part.strip()!r} is not finite")
-        pts.append((x, y))
-    xy = _dedupe(np.array(pts, dtype=np.float64).reshape(-1, 2))
-    if len(xy) < 2:
+        if len(vals) == 3 and not 0.1 <= vals[2] <= 8.0:
+            raise ValueError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
+        pts.append(vals + [math.nan] * (3 - len(vals)))
+    p = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    keep = np.ones(len(p), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
+    p = p[keep]
+    if len(p) < 2:
         raise ValueError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
-    return xy
+    return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
 
 
 __all__ = [
     "Cancelled", "ControllerError", "load_controller", "clear_controller_cache", "neural_weights",
     "curve_to_polyline", "parse_path", "bake_walk_cycle", "walk_along_path", "generate_walk_cycle",
     "generate_path", "apply_cycle", "apply_path", "make_cyclic", "walk_cycle_job", "walk_path_job",
-    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES",
+    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES", "path_scale", "rig_leg_length",
+    "path_points_and_speeds",
 ]
