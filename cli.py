@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--style", default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
-    p.add_argument("--speed", type=float, default=1.3, help="m/s (default 1.3)")
+    p.add_argument("--speed", type=float, help="m/s (default: the style's own speed for the gait, the median of its "
+                                               "clips, scaled to the rig's legs on a path; clamped to what the clips cover)")
     p.add_argument("--gait", default="walk", choices=["walk", "run"])
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")

@@ -103,6 +103,12 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
         ),
         default="walk",
     )
+    speed_from_style: BoolProperty(
+        name="Style's Speed",
+        description="Walk (or run) at the style's own speed, the median of its motion-capture clips "
+                    "(scaled to the rig's legs), instead of Speed",
+        default=True,
+    )
     speed: FloatProperty(
         name="Speed",
         description="Forward speed of the character, in metres per second",

@@ -358,7 +358,11 @@ class _ModalJobOperator:
 
     def _finished(self, action):
         first, last = action.frame_range
-        self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
+        warning = action.get("rigmind_warning") if hasattr(action, "get") else None
+        if warning:
+            self.report({"WARNING"}, f"Wrote '{action.name}' ({int(round(last - first))} frames); {warning}")
+        else:
+            self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
         return {"FINISHED"}
 
     def execute(self, context):
@@ -438,7 +442,8 @@ class _LocomotionOperator(_ModalJobOperator):
 
     def _common(self, context) -> dict:
         s = _settings(context)
-        return dict(style=s.style, gait=s.gait, speed=float(s.speed), controller=self.controller,
+        speed = None if getattr(s, "speed_from_style", False) else float(s.speed)
+        return dict(style=s.style, gait=s.gait, speed=speed, controller=self.controller,
                     controller_options=_controller_options(context))
 
 

@@ -365,11 +365,55 @@ def _check_speed(speed) -> None:
         raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
 
 
+# --- default speeds ---------------------------------------------------------------------------
+
+#: Each style's and gait's speed from its own training clips (written by
+#: bench/locomotion_default_speeds.py): ``default`` (median, m/s) and
+#: ``range`` (2nd-98th percentile) in the controller's (Bandai actor's) metres.
+SPEEDS_FILE = PACKAGE_ROOT / "presets" / "locomotion_speeds.json"
+_SPEEDS = None
+
+
+def style_speeds(style: str, gait: str = "walk") -> tuple:
+    """``(default, (low, high))`` m/s of ``style`` walking or running, from
+    its training clips, for a character with the controller skeleton's legs."""
+    global _SPEEDS
+    if _SPEEDS is None:
+        import json
+
+        _SPEEDS = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
+    entry = _SPEEDS.get(style, _SPEEDS["normal"]).get("run" if gait == "run" else "walk")
+    return float(entry["default"]), (float(entry["range"][0]), float(entry["range"][1]))
+
+
+def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
+    """``(speed, warning)``: ``speed`` (m/s, a number or one per point; None
+    = the style's default for the gait) in the world of a rig whose legs
+    are ``scale`` x the controller skeleton's (speeds scale with the legs:
+    the same cadence, longer strides), clamped to what the style's clips
+    cover; ``warning`` says what was clamped and the range, else None."""
+    default, (lo, hi) = style_speeds(style, gait)
+    lo, hi = lo * scale, hi * scale
+    if speed is None:
+        return round(default * scale, 3), None
+    sp = np.asarray(speed, dtype=np.float64)
+    clamped = np.clip(sp, lo, hi)
+    warning = None
+    if np.any(np.abs(clamped - sp) > 1e-9):
+        asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
+        warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
+                   f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+    return (float(clamped) if clamped.ndim == 0 else clamped), warning
+
+
 # --- naming ---------------------------------------------------------------------------------
 
 
-def _speed_text(speed: float) -> str:
-    return f"{round(float(speed), 2):g} m/s"
+def _speed_text(speed) -> str:
+    sp = np.asarray(speed, dtype=np.float64)
+    if sp.ndim and sp.size > 1 and np.ptp(sp) > 1e-6:
+        return f"{round(float(sp.min()), 2):g}-{round(float(sp.max()), 2):g} m/s"
+    return f"{round(float(sp.ravel()[0] if sp.ndim else sp), 2):g} m/s"
 
 
 def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
@@ -538,7 +582,7 @@ def bake_walk_cycle(
     *,
     style: str = "normal",
     gait: str = "walk",
-    speed: float = 1.3,
+    speed: float = None,
     in_place: bool = False,
     controller=None,
     progress=None,
@@ -549,17 +593,22 @@ def bake_walk_cycle(
 ):
     """Bake a looping walk (or run) cycle onto ``arm`` as a new action with
     Cycles modifiers, and set the scene frame range to the cycle.
+    ``speed`` (m/s of the controller's actor; None = the style's own for
+    the gait, from its clips) is clamped to what the clips cover
+    (:func:`resolve_speed`, the warning kept as ``rigmind_warning``).
     ``controller``: a controller object, or a kind for :func:`load_controller`
     (None = "auto"; ``controller_options`` go to it). ``progress(fraction)``
     is called and ``cancel()`` asked every :data:`CHUNK_FRAMES` generated
     frames; a cancelled run raises :class:`Cancelled` before anything is
     written (the scene is unchanged)."""
     _check_armature(arm)
+    speed, warning = resolve_speed(speed, style, gait)
     ctl = _resolve(controller, style, gait, **(controller_options or {}))
     loop = generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, seconds=seconds,
                                progress=progress, cancel=cancel)
     action = apply_cycle(arm, loop, name=cycle_action_name(style, speed, gait), in_place=in_place,
                          frame_start=frame_start)
+    _warn(action, warning)
     _report(progress, 1.0)
     return action
 
@@ -586,7 +635,7 @@ def walk_along_path(
     points_xy,
     *,
     style: str = "normal",
-    speed: float = 1.3,
+    speed=None,
     controller=None,
     progress=None,
     cancel=None,
@@ -600,19 +649,43 @@ def walk_along_path(
     ``[N, 3]`` rows ``x, y, speed`` give a speed per point, m/s, NaN = the
     ``speed``) as a new action: the hips follow the path in scene metres
     and the character stands on its end point facing along the last
-    segment. See :func:`bake_walk_cycle` for ``controller``, ``progress``
-    and ``cancel``; ``gait`` only names the action here; ``in_place`` see
-    :func:`apply_path`."""
+    segment. ``speed`` (m/s; None = the style's own for the gait, from its
+    clips, scaled to the rig's legs) is clamped to what the clips cover
+    (:func:`resolve_speed`; the warning is printed and kept on the action
+    as ``rigmind_warning``). See :func:`bake_walk_cycle` for
+    ``controller``, ``progress`` and ``cancel``; ``gait`` picks the default
+    speed and names the action; ``in_place`` see :func:`apply_path`."""
     _check_armature(arm)
-    xy, sp = path_points_and_speeds(points_xy, speed)
     ctl = _resolve(controller, style, gait, **(controller_options or {}))
     scale = path_scale(arm, ctl)
+    xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
     motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
                               progress=progress, cancel=cancel)
-    action = apply_path(arm, motion, name=path_action_name(style, speed, gait, in_place), frame_start=frame_start,
+    action = apply_path(arm, motion, name=path_action_name(style, sp, gait, in_place), frame_start=frame_start,
                         scale=scale, in_place=in_place)
+    _warn(action, warning)
     _report(progress, 1.0)
     return action
+
+
+def _path_speeds(points_xy, speed, style, gait, scale):
+    """``(xy, speeds, warning)``: the path's points, its speeds in world m/s
+    (defaults filled in, clamped: :func:`resolve_speed`) and the warning."""
+    base, warning = resolve_speed(speed, style, gait, scale)
+    xy, sp = path_points_and_speeds(points_xy, base)
+    if not np.isscalar(sp):
+        sp, w2 = resolve_speed(sp, style, gait, scale)
+        warning = warning or w2
+    _check_speed(sp)
+    return xy, sp, warning
+
+
+def _warn(action, warning) -> None:
+    if warning:
+        import sys
+
+        action["rigmind_warning"] = warning
+        print(f"RigMind: WARNING: {warning}", file=sys.stderr)
 
 
 def _resolve(controller, style, gait, **kwargs):
@@ -665,11 +738,13 @@ def _armature_by_name(name: str):
     return arm
 
 
-def walk_cycle_job(arm, *, style, gait, speed, in_place, controller=None, controller_options=None, frame_start: int = 1):
+def walk_cycle_job(arm, *, style, gait, speed=None, in_place=False, controller=None, controller_options=None, frame_start: int = 1):
     """:func:`bake_walk_cycle` as a generator for a modal operator (see the
     module docstring); the controller is loaded in the worker thread too."""
     _check_armature(arm)
-    _check_speed(speed)
+    if speed is not None:
+        _check_speed(speed)
+    speed, warning = resolve_speed(speed, style, gait)
     name = arm.name
     opts = dict(controller_options or {})
 
@@ -678,17 +753,19 @@ def walk_cycle_job(arm, *, style, gait, speed, in_place, controller=None, contro
         return generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, progress=progress, cancel=cancel)
 
     # Checked above, on the call; the generator below runs on the first next().
-    return _cycle_job(work, name, style, speed, gait, in_place, frame_start)
+    return _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning)
 
 
-def _cycle_job(work, name, style, speed, gait, in_place, frame_start):
+def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None):
     loop = yield from run_in_thread(work)
     yield _CLEAN_END
-    return apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
-                       in_place=in_place, frame_start=frame_start)
+    action = apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
+                         in_place=in_place, frame_start=frame_start)
+    _warn(action, warning)
+    return action
 
 
-def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None, controller_options=None,
+def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=None, controller_options=None,
                   frame_start: int = 1, in_place: bool = False):
     """:func:`walk_along_path` as a generator for a modal operator (the
     rig's leg length is read here, on the main thread; the controller is
@@ -696,9 +773,9 @@ def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None,
     from ..backend.locomotion.path_follow import Path2D
 
     _check_armature(arm)
-    xy, sp = path_points_and_speeds(points_xy, speed)
-    _check_speed(sp)
-    Path2D(xy)  # a bad path fails now, before the modal starts
+    Path2D(path_points_and_speeds(points_xy, 1.0)[0])  # a bad path fails now, before the modal starts
+    if speed is not None:
+        _check_speed(speed)
     name = arm.name
     opts = dict(controller_options or {})
     leg = rig_leg_length(arm)
@@ -706,17 +783,20 @@ def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None,
     def work(progress, cancel):
         ctl = _resolve(controller, style, gait, **opts)
         scale = leg / controller_leg_length(ctl)
+        xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
         motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, progress=progress, cancel=cancel)
-        return motion, scale
+        return motion, scale, sp, warning
 
-    return _path_job(work, name, style, speed, gait, frame_start, in_place)
+    return _path_job(work, name, style, gait, frame_start, in_place)
 
 
-def _path_job(work, name, style, speed, gait, frame_start, in_place):
-    motion, scale = yield from run_in_thread(work)
+def _path_job(work, name, style, gait, frame_start, in_place):
+    motion, scale, sp, warning = yield from run_in_thread(work)
     yield _CLEAN_END
-    return apply_path(_armature_by_name(name), motion, name=path_action_name(style, speed, gait, in_place),
-                      frame_start=frame_start, scale=scale, in_place=in_place)
+    action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
+                        frame_start=frame_start, scale=scale, in_place=in_place)
+    _warn(action, warning)
+    return action
 
 
 # --- paths from the scene -------------------------------------------------------------------
@@ -902,5 +982,5 @@ __all__ = [
     "curve_to_polyline", "parse_path", "bake_walk_cycle", "walk_along_path", "generate_walk_cycle",
     "generate_path", "apply_cycle", "apply_path", "make_cyclic", "walk_cycle_job", "walk_path_job",
     "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES", "path_scale", "rig_leg_length",
-    "path_points_and_speeds",
+    "path_points_and_speeds", "style_speeds", "resolve_speed",
 ]
