@@ -411,6 +411,11 @@ def _model_tool(tool: str, args, extra) -> int:
 
 
 def cmd_eval(args, extra) -> int:
+    if args.what == "locomotion" and "--rigs" in extra:
+        # Walk Along Path baked on real rigs and read back from Blender (needs bpy).
+        from .operators.locomotion_rig_eval import main_rig_eval
+
+        return main_rig_eval([a for a in extra if a != "--rigs"])
     return _model_tool("eval", args, extra)
 
 

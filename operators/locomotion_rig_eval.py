@@ -115,16 +115,24 @@ def hip_speed_variation(hips_xy, contact_l, contact_r, fps, moving=None) -> floa
     return float(np.mean(cvs)) if cvs else float("nan")
 
 
-def score_take(pos: dict, path_xy, fps: float, leg: float) -> dict:
+def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dict:
     """Metrics (see the module docstring) of evaluated positions ``pos``
-    (``canonical -> [F, 3]``) against the drawn ``path_xy [N, 2]``."""
-    path_xy = np.asarray(path_xy, dtype=np.float64)
+    (``canonical -> [F, 3]``) against the drawn ``path_xy [N, 2]`` (None:
+    a mocap take, no trajectory figures). ``toe_rest``: the toe joints'
+    height (m) over the floor when standing at rest; the lowest toe is
+    reported relative to it (how far the toe sinks below where a flat
+    foot has it), else as its raw height."""
     hips = pos["hips"]
-    err = _polyline_distance(hips[:, :2], path_xy)
-    lat = pos["upperleg_l"][-1, :2] - pos["upperleg_r"][-1, :2]
-    facing = np.array([lat[1], -lat[0]])  # up x left = forward (Z-up, right-handed)
-    end_dir = path_xy[-1] - path_xy[-2]
-    ang = math.degrees(abs(math.atan2(facing[0] * end_dir[1] - facing[1] * end_dir[0], float(facing @ end_dir))))
+    traj = {}
+    if path_xy is not None:
+        path_xy = np.asarray(path_xy, dtype=np.float64)
+        err = _polyline_distance(hips[:, :2], path_xy)
+        lat = pos["upperleg_l"][-1, :2] - pos["upperleg_r"][-1, :2]
+        facing = np.array([lat[1], -lat[0]])  # up x left = forward (Z-up, right-handed)
+        end_dir = path_xy[-1] - path_xy[-2]
+        ang = math.degrees(abs(math.atan2(facing[0] * end_dir[1] - facing[1] * end_dir[0], float(facing @ end_dir))))
+        traj = {"mean_cm": float(err.mean() * 100), "max_cm": float(err.max() * 100),
+                "final_cm": float(np.linalg.norm(hips[-1, :2] - path_xy[-1]) * 100), "heading_deg": ang}
     skates, pairs = [], 0
     for c in ("foot_l", "foot_r", "toes_l", "toes_r"):
         if c in pos:
@@ -139,17 +147,15 @@ def score_take(pos: dict, path_xy, fps: float, leg: float) -> dict:
     moving = hv > 0.3 * leg
     stack = np.stack([pos[c] for c in pos], 1)
     rel_step = np.linalg.norm(np.diff(stack - hips[:, None], axis=0), axis=-1)
-    toes = [pos[c][:, 2] for c in ("toes_l", "toes_r") if c in pos] or [pos["foot_l"][:, 2], pos["foot_r"][:, 2]]
+    toe_keys = [c for c in ("toes_l", "toes_r") if c in pos] or ["foot_l", "foot_r"]
+    toes = [pos[c][:, 2] - (0.0 if toe_rest is None else toe_rest.get(c, 0.0)) for c in toe_keys]
     # Lateral: the ankles' offset along the body's left direction (from the hip joints).
     left = pos["upperleg_l"][:, :2] - pos["upperleg_r"][:, :2]
     left /= np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
     sep = np.sum((pos["foot_l"][:, :2] - pos["foot_r"][:, :2]) * left, axis=1)
     return {
         "frames": len(hips),
-        "mean_cm": float(err.mean() * 100),
-        "max_cm": float(err.max() * 100),
-        "final_cm": float(np.linalg.norm(hips[-1, :2] - path_xy[-1]) * 100),
-        "heading_deg": ang,
+        **traj,
         "skate_cm_per_frame": float(sum(skates) / max(pairs, 1)),
         "jitter_m_s3": float(np.mean(np.linalg.norm(jerk, axis=-1))),
         "hip_speed_cv": hip_speed_variation(hips[:, :2], cl, cr, fps, moving),
@@ -179,9 +185,245 @@ def bake_and_score(arm, points, *, style="normal", speed=1.3, controller=None, f
     import bpy
 
     fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base / frames_step
-    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, LS.rig_leg_length(arm))
+    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, LS.rig_leg_length(arm),
+                     toe_rest=toe_rest_heights(arm, bones))
     res.update(bake_s=bake_s, action=action.name)
     return res
 
 
-__all__ = ["evaluated_positions", "score_take", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY"]
+def toe_rest_heights(arm, bones: dict) -> dict:
+    """``canonical -> m``: the foot and toe bones' rest head heights in the
+    world: where a flat, planted foot has them (every rig measured here
+    stands on z = 0 at rest)."""
+    mw = np.array([list(r) for r in arm.matrix_world])
+    return {c: float((mw @ np.append(np.array(arm.data.bones[bones[c]].head_local), 1.0))[2])
+            for c in ("foot_l", "foot_r", "toes_l", "toes_r") if c in bones}
+
+
+# --- the benchmark -------------------------------------------------------------------------
+
+RIGS = ("mannequin", "xbot", "rpm", "rigify")
+#: Validation mocap clips retargeted onto each rig as the reference (normal
+#: style: two straight walks and a turn each way).
+MOCAP_CLIPS = ("walk_normal", "walk-turn-left_normal", "walk-turn-right_normal")
+
+
+def load_rig(name: str, data_dir):
+    """A fresh scene with the rig ``name`` (see :data:`RIGS`); its armature."""
+    import bpy
+
+    from pathlib import Path
+
+    from . import mannequin, rig_files
+
+    data_dir = Path(data_dir)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    if name == "mannequin":
+        return mannequin.build_mannequin()["armature"]
+    if name in ("xbot", "rpm"):
+        f = data_dir / ("characters/Xbot.glb" if name == "xbot" else "character_rpm_arkit/brunette-t.glb")
+        if not f.is_file():
+            raise FileNotFoundError(f"{f} is absent")
+        rig_files.load_rig_file(f)
+        return rig_files.find_armature()
+    if name == "rigify":
+        import addon_utils
+
+        if not addon_utils.check("rigify")[1]:
+            addon_utils.enable("rigify", default_set=True)
+        bpy.ops.object.armature_human_metarig_add()
+        meta = bpy.context.view_layer.objects.active
+        bpy.ops.pose.rigify_generate()
+        rig = bpy.context.view_layer.objects.active
+        data = meta.data
+        bpy.data.objects.remove(meta)
+        bpy.data.armatures.remove(data)
+        return rig
+    raise ValueError(f"unknown rig {name!r}; use one of {', '.join(RIGS)}")
+
+
+def _positions_of_action(arm, action):
+    import bpy
+
+    from . import retarget_scene
+
+    tmap = retarget_scene.target_mapping(arm)
+    bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
+    a, b = (int(round(x)) for x in action.frame_range)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    return evaluated_positions(arm, bones, range(a, b + 1)), fps, bones
+
+
+def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
+    """Scores (:func:`score_take`, no path) of validation mocap clips
+    (:data:`MOCAP_CLIPS`) retargeted onto ``arm`` the way a walk is
+    (``retarget_onto``, hips root motion), read from the evaluated pose."""
+    from ..backend.bone_mapping import match_preset
+    from ..backend.locomotion import dataset as D
+    from ..backend.locomotion import features as FT
+    from . import locomotion_scene as LS
+    from . import retarget_scene
+
+    split = D.split_of(D.load_split())
+    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
+    out = []
+    for key in MOCAP_CLIPS:
+        mine = sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:per_content]
+        for c in mine:
+            m = FT.load_clip(c)
+            action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
+                                                        action_name=f"mocap {c.file}")
+            pos, fps, bones = _positions_of_action(arm, action)
+            r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
+            r["clip"] = c.file
+            out.append(r)
+    return out
+
+
+def _mean(rows, key):
+    v = [r[key] for r in rows if key in r and r[key] is not None and np.isfinite(r[key])]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def _max(rows, key):
+    v = [r[key] for r in rows if key in r and np.isfinite(r[key])]
+    return float(np.max(v)) if v else float("nan")
+
+
+def _min(rows, key):
+    v = [r[key] for r in rows if key in r and np.isfinite(r[key])]
+    return float(np.min(v)) if v else float("nan")
+
+
+def evaluate_rig(name, data_dir, paths, *, style="normal", controller=None, verbose=False) -> dict:
+    """Every path of ``paths`` (:class:`~..backend.locomotion.path_sets.RandomPath`)
+    baked on rig ``name`` at its speeds (x the style's default on that rig)
+    and scored, and the mocap reference on the same rig."""
+    from . import locomotion_scene as LS
+
+    arm = load_rig(name, data_dir)
+    ctl = controller or LS.load_controller("neural")
+    scale = LS.path_scale(arm, ctl)
+    default = LS.resolve_speed(None, style, "walk", scale)[0]
+    takes = []
+    for p in paths:
+        pts = np.column_stack([p.points, p.speeds(default)])
+        r = bake_and_score(arm, pts, style=style, controller=ctl)
+        r.update(path=p.name, length_m=p.length, turns_deg=[round(float(t)) for t in p.turns_deg])
+        takes.append(r)
+        if verbose:
+            print(f"[{name}] {p.name}: mean {r['mean_cm']:.1f} max {r['max_cm']:.1f} final {r['final_cm']:.1f} cm, "
+                  f"heading {r['heading_deg']:.1f} deg, cv {r['hip_speed_cv']:.3f}, bake {r['bake_s']:.2f} s", flush=True)
+    mocap = mocap_reference(arm, data_dir)
+    return {"rig": name, "armature": arm.name, "bones": len(arm.data.bones), "leg_scale": scale,
+            "default_speed": default, "takes": takes, "mocap": mocap}
+
+
+def summarize(rig: dict) -> dict:
+    """Per-rig figures and the ratios the issue asks for."""
+    t, m = rig["takes"], rig["mocap"]
+    mo_p999 = float(np.percentile([r["p999_step_leg"] for r in m], 50)) if m else float("nan")
+    return {
+        "rig": rig["rig"], "paths": len(t), "leg_scale": rig["leg_scale"], "default_speed": rig["default_speed"],
+        "mean_cm": _mean(t, "mean_cm"), "max_cm": _max(t, "max_cm"), "final_cm": _max(t, "final_cm"),
+        "heading_deg": _max(t, "heading_deg"),
+        "skate": _mean(t, "skate_cm_per_frame"), "skate_mocap": _mean(m, "skate_cm_per_frame"),
+        "jitter": _mean(t, "jitter_m_s3"), "jitter_mocap": _mean(m, "jitter_m_s3"),
+        "hip_cv": _mean(t, "hip_speed_cv"), "hip_cv_mocap": _mean(m, "hip_speed_cv"),
+        "max_step": _max(t, "max_step_leg"), "mocap_p999_step": mo_p999,
+        "min_toe_cm": _min(t, "min_toe_cm"), "min_toe_mocap_cm": _min(m, "min_toe_cm"),
+        "min_feet_sep_cm": _min(t, "min_feet_sep_cm"), "min_feet_sep_mocap_cm": _min(m, "min_feet_sep_cm"),
+        "bake_s_per_10s": float(np.mean([r["bake_s"] / (r["frames"] / 300.0) for r in t])),
+    }
+
+
+def format_markdown(summaries, meta) -> str:
+    def f(x, d=1):
+        return "n/a" if x is None or not np.isfinite(x) else f"{x:.{d}f}"
+
+    lines = [
+        f"### Walk Along Path on the rigs ({meta['set']} paths)",
+        "",
+        f"Command: `{meta['command']}`  ",
+        f"Machine: {meta['machine']}  ",
+        f"Date: {meta['date']}  ",
+        f"Paths: {meta['paths_desc']}; style {meta['style']}, speeds x the style's default on each rig.",
+        "",
+        "| rig | leg scale | mean / max / final traj. err (cm) | arrival heading (deg, max) | skate (cm/frame) gen / mocap | "
+        "jitter (m/s^3) gen / mocap | hip-speed CV gen / mocap | largest joint step / mocap p99.9 | lowest toe (cm) gen / mocap | "
+        "min ankle separation (cm) gen / mocap |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| {s['rig']} | {f(s['leg_scale'], 3)} | {f(s['mean_cm'])} / {f(s['max_cm'])} / {f(s['final_cm'])} | "
+            f"{f(s['heading_deg'])} | {f(s['skate'], 2)} / {f(s['skate_mocap'], 2)} | {f(s['jitter'], 0)} / "
+            f"{f(s['jitter_mocap'], 0)} ({f(s['jitter'] / s['jitter_mocap'], 2)}x) | {f(s['hip_cv'], 3)} / "
+            f"{f(s['hip_cv_mocap'], 3)} ({f(s['hip_cv'] / s['hip_cv_mocap'], 2)}x) | {f(s['max_step'], 3)} / "
+            f"{f(s['mocap_p999_step'], 3)} ({f(s['max_step'] / s['mocap_p999_step'], 2)}x) | {f(s['min_toe_cm'])} / "
+            f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} |")
+    lines += ["", "Per take (cm, deg):", "", "| rig | path | turns (deg) | length (m) | mean | max | final | heading | hip CV |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for rig in meta["rigs"]:
+        for r in rig["takes"]:
+            lines.append(f"| {rig['rig']} | {r['path']} | {r['turns_deg']} | {r['length_m']:.1f} | {f(r['mean_cm'])} | "
+                         f"{f(r['max_cm'])} | {f(r['final_cm'])} | {f(r['heading_deg'])} | {f(r['hip_speed_cv'], 3)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main_rig_eval(argv=None) -> int:
+    """``rigmind eval locomotion --rigs [--set held-out|validation] [--count N]
+    [--rig NAME ...] [--out FILE] [--json FILE]``."""
+    import argparse
+    import datetime as _dt
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from ..backend.locomotion import path_sets as PS
+    from ..backend.locomotion.eval import machine_description
+    from . import locomotion_scene as LS
+
+    ap = argparse.ArgumentParser(prog="rigmind eval locomotion --rigs",
+                                 description="Walk Along Path baked on real rigs, measured on the evaluated pose.")
+    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--set", default="held-out", choices=["held-out", "validation"])
+    ap.add_argument("--count", type=int, default=8)
+    ap.add_argument("--rig", action="append", choices=list(RIGS), help="rig(s) to measure (default: all)")
+    ap.add_argument("--style", default="normal")
+    ap.add_argument("--out", default=None, help="markdown report (default bench/locomotion_rigs_<set>.md)")
+    ap.add_argument("--json", help="raw results as JSON")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(list(argv or []))
+    seed = PS.HELD_OUT_SEED if args.set == "held-out" else PS.VALIDATION_SEED
+    paths = PS.random_paths(seed, args.count)
+    ctl = LS.load_controller("neural")
+    rigs = []
+    for name in args.rig or RIGS:
+        try:
+            rigs.append(evaluate_rig(name, args.data, paths, style=args.style, controller=ctl, verbose=args.verbose))
+        except FileNotFoundError as e:
+            print(f"[{name}] skipped: {e}", file=sys.stderr)
+    summaries = [summarize(r) for r in rigs]
+    meta = {
+        "set": args.set, "seed": seed, "style": args.style, "rigs": rigs,
+        "command": "rigmind eval locomotion --rigs " + " ".join(argv or []),
+        "machine": machine_description(), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "paths_desc": (f"{len(paths)} random paths, seed {seed} ({args.set}), {PS.LEG_RANGE_M[0]}-{PS.LEG_RANGE_M[1]} m legs, "
+                       f"{PS.TURN_RANGE_DEG[0]:g}-{PS.TURN_RANGE_DEG[1]:g} deg turns, per-point speed "
+                       f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
+    }
+    md = format_markdown(summaries, meta)
+    out = Path(args.out or Path(__file__).resolve().parents[1] / "bench" / f"locomotion_rigs_{args.set}.md")
+    out.write_text(md, encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summaries": summaries, "meta": meta}, indent=1, default=str),
+                                   encoding="utf-8")
+    print(md)
+    print(f"wrote {out}")
+    return 0
+
+
+__all__ = ["evaluated_positions", "score_take", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY", "RIGS",
+           "load_rig", "mocap_reference", "evaluate_rig", "summarize", "main_rig_eval"]

@@ -322,16 +322,28 @@ def generate_path(
 
 def rig_leg_length(arm) -> float:
     """The rig's mean hip-to-ankle leg length in world metres (object scale
-    included), as the retarget measures it (``backend.retarget.leg_length``
-    on the rest skeleton placed in the world). Reads the rig (bpy): call it
-    on the main thread."""
-    from ..backend.retarget import _resolve, leg_length
-    from . import retarget_scene, scene_io
+    included): hip joint to knee plus knee to ankle at rest, from the mapped
+    bones' heads, as ``backend.retarget.leg_length`` measures a plain FK
+    leg. Read from the bones themselves, not the hierarchy, so a generated
+    Rigify rig (DEF- bones parented to ORG- bones) measures like any other.
+    Reads the rig (bpy): call it on the main thread."""
+    from . import retarget_scene
 
-    rot, s, t = retarget_scene._object_transform(arm)
-    world = retarget_scene.skeleton_to_world(scene_io.read_skeleton(arm), rot, s, t)
     tmap = retarget_scene.target_mapping(arm)
-    return float(leg_length(world, _resolve(dict(tmap.bones), world, "target")))
+    mw = _matrix(arm.matrix_world)
+
+    def head(c):
+        b = tmap.bones.get(c)
+        if not b or b not in arm.data.bones:
+            from . import scene_io
+
+            raise scene_io.SceneError(f"armature '{arm.name}' has no '{c}' bone mapped: a walk needs both legs "
+                                      "(upper leg, lower leg, foot); fix the bone mapping")
+        return mw[:3, :3] @ np.array(arm.data.bones[b].head_local) + mw[:3, 3]
+
+    legs = [np.linalg.norm(head(f"lowerleg_{s}") - head(f"upperleg_{s}")) + np.linalg.norm(head(f"foot_{s}") - head(f"lowerleg_{s}"))
+            for s in ("l", "r")]
+    return float(np.mean(legs))
 
 
 def controller_leg_length(controller) -> float:

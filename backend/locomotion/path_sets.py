@@ -23,7 +23,7 @@ HELD_OUT_SEED = 7012
 TURN_RANGE_DEG = (45.0, 180.0)
 LEG_RANGE_M = (2.5, 6.0)
 #: Per-point speed as a fraction of the style's default speed.
-SPEED_FRACTION = (0.7, 1.25)
+SPEED_FRACTION = (0.8, 1.25)
 
 
 @dataclass(frozen=True)
