@@ -941,6 +941,15 @@ def retarget(
             # never below the floor, planted or not (a dropped pelvis must
             # not push the swinging foot through it)
             goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] - _SINK_CAP)
+            tt = t_toes[g["side"]]
+            if tt is not None and toe_drop[g["side"]] is not None and attached[g["side"]]:
+                # ... and neither may the toe: the foot's rotation is final,
+                # so the toe sits at a known height from the ankle; where it
+                # would go below its own flat level (a toe-down foot near
+                # the floor at touch-down / toe-off: 2 cm through it on the
+                # mannequin) the ankle goes up instead.
+                toe_rel = Pw[:, tt, 2] - Pw[:, tf, 2]
+                goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] + toe_drop[g["side"]] - _SINK_CAP - toe_rel)
             bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
             knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), fwd_rest))
             pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
