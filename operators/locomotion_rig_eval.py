@@ -337,6 +337,33 @@ def summarize(rig: dict) -> dict:
     }
 
 
+def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0, data_dir=None) -> dict:
+    """Per style, the share of ``paths`` whose walk (the controller's
+    output after the path snap and foot clean-up, on its own skeleton, the
+    same for every rig) the style classifier of ``rigmind eval locomotion``
+    (trained on the training clips' features cache; built when absent)
+    names correctly; ``{"styles": {style: share}, "mean": share}``."""
+    from ..backend.locomotion import dataset as D
+    from ..backend.locomotion import eval as E
+    from ..backend.locomotion import features as FT
+    from ..backend.locomotion import style_classifier as SC
+    from . import locomotion_scene as LS
+
+    cache = cache_dir or FT.DEFAULT_CACHE_DIR
+    FT.build_cache(data_dir or D.DEFAULT_DATA_DIR, cache, seed=seed)
+    clf = E._cached_classifier(cache, seed)
+    out = {}
+    for style in styles or D.D2_STYLES:
+        default = LS.style_speeds(style, "walk")[0]
+        hits = []
+        for p in paths:
+            motion, _ = LS.generate_path(controller, p.points, style=style, speed=p.speeds(default))
+            probs = SC.predict_style(clf, motion)
+            hits.append(clf.styles[int(np.argmax(probs))] == style)
+        out[style] = float(np.mean(hits))
+    return {"styles": out, "mean": float(np.mean(list(out.values())))}
+
+
 def format_markdown(summaries, meta) -> str:
     def f(x, d=1):
         return "n/a" if x is None or not np.isfinite(x) else f"{x:.{d}f}"
@@ -364,6 +391,11 @@ def format_markdown(summaries, meta) -> str:
             f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} |")
     lines += ["", "Per take (cm, deg):", "", "| rig | path | turns (deg) | length (m) | mean | max | final | heading | hip CV |",
               "|---|---|---|---|---|---|---|---|---|"]
+    acc = meta.get("style_accuracy")
+    if acc:
+        lines += ["", f"Style accuracy (the controller's walk along the same paths, before retargeting, so the same for "
+                  f"every rig; the evaluation's style classifier): mean {acc['mean']:.0%}; "
+                  + ", ".join(f"{k} {v:.0%}" for k, v in acc["styles"].items()), ""]
     for rig in meta["rigs"]:
         for r in rig["takes"]:
             lines.append(f"| {rig['rig']} | {r['path']} | {r['turns_deg']} | {r['length_m']:.1f} | {f(r['mean_cm'])} | "
@@ -394,6 +426,7 @@ def main_rig_eval(argv=None) -> int:
     ap.add_argument("--style", default="normal")
     ap.add_argument("--out", default=None, help="markdown report (default bench/locomotion_rigs_<set>.md)")
     ap.add_argument("--json", help="raw results as JSON")
+    ap.add_argument("--no-styles", action="store_true", help="skip the style accuracy (all 7 styles on every path)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(list(argv or []))
     seed = PS.HELD_OUT_SEED if args.set == "held-out" else PS.VALIDATION_SEED
@@ -406,7 +439,9 @@ def main_rig_eval(argv=None) -> int:
         except FileNotFoundError as e:
             print(f"[{name}] skipped: {e}", file=sys.stderr)
     summaries = [summarize(r) for r in rigs]
+    acc = None if args.no_styles else style_accuracy(paths, ctl, data_dir=args.data)
     meta = {
+        "style_accuracy": acc,
         "set": args.set, "seed": seed, "style": args.style, "rigs": rigs,
         "command": "rigmind eval locomotion --rigs " + " ".join(argv or []),
         "machine": machine_description(), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
