@@ -300,6 +300,9 @@ def _keep_feet_apart(legs_out, left, apart: float, fps: float) -> None:
     free_l, free_r = 1.0 - w_l, 1.0 - w_r
     total = free_l + free_r
     share_l = np.where(total > 1e-6, free_l / np.maximum(total, 1e-6), 0.5)
+    # The share moves from foot to foot as locks begin and end: eased over
+    # ~0.1 s, or the push jumps across at a touch-down (a one-frame pop).
+    share_l = np.clip(gaussian_filter1d(share_l, 0.1 * fps, mode="nearest"), 0.0, 1.0)
     for arr in (t_l, tt_l):
         arr[:, :2] += (share_l * push)[:, None] * left
     for arr in (t_r, tt_r):
