@@ -230,6 +230,10 @@ def test_operators(bpy_clean, data_dir, monkeypatch):
         s.path_object = curve
         assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk Along Path · normal · 1.2 m/s"
+        # In Place is honoured in path mode (the path's walk on the spot).
+        s.in_place = True
+        assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
+        assert arm.animation_data.action.name == "RigMind Walk Along Path in place · normal · 1.2 m/s"
     finally:
         rigmind.unregister()
 
