@@ -389,13 +389,13 @@ def format_markdown(summaries, meta) -> str:
             f"{f(s['hip_cv_mocap'], 3)} ({f(s['hip_cv'] / s['hip_cv_mocap'], 2)}x) | {f(s['max_step'], 3)} / "
             f"{f(s['mocap_p999_step'], 3)} ({f(s['max_step'] / s['mocap_p999_step'], 2)}x) | {f(s['min_toe_cm'])} / "
             f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} |")
-    lines += ["", "Per take (cm, deg):", "", "| rig | path | turns (deg) | length (m) | mean | max | final | heading | hip CV |",
-              "|---|---|---|---|---|---|---|---|---|"]
     acc = meta.get("style_accuracy")
     if acc:
         lines += ["", f"Style accuracy (the controller's walk along the same paths, before retargeting, so the same for "
                   f"every rig; the evaluation's style classifier): mean {acc['mean']:.0%}; "
-                  + ", ".join(f"{k} {v:.0%}" for k, v in acc["styles"].items()), ""]
+                  + ", ".join(f"{k} {v:.0%}" for k, v in acc["styles"].items())]
+    lines += ["", "Per take (cm, deg):", "", "| rig | path | turns (deg) | length (m) | mean | max | final | heading | hip CV |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for rig in meta["rigs"]:
         for r in rig["takes"]:
             lines.append(f"| {rig['rig']} | {r['path']} | {r['turns_deg']} | {r['length_m']:.1f} | {f(r['mean_cm'])} | "
