@@ -125,7 +125,9 @@ class Path2D:
         """Distance (m) from each point ``xy [..., 2]`` to the polyline (the
         nearest point anywhere on it)."""
         xy = np.asarray(xy, dtype=np.float64)
-        a, b = self.xy[:-1], self.xy[1:]
+        # The drawn points, not the dense resampling: the same polyline, and
+        # [F, N] instead of [F, length / step] (2.6 s of a 60 s bake).
+        a, b = self.points[:-1], self.points[1:]
         d = b - a
         flat = xy.reshape(-1, 1, 2)
         t = np.clip(np.sum((flat - a) * d, axis=-1) / np.maximum(np.sum(d * d, axis=-1), _EPS), 0.0, 1.0)
