@@ -21,7 +21,9 @@ object transform included) and score it against the drawn path:
   relative to the hips' own move (a one-frame pop), in leg lengths;
 - lowest toe: the lowest toe (or foot tip) height over the floor, cm;
 - feet crossing: the smallest signed lateral distance between the ankles
-  (positive = left ankle on the left), cm.
+  (positive = left ankle on the left), cm;
+- swing clearance: the median over swings (>= 5 frames with the ankle not
+  planted) of the toe's peak height over its rest height, cm.
 
 Units: metres, seconds, radians internally; Blender Z-up. Needs bpy.
 """
@@ -153,9 +155,21 @@ def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dic
     left = pos["upperleg_l"][:, :2] - pos["upperleg_r"][:, :2]
     left /= np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
     sep = np.sum((pos["foot_l"][:, :2] - pos["foot_r"][:, :2]) * left, axis=1)
+    # Swing clearance: each swing (a run of >= 5 frames with the ankle not
+    # planted) of each foot, the peak height of its toe over its planted height.
+    peaks = []
+    for side in ("l", "r"):
+        toe = pos.get(f"toes_{side}", pos[f"foot_{side}"])[:, 2]
+        toe = toe - (np.percentile(toe, 2) if toe_rest is None else toe_rest.get(f"toes_{side}", np.percentile(toe, 2)))
+        swing = ~(cl if side == "l" else cr)
+        edges = np.flatnonzero(np.diff(np.r_[0, swing.astype(int), 0]))
+        for a, b in zip(edges[::2], edges[1::2]):
+            if b - a >= 5:
+                peaks.append(float(toe[a:b].max()))
     return {
         "frames": len(hips),
         **traj,
+        "swing_clear_cm": float(np.median(peaks) * 100) if peaks else float("nan"),
         "skate_cm_per_frame": float(sum(skates) / max(pairs, 1)),
         "jitter_m_s3": float(np.mean(np.linalg.norm(jerk, axis=-1))),
         "hip_speed_cv": hip_speed_variation(hips[:, :2], cl, cr, fps, moving),
@@ -333,6 +347,7 @@ def summarize(rig: dict) -> dict:
         "max_step": _max(t, "max_step_leg"), "mocap_p999_step": mo_p999,
         "min_toe_cm": _min(t, "min_toe_cm"), "min_toe_mocap_cm": _min(m, "min_toe_cm"),
         "min_feet_sep_cm": _min(t, "min_feet_sep_cm"), "min_feet_sep_mocap_cm": _min(m, "min_feet_sep_cm"),
+        "swing_clear_cm": _mean(t, "swing_clear_cm"), "swing_clear_mocap_cm": _mean(m, "swing_clear_cm"),
         "bake_s_per_10s": float(np.mean([r["bake_s"] / (r["frames"] / 300.0) for r in t])),
     }
 
@@ -378,8 +393,8 @@ def format_markdown(summaries, meta) -> str:
         "",
         "| rig | leg scale | mean / max / final traj. err (cm) | arrival heading (deg, max) | skate (cm/frame) gen / mocap | "
         "jitter (m/s^3) gen / mocap | hip-speed CV gen / mocap | largest joint step / mocap p99.9 | lowest toe (cm) gen / mocap | "
-        "min ankle separation (cm) gen / mocap |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "min ankle separation (cm) gen / mocap | swing toe clearance (cm, median peak) gen / mocap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
         lines.append(
@@ -388,7 +403,8 @@ def format_markdown(summaries, meta) -> str:
             f"{f(s['jitter_mocap'], 0)} ({f(s['jitter'] / s['jitter_mocap'], 2)}x) | {f(s['hip_cv'], 3)} / "
             f"{f(s['hip_cv_mocap'], 3)} ({f(s['hip_cv'] / s['hip_cv_mocap'], 2)}x) | {f(s['max_step'], 3)} / "
             f"{f(s['mocap_p999_step'], 3)} ({f(s['max_step'] / s['mocap_p999_step'], 2)}x) | {f(s['min_toe_cm'])} / "
-            f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} |")
+            f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} | "
+            f"{f(s['swing_clear_cm'])} / {f(s['swing_clear_mocap_cm'])} |")
     acc = meta.get("style_accuracy")
     if acc:
         lines += ["", f"Style accuracy (the controller's walk along the same paths, before retargeting, so the same for "

@@ -41,6 +41,9 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
 CHUNK_FRAMES = 30
 KINDS = ("auto", "neural", "motion_matching")
+#: Least height (m, controller skeleton) the swinging foot is lifted to
+#: between footholds on a path (``cleanup.pin_feet``'s ``swing_clearance``).
+SWING_CLEARANCE = 0.08
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -314,7 +317,7 @@ def generate_path(
     result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
-    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet)
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, swing_clearance=SWING_CLEARANCE)
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result
