@@ -86,13 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--style", default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
-    p.add_argument("--speed", type=float, default=1.3, help="m/s (default 1.3)")
+    p.add_argument("--speed", type=float, help="m/s (default: the style's own speed for the gait, the median of its "
+                                               "clips, scaled to the rig's legs on a path; clamped to what the clips cover)")
     p.add_argument("--gait", default="walk", choices=["walk", "run"])
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
-    how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3" '
+    how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
+                                    'carry its own speed in m/s, "x,y,speed" (e.g. "0,0;3,0,0.8;3,3") '
                                     '(write --path="-1,0;…" when it starts with a minus sign)')
-    p.add_argument("--in-place", action="store_true", help="with --cycle: no forward root motion")
+    p.add_argument("--in-place", action="store_true",
+                   help="no horizontal root motion (--path: the path's walk, turns included, on the spot)")
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
                                                  "--path: time limit (default: what the path needs)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -258,7 +261,7 @@ def cmd_walk(args) -> int:
                                     controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
     else:
         action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                    controller=controller, max_seconds=args.seconds)
+                                    controller=controller, max_seconds=args.seconds, in_place=args.in_place)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the
@@ -500,6 +503,11 @@ def _model_tool(tool: str, args, extra) -> int:
 
 
 def cmd_eval(args, extra) -> int:
+    if args.what == "locomotion" and "--rigs" in extra:
+        # Walk Along Path baked on real rigs and read back from Blender (needs bpy).
+        from .operators.locomotion_rig_eval import main_rig_eval
+
+        return main_rig_eval([a for a in extra if a != "--rigs"])
     return _model_tool("eval", args, extra)
 
 

@@ -576,6 +576,7 @@ def retarget(
     ground_height: float = None,
     hand_ik: bool = True,
     reference: Motion = None,
+    root_scale: float = None,
 ) -> RetargetResult:
     """Put ``motion`` (on its own skeleton) onto ``target``.
 
@@ -608,6 +609,11 @@ def retarget(
             (a rest pose that is not standing) the clip's most upright
             frame; e.g. Drive's standing pose, so that a live preview and the
             baked take agree whatever the take holds.
+        root_scale: the factor on the hips' horizontal travel (about the
+            world origin); None = the leg-length ratio. A caller whose
+            source already walks a path scaled by 1 / leg ratio (Walk Along
+            Path: the path is the user's, in scene metres) passes the ratio
+            it used, so the hips land on the path exactly.
 
     Returns:
         :class:`RetargetResult`. Root translation is scaled by the leg-length
@@ -786,6 +792,8 @@ def retarget(
     # --- root translation
     hips_t = tidx["hips"]
     p_hips = s_pos_w[:, sidx["hips"]] * k
+    if root_scale is not None:
+        p_hips[:, :2] = s_pos_w[:, sidx["hips"], :2] * float(root_scale)
     if ground_height is not None:
         p_hips[:, 2] -= k * g_s  # height set below, once the hips' rotation is known
     root_motion = None
@@ -965,6 +973,15 @@ def retarget(
             # never below the floor, planted or not (a dropped pelvis must
             # not push the swinging foot through it)
             goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] - _SINK_CAP)
+            tt = t_toes[g["side"]]
+            if tt is not None and toe_drop[g["side"]] is not None and attached[g["side"]]:
+                # ... and neither may the toe: the foot's rotation is final,
+                # so the toe sits at a known height from the ankle; where it
+                # would go below its own flat level (a toe-down foot near
+                # the floor at touch-down / toe-off: 2 cm through it on the
+                # mannequin) the ankle goes up instead.
+                toe_rel = Pw[:, tt, 2] - Pw[:, tf, 2]
+                goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] + toe_drop[g["side"]] - _SINK_CAP - toe_rel)
             bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
             knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), fwd_rest))
             pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)

@@ -26,7 +26,7 @@ OPERATORS = {
 
 # Scene properties each sub-panel shows; tests check that every name exists.
 CHARACTER_PROPS = ("target_armature",)
-LOCOMOTION_PROPS = ("mode", "gait", "style", "speed", "in_place", "path_object")
+LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_place", "path_object")
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_mesh", "face_method")
 GENERATION_PROPS = ("seed", "start_frame")
 EXPORT_PROPS = ("export_format", "export_path")
@@ -99,7 +99,10 @@ class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
         col = layout.column()
         col.prop(props, "gait")
         col.prop(props, "style")
-        col.prop(props, "speed")
+        col.prop(props, "speed_from_style")
+        sub = col.column()
+        sub.active = not props.speed_from_style
+        sub.prop(props, "speed")
         col.prop(props, "in_place")
         if props.mode == "PATH":
             col.prop(props, "path_object")

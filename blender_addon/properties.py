@@ -103,6 +103,12 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
         ),
         default="walk",
     )
+    speed_from_style: BoolProperty(
+        name="Style's Speed",
+        description="Walk (or run) at the style's own speed, the median of its motion-capture clips "
+                    "(scaled to the rig's legs), instead of Speed",
+        default=True,
+    )
     speed: FloatProperty(
         name="Speed",
         description="Forward speed of the character, in metres per second",
@@ -129,7 +135,8 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     in_place: BoolProperty(
         name="In Place",
-        description="Keep the root at the origin instead of moving forward",
+        description="No horizontal root motion: a cycle walks on the spot; along a path, the path's walk "
+                    "(turns, speed changes, the stop) is played on the spot",
         default=False,
     )
 

@@ -358,7 +358,11 @@ class _ModalJobOperator:
 
     def _finished(self, action):
         first, last = action.frame_range
-        self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
+        warning = action.get("rigmind_warning") if hasattr(action, "get") else None
+        if warning:
+            self.report({"WARNING"}, f"Wrote '{action.name}' ({int(round(last - first))} frames); {warning}")
+        else:
+            self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
         return {"FINISHED"}
 
     def execute(self, context):
@@ -438,7 +442,8 @@ class _LocomotionOperator(_ModalJobOperator):
 
     def _common(self, context) -> dict:
         s = _settings(context)
-        return dict(style=s.style, gait=s.gait, speed=float(s.speed), controller=self.controller,
+        speed = None if getattr(s, "speed_from_style", False) else float(s.speed)
+        return dict(style=s.style, gait=s.gait, speed=speed, controller=self.controller,
                     controller_options=_controller_options(context))
 
 
@@ -473,12 +478,14 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
     def run(self, context, **kw):
         from . import locomotion_scene as LS
 
-        return LS.walk_along_path(_target_armature(context), self._points(context), **kw)
+        return LS.walk_along_path(_target_armature(context), self._points(context),
+                                  in_place=_settings(context).in_place, **kw)
 
     def job(self, context, **kw):
         from . import locomotion_scene as LS
 
-        return LS.walk_path_job(_target_armature(context), self._points(context), **kw)
+        return LS.walk_path_job(_target_armature(context), self._points(context),
+                                in_place=_settings(context).in_place, **kw)
 
 
 class RIGMIND_OT_generate_gesture(_ModalJobOperator, bpy.types.Operator):

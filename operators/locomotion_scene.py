@@ -41,6 +41,9 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
 CHUNK_FRAMES = 30
 KINDS = ("auto", "neural", "motion_matching")
+#: Least height (m, controller skeleton) the swinging foot is lifted to
+#: between footholds on a path (``cleanup.pin_feet``'s ``swing_clearance``).
+SWING_CLEARANCE = 0.08
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -272,55 +275,169 @@ def generate_path(
     points_xy,
     *,
     style: str = "normal",
-    speed: float = 1.3,
+    speed=1.3,
+    scale: float = 1.0,
     max_seconds: float = None,
     progress=None,
     cancel=None,
 ):
     """``(motion, path_result)``: the controller walked along the polyline
     ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
-    planted feet pinned (where the controller predicts contacts). ``path_result`` keeps the tracking data (its
-    ``motion`` is the un-pinned clip)."""
+    the body moved onto the path (``path_follow.snap_to_path``), planted
+    feet pinned (where the controller predicts contacts). ``path_result``
+    keeps the tracking data (its ``motion`` is the un-pinned clip).
+
+    ``speed``: m/s in the world, a number or one per point ``[N]``.
+    ``scale``: the target rig's leg length over the controller skeleton's
+    (:func:`path_scale`): the controller walks the path and speeds divided
+    by it, so once the retarget scales the hips' travel back by it
+    (``root_scale``) the rig's hips are on the drawn path in scene metres,
+    with strides and cadence that fit the rig's legs. The returned motion
+    and result are in the controller's (scaled) frame."""
     from ..backend.locomotion.cleanup import pin_feet
-    from ..backend.locomotion.path_follow import Path2D, follow_path
+    from ..backend.locomotion.path_follow import Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
-    path = Path2D(points_xy)  # validates the points before anything runs
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be positive, got {scale!r}")
+    path = Path2D(np.asarray(points_xy, dtype=np.float64) / scale)  # validates the points before anything runs
+    sp = np.asarray(speed, dtype=np.float64) / scale
+    if sp.ndim and len(sp) != len(path.points):
+        raise ValueError(f"{len(sp)} speeds for {len(path.points)} distinct path points")
     _check(cancel)
     # Expected duration: the path at the requested speed, plus start-up and the stop.
-    total = (path.length / float(speed) + 2.5) * _controller_fps(controller)
+    total = (path.length / float(np.mean(sp)) + 2.5) * _controller_fps(controller)
     with _GENERATE_LOCK:
         result = follow_path(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
-            path.points, speed=float(speed), style=style, max_seconds=max_seconds,
+            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style, max_seconds=max_seconds,
         )
     _check(cancel)
+    result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
-    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet)
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, swing_clearance=SWING_CLEARANCE)
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result
 
 
+def rig_leg_length(arm) -> float:
+    """The rig's mean hip-to-ankle leg length in world metres (object scale
+    included): hip joint to knee plus knee to ankle at rest, from the mapped
+    bones' heads, as ``backend.retarget.leg_length`` measures a plain FK
+    leg. Read from the bones themselves, not the hierarchy, so a generated
+    Rigify rig (DEF- bones parented to ORG- bones) measures like any other.
+    Reads the rig (bpy): call it on the main thread."""
+    from . import retarget_scene
+
+    tmap = retarget_scene.target_mapping(arm)
+    mw = _matrix(arm.matrix_world)
+
+    def head(c):
+        b = tmap.bones.get(c)
+        if not b or b not in arm.data.bones:
+            from . import scene_io
+
+            raise scene_io.SceneError(f"armature '{arm.name}' has no '{c}' bone mapped: a walk needs both legs "
+                                      "(upper leg, lower leg, foot); fix the bone mapping")
+        return mw[:3, :3] @ np.array(arm.data.bones[b].head_local) + mw[:3, 3]
+
+    legs = [np.linalg.norm(head(f"lowerleg_{s}") - head(f"upperleg_{s}")) + np.linalg.norm(head(f"foot_{s}") - head(f"lowerleg_{s}"))
+            for s in ("l", "r")]
+    return float(np.mean(legs))
+
+
+def controller_leg_length(controller) -> float:
+    """The controller skeleton's (Bandai's) mean hip-to-ankle leg length (m)."""
+    from ..backend.bone_mapping import match_preset
+    from ..backend.retarget import _resolve, leg_length
+
+    src = getattr(controller, "skeleton", None)
+    if src is None and hasattr(controller, "db"):
+        src = controller.db.skeleton
+    if src is None:
+        raise ValueError("the controller exposes no skeleton to measure its legs on")
+    return float(leg_length(src, _resolve(dict(match_preset(src, "bandai_namco").bones), src, "source")))
+
+
+def path_scale(arm, controller) -> float:
+    """The rig's leg length over the controller skeleton's: the factor
+    between the controller's metres and the rig's strides (see
+    :func:`generate_path`)."""
+    return rig_leg_length(arm) / controller_leg_length(controller)
+
+
 def _check_speed(speed) -> None:
+    """A speed (m/s) or one per path point: each finite, 0.1-8 m/s."""
+    sp = np.asarray(speed, dtype=np.float64) if not isinstance(speed, (int, float)) else None
+    if sp is not None and sp.ndim == 1 and sp.size and sp.dtype.kind == "f":
+        if np.all(np.isfinite(sp)) and np.all((sp >= 0.1) & (sp <= 8.0)):
+            return
+        raise ValueError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
     if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
         raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
+
+
+# --- default speeds ---------------------------------------------------------------------------
+
+#: Each style's and gait's speed from its own training clips (written by
+#: bench/locomotion_default_speeds.py): ``default`` (median, m/s) and
+#: ``range`` (2nd-98th percentile) in the controller's (Bandai actor's) metres.
+SPEEDS_FILE = PACKAGE_ROOT / "presets" / "locomotion_speeds.json"
+_SPEEDS = None
+
+
+def style_speeds(style: str, gait: str = "walk") -> tuple:
+    """``(default, (low, high))`` m/s of ``style`` walking or running, from
+    its training clips, for a character with the controller skeleton's legs."""
+    global _SPEEDS
+    if _SPEEDS is None:
+        import json
+
+        _SPEEDS = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
+    entry = _SPEEDS.get(style, _SPEEDS["normal"]).get("run" if gait == "run" else "walk")
+    return float(entry["default"]), (float(entry["range"][0]), float(entry["range"][1]))
+
+
+def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
+    """``(speed, warning)``: ``speed`` (m/s, a number or one per point; None
+    = the style's default for the gait) in the world of a rig whose legs
+    are ``scale`` x the controller skeleton's (speeds scale with the legs:
+    the same cadence, longer strides), clamped to what the style's clips
+    cover; ``warning`` says what was clamped and the range, else None."""
+    default, (lo, hi) = style_speeds(style, gait)
+    lo, hi = lo * scale, hi * scale
+    if speed is None:
+        return round(default * scale, 3), None
+    sp = np.asarray(speed, dtype=np.float64)
+    clamped = np.clip(sp, lo, hi)
+    warning = None
+    if np.any(np.abs(clamped - sp) > 1e-9):
+        asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
+        warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
+                   f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+    return (float(clamped) if clamped.ndim == 0 else clamped), warning
 
 
 # --- naming ---------------------------------------------------------------------------------
 
 
-def _speed_text(speed: float) -> str:
-    return f"{round(float(speed), 2):g} m/s"
+def _speed_text(speed) -> str:
+    sp = np.asarray(speed, dtype=np.float64)
+    if sp.ndim and sp.size > 1 and np.ptp(sp) > 1e-6:
+        return f"{round(float(sp.min()), 2):g}-{round(float(sp.max()), 2):g} m/s"
+    return f"{round(float(sp.ravel()[0] if sp.ndim else sp), 2):g} m/s"
 
 
 def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
     return f"RigMind {'Run' if gait == 'run' else 'Walk'} · {style} · {_speed_text(speed)}"
 
 
-def path_action_name(style: str, speed: float, gait: str = "walk") -> str:
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path · {style} · {_speed_text(speed)}"
+def path_action_name(style: str, speed: float, gait: str = "walk", in_place: bool = False) -> str:
+    where = " in place" if in_place else ""
+    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path{where} · {style} · {_speed_text(speed)}"
 
 
 # --- applying to the scene (bpy) ----------------------------------------------------------
@@ -446,16 +563,24 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     return action
 
 
-def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, reference: Motion = None):
-    """Retarget a path walk onto ``arm`` (root motion on the hips, in world
-    space) as a new action; the scene frame range becomes the clip's.
-    ``reference``: the source's reference pose for the retarget (Drive's
-    standing pose), default the clip's most upright frame."""
+def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = None, in_place: bool = False,
+               reference: Motion = None):
+    """Retarget a path walk onto ``arm`` as a new action; the scene frame
+    range becomes the clip's. ``motion`` is the controller's walk of the
+    path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
+    travel is multiplied back by ``scale``, so they are on the drawn path
+    in world metres whatever the rig's size and object transform (None: the
+    retarget's leg-length ratio, for a walk that was not planned on a drawn
+    path, e.g. Drive's). ``in_place``: the horizontal travel is removed (the
+    body still turns and walks as it does along the path; e.g. for a game
+    engine that moves the character itself). ``reference``: the source's
+    reference pose for the retarget (Drive's standing pose), default the
+    clip's most upright frame."""
     from . import retarget_scene
 
     action, _, _ = retarget_scene.retarget_onto(
-        arm, motion, _source_map(motion), root_mode="hips", action_name=name, frame_start=frame_start,
-        reference=reference,
+        arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
+        frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
     )
     _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
     return action
@@ -476,7 +601,7 @@ def bake_walk_cycle(
     *,
     style: str = "normal",
     gait: str = "walk",
-    speed: float = 1.3,
+    speed: float = None,
     in_place: bool = False,
     controller=None,
     progress=None,
@@ -487,19 +612,41 @@ def bake_walk_cycle(
 ):
     """Bake a looping walk (or run) cycle onto ``arm`` as a new action with
     Cycles modifiers, and set the scene frame range to the cycle.
+    ``speed`` (m/s of the controller's actor; None = the style's own for
+    the gait, from its clips) is clamped to what the clips cover
+    (:func:`resolve_speed`, the warning kept as ``rigmind_warning``).
     ``controller``: a controller object, or a kind for :func:`load_controller`
     (None = "auto"; ``controller_options`` go to it). ``progress(fraction)``
     is called and ``cancel()`` asked every :data:`CHUNK_FRAMES` generated
     frames; a cancelled run raises :class:`Cancelled` before anything is
     written (the scene is unchanged)."""
     _check_armature(arm)
+    speed, warning = resolve_speed(speed, style, gait)
     ctl = _resolve(controller, style, gait, **(controller_options or {}))
     loop = generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, seconds=seconds,
                                progress=progress, cancel=cancel)
     action = apply_cycle(arm, loop, name=cycle_action_name(style, speed, gait), in_place=in_place,
                          frame_start=frame_start)
+    _warn(action, warning)
     _report(progress, 1.0)
     return action
+
+
+def path_points_and_speeds(points, speed):
+    """``(xy [N, 2], speeds)`` from path points ``[N, 2]`` or ``[N, 3]``
+    (``x, y, speed``; a NaN speed means ``speed``), repeated points dropped:
+    ``speeds`` is ``speed`` itself when no point carries one, else one per
+    point (m/s)."""
+    p = np.asarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] not in (2, 3):
+        raise ValueError(f"path points must be [N, 2] (x, y) or [N, 3] (x, y, speed), got shape {p.shape}")
+    keep = np.ones(len(p), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
+    p = p[keep]
+    if p.shape[1] == 2 or np.all(np.isnan(p[:, 2])):
+        return p[:, :2], speed
+    sp = np.where(np.isnan(p[:, 2]), float(speed), p[:, 2])
+    return p[:, :2], sp
 
 
 def walk_along_path(
@@ -507,7 +654,7 @@ def walk_along_path(
     points_xy,
     *,
     style: str = "normal",
-    speed: float = 1.3,
+    speed=None,
     controller=None,
     progress=None,
     cancel=None,
@@ -515,17 +662,49 @@ def walk_along_path(
     max_seconds: float = None,
     frame_start: int = 1,
     controller_options=None,
+    in_place: bool = False,
 ):
-    """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m) as
-    a new action. See :func:`bake_walk_cycle` for ``controller``,
-    ``progress`` and ``cancel``; ``gait`` only names the action here."""
+    """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m;
+    ``[N, 3]`` rows ``x, y, speed`` give a speed per point, m/s, NaN = the
+    ``speed``) as a new action: the hips follow the path in scene metres
+    and the character stands on its end point facing along the last
+    segment. ``speed`` (m/s; None = the style's own for the gait, from its
+    clips, scaled to the rig's legs) is clamped to what the clips cover
+    (:func:`resolve_speed`; the warning is printed and kept on the action
+    as ``rigmind_warning``). See :func:`bake_walk_cycle` for
+    ``controller``, ``progress`` and ``cancel``; ``gait`` picks the default
+    speed and names the action; ``in_place`` see :func:`apply_path`."""
     _check_armature(arm)
     ctl = _resolve(controller, style, gait, **(controller_options or {}))
-    motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, max_seconds=max_seconds,
+    scale = path_scale(arm, ctl)
+    xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
+    motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
                               progress=progress, cancel=cancel)
-    action = apply_path(arm, motion, name=path_action_name(style, speed, gait), frame_start=frame_start)
+    action = apply_path(arm, motion, name=path_action_name(style, sp, gait, in_place), frame_start=frame_start,
+                        scale=scale, in_place=in_place)
+    _warn(action, warning)
     _report(progress, 1.0)
     return action
+
+
+def _path_speeds(points_xy, speed, style, gait, scale):
+    """``(xy, speeds, warning)``: the path's points, its speeds in world m/s
+    (defaults filled in, clamped: :func:`resolve_speed`) and the warning."""
+    base, warning = resolve_speed(speed, style, gait, scale)
+    xy, sp = path_points_and_speeds(points_xy, base)
+    if not np.isscalar(sp):
+        sp, w2 = resolve_speed(sp, style, gait, scale)
+        warning = warning or w2
+    _check_speed(sp)
+    return xy, sp, warning
+
+
+def _warn(action, warning) -> None:
+    if warning:
+        import sys
+
+        action["rigmind_warning"] = warning
+        print(f"RigMind: WARNING: {warning}", file=sys.stderr)
 
 
 def _resolve(controller, style, gait, **kwargs):
@@ -578,11 +757,13 @@ def _armature_by_name(name: str):
     return arm
 
 
-def walk_cycle_job(arm, *, style, gait, speed, in_place, controller=None, controller_options=None, frame_start: int = 1):
+def walk_cycle_job(arm, *, style, gait, speed=None, in_place=False, controller=None, controller_options=None, frame_start: int = 1):
     """:func:`bake_walk_cycle` as a generator for a modal operator (see the
     module docstring); the controller is loaded in the worker thread too."""
     _check_armature(arm)
-    _check_speed(speed)
+    if speed is not None:
+        _check_speed(speed)
+    speed, warning = resolve_speed(speed, style, gait)
     name = arm.name
     opts = dict(controller_options or {})
 
@@ -591,40 +772,50 @@ def walk_cycle_job(arm, *, style, gait, speed, in_place, controller=None, contro
         return generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, progress=progress, cancel=cancel)
 
     # Checked above, on the call; the generator below runs on the first next().
-    return _cycle_job(work, name, style, speed, gait, in_place, frame_start)
+    return _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning)
 
 
-def _cycle_job(work, name, style, speed, gait, in_place, frame_start):
+def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None):
     loop = yield from run_in_thread(work)
     yield _CLEAN_END
-    return apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
-                       in_place=in_place, frame_start=frame_start)
+    action = apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
+                         in_place=in_place, frame_start=frame_start)
+    _warn(action, warning)
+    return action
 
 
-def walk_path_job(arm, points_xy, *, style, speed, gait="walk", controller=None, controller_options=None,
-                  frame_start: int = 1):
-    """:func:`walk_along_path` as a generator for a modal operator."""
+def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=None, controller_options=None,
+                  frame_start: int = 1, in_place: bool = False):
+    """:func:`walk_along_path` as a generator for a modal operator (the
+    rig's leg length is read here, on the main thread; the controller is
+    loaded in the worker)."""
     from ..backend.locomotion.path_follow import Path2D
 
     _check_armature(arm)
-    _check_speed(speed)
-    Path2D(points_xy)  # a bad path fails now, before the modal starts
+    Path2D(path_points_and_speeds(points_xy, 1.0)[0])  # a bad path fails now, before the modal starts
+    if speed is not None:
+        _check_speed(speed)
     name = arm.name
     opts = dict(controller_options or {})
+    leg = rig_leg_length(arm)
 
     def work(progress, cancel):
         ctl = _resolve(controller, style, gait, **opts)
-        motion, _ = generate_path(ctl, points_xy, style=style, speed=speed, progress=progress, cancel=cancel)
-        return motion
+        scale = leg / controller_leg_length(ctl)
+        xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
+        motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, progress=progress, cancel=cancel)
+        return motion, scale, sp, warning
 
-    return _path_job(work, name, style, speed, gait, frame_start)
+    return _path_job(work, name, style, gait, frame_start, in_place)
 
 
-def _path_job(work, name, style, speed, gait, frame_start):
-    motion = yield from run_in_thread(work)
+def _path_job(work, name, style, gait, frame_start, in_place):
+    motion, scale, sp, warning = yield from run_in_thread(work)
     yield _CLEAN_END
-    return apply_path(_armature_by_name(name), motion, name=path_action_name(style, speed, gait),
-                      frame_start=frame_start)
+    action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
+                        frame_start=frame_start, scale=scale, in_place=in_place)
+    _warn(action, warning)
+    return action
 
 
 # --- paths from the scene -------------------------------------------------------------------
@@ -778,28 +969,37 @@ def curve_to_polyline(obj, selected=None) -> np.ndarray:
 
 
 def parse_path(text: str) -> np.ndarray:
-    """``"x,y;x,y;…"`` (metres) -> ``[N, 2]``; ValueError with the expected form."""
+    """``"x,y;x,y[,speed];…"`` (metres, m/s) -> ``[N, 2]``, or ``[N, 3]``
+    (``x, y, speed``; NaN where a point gives no speed) when any point
+    carries a speed. ValueError with the expected form."""
     pts = []
+    form = 'x,y or x,y,speed (metres, m/s), e.g. --path "0,0;3,0,0.8;3,3"'
     for k, part in enumerate(p for p in (text or "").split(";") if p.strip()):
         xs = part.split(",")
         try:
-            if len(xs) != 2:
+            if len(xs) not in (2, 3):
                 raise ValueError
-            x, y = float(xs[0]), float(xs[1])
+            vals = [float(v) for v in xs]
         except ValueError:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not 'x,y' (metres), e.g. --path \"0,0;3,0;3,3\"") from None
-        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
+        if not all(math.isfinite(v) for v in vals):
             raise ValueError(f"--path point {k + 1} {part.strip()!r} is not finite")
-        pts.append((x, y))
-    xy = _dedupe(np.array(pts, dtype=np.float64).reshape(-1, 2))
-    if len(xy) < 2:
+        if len(vals) == 3 and not 0.1 <= vals[2] <= 8.0:
+            raise ValueError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
+        pts.append(vals + [math.nan] * (3 - len(vals)))
+    p = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    keep = np.ones(len(p), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
+    p = p[keep]
+    if len(p) < 2:
         raise ValueError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
-    return xy
+    return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
 
 
 __all__ = [
     "Cancelled", "ControllerError", "load_controller", "clear_controller_cache", "neural_weights",
     "curve_to_polyline", "parse_path", "bake_walk_cycle", "walk_along_path", "generate_walk_cycle",
     "generate_path", "apply_cycle", "apply_path", "make_cyclic", "walk_cycle_job", "walk_path_job",
-    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES",
+    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES", "path_scale", "rig_leg_length",
+    "path_points_and_speeds", "style_speeds", "resolve_speed",
 ]

@@ -197,12 +197,14 @@ def retarget_onto(
     frame_start: int = 1,
     set_scene_fps: bool = True,
     reference: Motion = None,
+    root_scale: float = None,
 ):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
     Returns ``(action, target_mapping, result)``. ``root_mode``: "hips",
     "in_place", "root_bone" (with ``root_bone``) or "object" (the object's
-    location is keyed in the same action).
+    location is keyed in the same action). ``root_scale``: see
+    :func:`~..backend.retarget.retarget` (None = the leg-length ratio).
 
     On a generated Rigify rig the keys go on the FK controls (IK/FK
     switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
@@ -229,6 +231,7 @@ def retarget_onto(
         ik=ik,
         ground_height=None,
         reference=reference,
+        root_scale=root_scale,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
     if rigify_plan is not None:

@@ -213,6 +213,11 @@ def test_operators(bpy_clean, data_dir, monkeypatch):
         bpy.ops.rigmind.add_mannequin()
         s = bpy.context.scene.rigmind
         arm = s.target_armature
+        # By default the style's own speed (the normal walks' median, 1.1 m/s).
+        assert s.speed_from_style
+        assert bpy.ops.rigmind.bake_walk_cycle(controller="motion_matching") == {"FINISHED"}
+        assert arm.animation_data.action.name == "RigMind Walk · normal · 1.1 m/s"
+        s.speed_from_style = False
         s.speed = 1.2
         # Headless there is no window to run a modal in: invoke runs the job synchronously.
         assert bpy.ops.rigmind.bake_walk_cycle("INVOKE_DEFAULT", controller="motion_matching") == {"FINISHED"}
@@ -225,6 +230,10 @@ def test_operators(bpy_clean, data_dir, monkeypatch):
         s.path_object = curve
         assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk Along Path · normal · 1.2 m/s"
+        # In Place is honoured in path mode (the path's walk on the spot).
+        s.in_place = True
+        assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
+        assert arm.animation_data.action.name == "RigMind Walk Along Path in place · normal · 1.2 m/s"
     finally:
         rigmind.unregister()
 
@@ -260,7 +269,8 @@ def test_cli_walk_path(bpy_clean, tmp_path, data_dir):
              "--path", "0,0;3,0;3,3", "--out", out)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 10_000
-    assert "Walk Along Path · normal · 1.3 m/s" in r.stdout
+    # No --speed: the normal walks' median (1.10 m/s) scaled to the mannequin's legs (x1.055).
+    assert "Walk Along Path · normal · 1.16 m/s" in r.stdout
 
 
 def test_cli_walk_bad_path(tmp_path):

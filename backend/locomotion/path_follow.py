@@ -125,7 +125,9 @@ class Path2D:
         """Distance (m) from each point ``xy [..., 2]`` to the polyline (the
         nearest point anywhere on it)."""
         xy = np.asarray(xy, dtype=np.float64)
-        a, b = self.xy[:-1], self.xy[1:]
+        # The drawn points, not the dense resampling: the same polyline, and
+        # [F, N] instead of [F, length / step] (2.6 s of a 60 s bake).
+        a, b = self.points[:-1], self.points[1:]
         d = b - a
         flat = xy.reshape(-1, 1, 2)
         t = np.clip(np.sum((flat - a) * d, axis=-1) / np.maximum(np.sum(d * d, axis=-1), _EPS), 0.0, 1.0)
@@ -133,11 +135,34 @@ class Path2D:
         return np.sqrt(np.min(np.sum((q - flat) ** 2, axis=-1), axis=1)).reshape(xy.shape[:-1])
 
 
+#: Slowest speed (m/s) asked for at a corner: a U-turn is walked as a
+#: near-stop and a pivot, but still stepping (below ~0.05 m/s the controller stands).
+MIN_CORNER_SPEED = 0.3
+
+
+def corner_caps(points_xy):
+    """``(arc [K], cos_half [K])`` of each interior corner of a polyline:
+    its arc length (m) and the cosine of half its turn angle (1 = straight
+    on, 0 = a U-turn)."""
+    p = np.asarray(points_xy, dtype=np.float64)
+    if len(p) < 3:
+        return np.zeros(0), np.zeros(0)
+    d = np.diff(p, axis=0)
+    n = np.linalg.norm(d, axis=1)
+    u = d / np.maximum(n[:, None], _EPS)
+    cos_turn = np.clip(np.sum(u[:-1] * u[1:], axis=1), -1.0, 1.0)
+    return np.cumsum(n)[:-1], np.sqrt(0.5 * (1.0 + cos_turn))
+
+
 def speed_profile(path: Path2D, speed, *, lateral_accel: float, decel: float) -> np.ndarray:
     """Allowed speed ``[M]`` (m/s) at each dense path sample: the requested
-    speed capped by the lateral acceleration on the curvature, then a
-    backward pass so the character can brake to every cap and to zero at the
-    end with ``decel`` (m/s^2)."""
+    speed capped by the lateral acceleration on the curvature and, at each
+    corner of the drawn polyline, by ``cos(turn / 2)`` times the requested
+    speed (at least :data:`MIN_CORNER_SPEED`): people slow into a sharp
+    corner, a 90° turn by ~30 %, a U-turn almost to a stop (the curvature of
+    the smoothed heading alone lets a U-turn be walked at 0.6 m/s, a wide
+    swing). Then a backward pass so the character can brake to every cap and
+    to zero at the end with ``decel`` (m/s^2)."""
     if callable(speed):
         v = np.asarray([float(speed(s)) for s in path.s])
     else:
@@ -153,11 +178,73 @@ def speed_profile(path: Path2D, speed, *, lateral_accel: float, decel: float) ->
     if np.any(v < 0) or not np.all(np.isfinite(v)):
         raise ValueError("speeds must be finite and non-negative")
     v = np.minimum(v, np.sqrt(lateral_accel / np.maximum(np.abs(path.curvature), 1e-6)))
+    arc, cos_half = corner_caps(path.points)
+    for s_c, ch in zip(arc, cos_half):
+        i = int(round(s_c / path.ds))
+        v[i] = min(v[i], max(MIN_CORNER_SPEED, v[i] * float(ch)))
     v[-1] = 0.0
     # Backward pass: v[i] <= sqrt(v[i+1]^2 + 2 a ds).
     for i in range(len(v) - 2, -1, -1):
         v[i] = min(v[i], np.sqrt(v[i + 1] ** 2 + 2.0 * decel * path.ds))
+    # Forward pass out of each corner cap (the command's own acceleration
+    # limit acts in time; this keeps the plan honest in arc length too).
+    for i in range(1, len(v) - 1):
+        v[i] = min(v[i], np.sqrt(v[i - 1] ** 2 + 2.0 * decel * path.ds)) if i > 0 and v[i - 1] < v[i] else v[i]
     return v
+
+
+#: Corners turning at least this much (deg) must be reached before the
+#: progress along the path may pass them (see :class:`Progress`).
+GATED_TURN_DEG = 100.0
+
+
+class Progress:
+    """Progress (arc length, m) of a moving point along a path, found by
+    in-order projection, that cannot skip a sharp corner.
+
+    Where a path turns back on itself (a U-turn's legs overlap, a hairpin's
+    nearly do) the nearest path point jumps between the legs: a follower
+    that aims ahead of it turns back before the corner (and can oscillate
+    there for ever), and a body placed on it would jump. So each corner of
+    :data:`GATED_TURN_DEG` or more is a gate: until the point is within
+    ``reach`` (m) of the corner, or past the plane through it across the
+    incoming leg, or (``reverse``) moving back against the incoming leg
+    within 1 m of it, the projection is not searched beyond the corner;
+    once it is, the progress never goes back before the corner."""
+
+    def __init__(self, path: Path2D, reach: float = 0.2, reverse: bool = False):
+        self.path = path
+        self.reach = float(reach)
+        self.reverse = reverse
+        arc, cos_half = corner_caps(path.points)
+        sharp = cos_half <= np.cos(np.radians(GATED_TURN_DEG) / 2.0)
+        idx = np.nonzero(sharp)[0]
+        d = np.diff(path.points, axis=0)
+        self.gates = [(float(arc[i]), path.points[i + 1], d[i] / np.linalg.norm(d[i])) for i in idx]
+        self.s = 0.0
+        self.floor = 0.0  # the last gate passed: the projection never goes back before it
+
+    def gate(self):
+        """``(arc, corner xy, incoming unit direction)`` of the next closed gate, or None."""
+        return self.gates[0] if self.gates else None
+
+    def update(self, xy, vel=None, back: float = 0.5, ahead: float = 2.0) -> float:
+        g = self.gate()
+        if g is not None:
+            ahead = min(ahead, max(g[0] - self.s, 0.0) + 0.02)
+        back = min(back, max(self.s - self.floor, 0.0))
+        self.s = max(self.path.project(xy, self.s, back=back, ahead=ahead), self.floor)
+        if g is not None:
+            rel = np.asarray(xy, dtype=np.float64) - g[1]
+            past = float(rel @ g[2]) > 0.0
+            near = float(np.linalg.norm(rel)) < self.reach
+            back_turn = (self.reverse and vel is not None and float(np.asarray(vel) @ g[2]) < 0.0
+                         and float(np.linalg.norm(rel)) < 1.0)
+            if past or near or back_turn:
+                self.gates.pop(0)
+                self.floor = max(self.s, g[0] + 1e-6)
+                self.s = self.floor
+        return self.s
 
 
 # --- controller driving -------------------------------------------------------------
@@ -361,7 +448,8 @@ def follow_path(
     root = first.root_positions[0, :2].copy()
     root_vel = np.zeros(2)
     vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
-    s_proj = path.project(root, 0.0)
+    progress = Progress(path)
+    s_proj = progress.update(root)
     v_cmd = 0.0
     stop_frame = None
     hold_frames = max(int(np.ceil(hold_seconds * ctl_fps)), 1)
@@ -402,6 +490,9 @@ def follow_path(
             v_cmd = min(v_allowed, v_cmd + accel * dt)
             look = max(min_lookahead, lookahead_seconds * v_cmd)
             s_look = s_proj + look
+            gate = progress.gate()
+            if gate is not None:
+                s_look = min(s_look, gate[0])  # walk up to a sharp corner before aiming past it
             if s_look >= path.length:
                 # Past the end of the path: aim at the end point itself.
                 aim = to_end
@@ -419,7 +510,7 @@ def follow_path(
         new_root = pose.root_positions[0, :2].copy()
         root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
         root = new_root
-        s_proj = path.project(root, s_proj)
+        s_proj = progress.update(root)
         arcs.append(s_proj)
         targets.append(path.at(s_proj))
         roots.append(root)
@@ -470,6 +561,135 @@ def follow_path(
     if abs(ctl_fps - fps) > 1e-6:
         result = _resample_result(result, fps)
     return result
+
+
+#: Share of the hips' along-track surge (within a step) kept by
+#: :func:`snap_to_path`, chosen on the validation paths: the network's hips
+#: speed varies within a stride by 0.26-0.35 (std / mean; the validation
+#: mocap's normal walks 0.20-0.21), 0.14-0.20 with half of it kept.
+SURGE_KEEP = 0.5
+
+
+#: Soft limit (m, Bandai skeleton) on how far the hips stray from their
+#: smoothed track: linear up to the knee, then easing toward the cap. The
+#: validation mocap's walks (turns included) stray 2.5 cm (median), 8.2 cm
+#: (99th percentile), 12 cm at most; the network, pivoting through a
+#: U-turn, throws the hips 30 cm out.
+HIPS_STRAY_KNEE = 0.05
+HIPS_STRAY_CAP = 0.10
+
+
+def _soft_cap(r: np.ndarray, knee: float, cap: float) -> np.ndarray:
+    """Vectors ``r [F, 2]`` with their length kept below ``knee`` and eased
+    (tanh, continuous slope) toward ``cap`` above it."""
+    n = np.linalg.norm(r, axis=1, keepdims=True)
+    over = np.maximum(n - knee, 0.0)
+    n_new = np.where(n > knee, knee + (cap - knee) * np.tanh(over / (cap - knee)), n)
+    return r * n_new / np.maximum(n, 1e-12)
+
+
+def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
+    """``x [F, ...]`` with one- and two-frame spikes removed: a running
+    median over ``width`` frames, then a one-frame Gaussian."""
+    from scipy.ndimage import median_filter
+
+    size = (width,) + (1,) * (x.ndim - 1)
+    return gaussian_filter1d(median_filter(x, size=size, mode="nearest"), 1.0, axis=0, mode="nearest")
+
+
+def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
+                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP) -> PathResult:
+    """The result with the whole body moved onto the drawn path.
+
+    The controller follows the path closed-loop but lags it: its root cuts
+    corners by 20-40 cm, the hips swing further out of a sharp turn, and
+    both wander a few cm on straights. What the user sees travel is the
+    hips, so the tracked point is the hips' ground position smoothed over
+    ``sway_seconds`` (the side-to-side sway of each step is motion, not
+    error, and is kept). Each frame's body is translated (never turned) by a
+    smooth offset that puts the tracked point on the path at its own
+    progress: the progress is its in-order projection on the path, made
+    monotone and smoothed over ``progress_seconds`` (the projection jumps
+    across the inside of a corner); the offset (path point at that progress
+    minus the tracked point) is smoothed over ``offset_seconds`` (a polyline
+    corner becomes a bend ~``speed x offset_seconds`` wide instead of a kink
+    in the hips' velocity). When the clip ends standing (``stopped_at``),
+    its last frame's tracked point is on the end point exactly. The offset
+    moves planted feet a little; :func:`.cleanup.pin_feet`, which runs after,
+    locks them (the predicted ``feet`` move with the body).
+
+    The hips' own motion about the tracked point (the sway and the surge of
+    each step) is kept, but cleaned: spikes of one or two frames (a network
+    glitch the whole body jumps with) are removed (:func:`_despike`), its
+    distance is softly capped like the mocap's (:data:`HIPS_STRAY_CAP`), and
+    only ``surge_keep`` of its component along the direction of travel is
+    kept (:data:`SURGE_KEEP`). That moves the hips alone, relative to the
+    feet, which the foot clean-up then re-solves the legs for.
+
+    ``points_xy [N, 2]``: the path the result followed (m). Gaussian sigmas
+    are in seconds. Returns a new :class:`PathResult` (``root_xy`` and
+    ``error`` of the moved root; ``target_xy``/``arc`` the progress used)."""
+    path = Path2D(points_xy)
+    m = res.motion
+    fps = float(m.fps)
+    hips = int(np.nonzero(m.skeleton.parents == 0)[0][0]) if np.any(m.skeleton.parents == 0) else 0
+    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(sway_seconds * fps, 1e-3), axis=0, mode="nearest")
+    arc = np.empty(len(tracked))
+    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
+    # where the path doubles back on itself (a U-turn's legs overlap: a wide
+    # window lets the projection jump to the way back).
+    progress = Progress(path, reach=0.35, reverse=True)
+    vel = np.gradient(tracked, axis=0)
+    for f, xy in enumerate(tracked):
+        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
+    arc = np.maximum.accumulate(arc)
+    arc = np.clip(gaussian_filter1d(arc, max(progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    stands = res.stopped_at is not None
+    if stands:
+        arc[-1] = path.length
+    offset = path.at(arc) - tracked
+    if stands:
+        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
+        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
+        k = len(tracked) - 1
+        while k > 0 and still[k - 1]:
+            k -= 1
+        offset[k:] = offset[-1]
+    offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
+    if stands:
+        offset[-1] = path.xy[-1] - tracked[-1]
+    d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
+    roots = m.skeleton.parents < 0
+    trans = None
+    if m.translations is not None:
+        trans = m.translations.copy()
+        trans[:, roots] += d3[:, None]
+        if np.any(m.skeleton.parents == 0) and m.skeleton.parents[hips] == 0:
+            hips_xy = m.world_positions()[:, hips, :2]
+            residual = hips_xy - tracked
+            vel = np.gradient(tracked, axis=0)
+            speed = np.linalg.norm(vel, axis=1, keepdims=True)
+            along = vel / np.maximum(speed, 1e-9)
+            clean = _soft_cap(_despike(residual), HIPS_STRAY_KNEE, HIPS_STRAY_CAP)
+            a = np.sum(clean * along, axis=1, keepdims=True)
+            # Fade the surge cut in with the speed (standing: nothing to cut).
+            w = np.clip(speed * fps / 0.3, 0.0, 1.0)
+            clean = clean - (1.0 - surge_keep) * w * a * along
+            extra = clean - residual
+            # Into the root's frame (joint 0 turns by its yaw about +Z).
+            q = m.rotations[:, 0]
+            yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
+            c, s_ = np.cos(yaw), np.sin(yaw)
+            trans[:, hips, 0] += c * extra[:, 0] + s_ * extra[:, 1]
+            trans[:, hips, 1] += -s_ * extra[:, 0] + c * extra[:, 1]
+    motion = Motion(m.skeleton, m.rotations, m.root_positions + d3, m.fps, trans, name=m.name)
+    root_xy = res.root_xy + offset
+    feet = None if res.feet is None else res.feet + d3[:, None]
+    return PathResult(
+        motion=motion, target_xy=path.at(arc), arc=arc, root_xy=root_xy, error=path.distance(root_xy),
+        command=res.command, stopping=res.stopping, path_xy=res.path_xy, profile=res.profile,
+        stopped_at=res.stopped_at, length=res.length, contacts=res.contacts, feet=feet,
+    )
 
 
 def _resample_result(res: PathResult, fps: float) -> PathResult:
@@ -559,5 +779,5 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "follow_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+__all__ = ["Path2D", "PathResult", "follow_path", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
            "stack_rows"]

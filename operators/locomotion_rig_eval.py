@@ -1,0 +1,480 @@
+"""Walk Along Path measured where the user sees it: on the rig, in the scene.
+
+For a rig in the scene and a path (``[N, 2]`` m, optional speeds), bake the
+walk with :func:`.locomotion_scene.walk_along_path`, then read Blender's
+*evaluated* pose frame by frame (constraints, Rigify's DEF- bones, the
+object transform included) and score it against the drawn path:
+
+- trajectory error: horizontal distance of the hips bone's head to the
+  polyline, mean / max over frames, and of the last frame's hips to the end
+  point (cm);
+- arrival heading: the body's facing on the last frame (the horizontal
+  normal of the hip-joint line, up x left) against the last segment (deg);
+- skate: height-weighted horizontal slide of the feet and toes while they
+  are within 3.3 cm of their planted height (:func:`~..backend.locomotion.metrics.foot_skate`
+  with each joint's own planted height), cm per 1/30 s frame;
+- jitter: mean jerk of the mapped joints (m/s^3);
+- hip-speed variation: within each stride (two steps, found from the feet's
+  contacts), the standard deviation of the hips' horizontal speed over its
+  mean, averaged over strides (dimensionless: rigs of any size compare);
+- largest joint step: the largest per-frame move of any mapped joint
+  relative to the hips' own move (a one-frame pop), in leg lengths;
+- lowest toe: the lowest toe (or foot tip) height over the floor, cm;
+- feet crossing: the smallest signed lateral distance between the ankles
+  (positive = left ankle on the left), cm;
+- swing clearance: the median over swings (>= 5 frames with the ankle not
+  planted) of the toe's peak height over its rest height, cm.
+
+Units: metres, seconds, radians internally; Blender Z-up. Needs bpy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+CANONICAL_BODY = (
+    "hips", "spine", "head", "upperarm_l", "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r",
+    "upperleg_l", "upperleg_r", "lowerleg_l", "lowerleg_r", "foot_l", "foot_r", "toes_l", "toes_r",
+)
+
+
+def evaluated_positions(arm, bones: dict, frames) -> dict:
+    """``canonical -> [F, 3]`` world positions (m) of the bones' heads in the
+    evaluated pose at scene ``frames`` (matrix_world x pose matrix, read with
+    foreach_get per frame)."""
+    import bpy
+
+    scene = bpy.context.scene
+    names = list(bones)
+    order = [arm.pose.bones.find(bones[c]) for c in names]
+    buf = np.empty(len(arm.pose.bones) * 16, dtype=np.float32)
+    out = np.empty((len(frames), len(names), 3))
+    saved = scene.frame_current
+    try:
+        for i, f in enumerate(frames):
+            scene.frame_set(int(f))
+            arm.pose.bones.foreach_get("matrix", buf)
+            heads = buf.reshape(-1, 4, 4).transpose(0, 2, 1)[order][:, :3, 3]
+            mw = np.array([list(r) for r in arm.matrix_world])
+            out[i] = heads @ mw[:3, :3].T + mw[:3, 3]
+    finally:
+        scene.frame_set(saved)
+    return {c: out[:, k] for k, c in enumerate(names)}
+
+
+def _polyline_distance(xy, pts) -> np.ndarray:
+    a, b = pts[:-1], pts[1:]
+    d = b - a
+    flat = xy.reshape(-1, 1, 2)
+    t = np.clip(np.sum((flat - a) * d, -1) / np.maximum(np.sum(d * d, -1), 1e-12), 0.0, 1.0)
+    q = a + t[..., None] * d
+    return np.sqrt(np.min(np.sum((q - flat) ** 2, -1), axis=1))
+
+
+def _contacts(pos, fps, leg):
+    """``[F]`` bool: a foot joint low (within 3 % of the leg of its planted
+    height) and slow (< 0.4 leg/s horizontally)."""
+    z = pos[:, 2] - np.percentile(pos[:, 2], 2)
+    v = np.zeros(len(pos))
+    v[1:] = np.linalg.norm(np.diff(pos[:, :2], axis=0), axis=1) * fps
+    return (z < 0.03 * leg) & (v < 0.4 * leg)
+
+
+def _skate(pos, fps, height=0.033):
+    """Height-weighted slide (cm per 1/30 s frame) of one foot joint over its
+    contact pairs (its planted height = its 2nd-percentile height), and the
+    number of contact pairs."""
+    z = pos[:, 2] - np.percentile(pos[:, 2], 2)
+    h = 0.5 * (z[1:] + z[:-1])
+    d = np.linalg.norm(np.diff(pos[:, :2], axis=0), axis=1) * fps / 30.0
+    c = h < height
+    if not c.any():
+        return 0.0, 0
+    w = 2.0 - np.power(2.0, np.clip(h[c], None, height) / height)
+    return float(np.sum(d[c] * w) * 100.0), int(c.sum())
+
+
+def hip_speed_variation(hips_xy, contact_l, contact_r, fps, moving=None) -> float:
+    """Mean over strides of std/mean of the hips' horizontal speed. A
+    stride runs from one left-foot touch-down to the next; strides while the
+    body is not moving (``moving`` False anywhere in it) are left out."""
+    v = np.zeros(len(hips_xy))
+    v[1:] = np.linalg.norm(np.diff(hips_xy, axis=0), axis=1) * fps
+    v[0] = v[1] if len(v) > 1 else 0.0
+    down = np.nonzero(contact_l[1:] & ~contact_l[:-1])[0] + 1
+    cvs = []
+    for a, b in zip(down[:-1], down[1:]):
+        if b - a < 0.5 * fps or b - a > 2.0 * fps:
+            continue
+        if moving is not None and not moving[a:b].all():
+            continue
+        seg = v[a:b]
+        if seg.mean() > 0.2:
+            cvs.append(seg.std() / seg.mean())
+    return float(np.mean(cvs)) if cvs else float("nan")
+
+
+def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dict:
+    """Metrics (see the module docstring) of evaluated positions ``pos``
+    (``canonical -> [F, 3]``) against the drawn ``path_xy [N, 2]`` (None:
+    a mocap take, no trajectory figures). ``toe_rest``: the toe joints'
+    height (m) over the floor when standing at rest; the lowest toe is
+    reported relative to it (how far the toe sinks below where a flat
+    foot has it), else as its raw height."""
+    hips = pos["hips"]
+    traj = {}
+    if path_xy is not None:
+        path_xy = np.asarray(path_xy, dtype=np.float64)
+        err = _polyline_distance(hips[:, :2], path_xy)
+        lat = pos["upperleg_l"][-1, :2] - pos["upperleg_r"][-1, :2]
+        facing = np.array([lat[1], -lat[0]])  # up x left = forward (Z-up, right-handed)
+        end_dir = path_xy[-1] - path_xy[-2]
+        ang = math.degrees(abs(math.atan2(facing[0] * end_dir[1] - facing[1] * end_dir[0], float(facing @ end_dir))))
+        traj = {"mean_cm": float(err.mean() * 100), "max_cm": float(err.max() * 100),
+                "final_cm": float(np.linalg.norm(hips[-1, :2] - path_xy[-1]) * 100), "heading_deg": ang}
+    skates, pairs = [], 0
+    for c in ("foot_l", "foot_r", "toes_l", "toes_r"):
+        if c in pos:
+            s, n = _skate(pos[c], fps)
+            skates.append(s)
+            pairs += n
+    jerk = np.diff(np.stack([pos[c] for c in pos], 1), n=3, axis=0) * fps**3
+    cl = _contacts(pos["foot_l"], fps, leg)
+    cr = _contacts(pos["foot_r"], fps, leg)
+    hv = np.zeros(len(hips))
+    hv[1:] = np.linalg.norm(np.diff(hips[:, :2], axis=0), axis=1) * fps
+    moving = hv > 0.3 * leg
+    stack = np.stack([pos[c] for c in pos], 1)
+    rel_step = np.linalg.norm(np.diff(stack - hips[:, None], axis=0), axis=-1)
+    toe_keys = [c for c in ("toes_l", "toes_r") if c in pos] or ["foot_l", "foot_r"]
+    toes = [pos[c][:, 2] - (0.0 if toe_rest is None else toe_rest.get(c, 0.0)) for c in toe_keys]
+    # Lateral: the ankles' offset along the body's left direction (from the hip joints).
+    left = pos["upperleg_l"][:, :2] - pos["upperleg_r"][:, :2]
+    left /= np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
+    sep = np.sum((pos["foot_l"][:, :2] - pos["foot_r"][:, :2]) * left, axis=1)
+    # Swing clearance: each swing (a run of >= 5 frames with the ankle not
+    # planted) of each foot, the peak height of its toe over its planted height.
+    peaks = []
+    for side in ("l", "r"):
+        toe = pos.get(f"toes_{side}", pos[f"foot_{side}"])[:, 2]
+        toe = toe - (np.percentile(toe, 2) if toe_rest is None else toe_rest.get(f"toes_{side}", np.percentile(toe, 2)))
+        swing = ~(cl if side == "l" else cr)
+        edges = np.flatnonzero(np.diff(np.r_[0, swing.astype(int), 0]))
+        for a, b in zip(edges[::2], edges[1::2]):
+            if b - a >= 5:
+                peaks.append(float(toe[a:b].max()))
+    return {
+        "frames": len(hips),
+        **traj,
+        "swing_clear_cm": float(np.median(peaks) * 100) if peaks else float("nan"),
+        "skate_cm_per_frame": float(sum(skates) / max(pairs, 1)),
+        "jitter_m_s3": float(np.mean(np.linalg.norm(jerk, axis=-1))),
+        "hip_speed_cv": hip_speed_variation(hips[:, :2], cl, cr, fps, moving),
+        "max_step_leg": float(rel_step.max() / leg),
+        "p999_step_leg": float(np.percentile(rel_step, 99.9) / leg),
+        "min_toe_cm": float(min(t.min() for t in toes) * 100),
+        "min_feet_sep_cm": float(sep.min() * 100),
+        "max_hip_speed": float(hv.max()),
+    }
+
+
+def bake_and_score(arm, points, *, style="normal", speed=1.3, controller=None, frames_step: int = 1) -> dict:
+    """Bake Walk Along Path on ``arm`` (``points [N, 2]`` or ``[N, 3]`` with
+    speeds) and score the evaluated take (:func:`score_take`); adds
+    ``bake_s`` (wall seconds of the bake) and ``action``."""
+    from . import locomotion_scene as LS
+    from . import retarget_scene
+
+    t0 = time.perf_counter()
+    action = LS.walk_along_path(arm, points, style=style, speed=speed, controller=controller)
+    bake_s = time.perf_counter() - t0
+    tmap = retarget_scene.target_mapping(arm)
+    bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
+    a, b = (int(round(x)) for x in action.frame_range)
+    frames = list(range(a, b + 1, frames_step))
+    pos = evaluated_positions(arm, bones, frames)
+    import bpy
+
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base / frames_step
+    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, LS.rig_leg_length(arm),
+                     toe_rest=toe_rest_heights(arm, bones))
+    res.update(bake_s=bake_s, action=action.name)
+    return res
+
+
+def toe_rest_heights(arm, bones: dict) -> dict:
+    """``canonical -> m``: the foot and toe bones' rest head heights in the
+    world: where a flat, planted foot has them (every rig measured here
+    stands on z = 0 at rest)."""
+    mw = np.array([list(r) for r in arm.matrix_world])
+    return {c: float((mw @ np.append(np.array(arm.data.bones[bones[c]].head_local), 1.0))[2])
+            for c in ("foot_l", "foot_r", "toes_l", "toes_r") if c in bones}
+
+
+# --- the benchmark -------------------------------------------------------------------------
+
+RIGS = ("mannequin", "xbot", "rpm", "rigify")
+#: Validation mocap clips retargeted onto each rig as the reference (normal
+#: style: two straight walks and a turn each way).
+MOCAP_CLIPS = ("walk_normal", "walk-turn-left_normal", "walk-turn-right_normal")
+
+
+def load_rig(name: str, data_dir):
+    """A fresh scene with the rig ``name`` (see :data:`RIGS`); its armature."""
+    import bpy
+
+    from pathlib import Path
+
+    from . import mannequin, rig_files
+
+    data_dir = Path(data_dir)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    if name == "mannequin":
+        return mannequin.build_mannequin()["armature"]
+    if name in ("xbot", "rpm"):
+        f = data_dir / ("characters/Xbot.glb" if name == "xbot" else "character_rpm_arkit/brunette-t.glb")
+        if not f.is_file():
+            raise FileNotFoundError(f"{f} is absent")
+        rig_files.load_rig_file(f)
+        return rig_files.find_armature()
+    if name == "rigify":
+        import addon_utils
+
+        if not addon_utils.check("rigify")[1]:
+            addon_utils.enable("rigify", default_set=True)
+        bpy.ops.object.armature_human_metarig_add()
+        meta = bpy.context.view_layer.objects.active
+        bpy.ops.pose.rigify_generate()
+        rig = bpy.context.view_layer.objects.active
+        data = meta.data
+        bpy.data.objects.remove(meta)
+        bpy.data.armatures.remove(data)
+        return rig
+    raise ValueError(f"unknown rig {name!r}; use one of {', '.join(RIGS)}")
+
+
+def _positions_of_action(arm, action):
+    import bpy
+
+    from . import retarget_scene
+
+    tmap = retarget_scene.target_mapping(arm)
+    bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
+    a, b = (int(round(x)) for x in action.frame_range)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    return evaluated_positions(arm, bones, range(a, b + 1)), fps, bones
+
+
+def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
+    """Scores (:func:`score_take`, no path) of validation mocap clips
+    (:data:`MOCAP_CLIPS`) retargeted onto ``arm`` the way a walk is
+    (``retarget_onto``, hips root motion), read from the evaluated pose."""
+    from ..backend.bone_mapping import match_preset
+    from ..backend.locomotion import dataset as D
+    from ..backend.locomotion import features as FT
+    from . import locomotion_scene as LS
+    from . import retarget_scene
+
+    split = D.split_of(D.load_split())
+    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
+    out = []
+    for key in MOCAP_CLIPS:
+        mine = sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:per_content]
+        for c in mine:
+            m = FT.load_clip(c)
+            action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
+                                                        action_name=f"mocap {c.file}")
+            pos, fps, bones = _positions_of_action(arm, action)
+            r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
+            r["clip"] = c.file
+            out.append(r)
+    return out
+
+
+def _mean(rows, key):
+    v = [r[key] for r in rows if key in r and r[key] is not None and np.isfinite(r[key])]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def _max(rows, key):
+    v = [r[key] for r in rows if key in r and np.isfinite(r[key])]
+    return float(np.max(v)) if v else float("nan")
+
+
+def _min(rows, key):
+    v = [r[key] for r in rows if key in r and np.isfinite(r[key])]
+    return float(np.min(v)) if v else float("nan")
+
+
+def evaluate_rig(name, data_dir, paths, *, style="normal", controller=None, verbose=False) -> dict:
+    """Every path of ``paths`` (:class:`~..backend.locomotion.path_sets.RandomPath`)
+    baked on rig ``name`` at its speeds (x the style's default on that rig)
+    and scored, and the mocap reference on the same rig."""
+    from . import locomotion_scene as LS
+
+    arm = load_rig(name, data_dir)
+    ctl = controller or LS.load_controller("neural")
+    scale = LS.path_scale(arm, ctl)
+    default = LS.resolve_speed(None, style, "walk", scale)[0]
+    takes = []
+    for p in paths:
+        pts = np.column_stack([p.points, p.speeds(default)])
+        r = bake_and_score(arm, pts, style=style, controller=ctl)
+        r.update(path=p.name, length_m=p.length, turns_deg=[round(float(t)) for t in p.turns_deg])
+        takes.append(r)
+        if verbose:
+            print(f"[{name}] {p.name}: mean {r['mean_cm']:.1f} max {r['max_cm']:.1f} final {r['final_cm']:.1f} cm, "
+                  f"heading {r['heading_deg']:.1f} deg, cv {r['hip_speed_cv']:.3f}, bake {r['bake_s']:.2f} s", flush=True)
+    mocap = mocap_reference(arm, data_dir)
+    return {"rig": name, "armature": arm.name, "bones": len(arm.data.bones), "leg_scale": scale,
+            "default_speed": default, "takes": takes, "mocap": mocap}
+
+
+def summarize(rig: dict) -> dict:
+    """Per-rig figures and the ratios the issue asks for."""
+    t, m = rig["takes"], rig["mocap"]
+    mo_p999 = float(np.percentile([r["p999_step_leg"] for r in m], 50)) if m else float("nan")
+    return {
+        "rig": rig["rig"], "paths": len(t), "leg_scale": rig["leg_scale"], "default_speed": rig["default_speed"],
+        "mean_cm": _mean(t, "mean_cm"), "max_cm": _max(t, "max_cm"), "final_cm": _max(t, "final_cm"),
+        "heading_deg": _max(t, "heading_deg"),
+        "skate": _mean(t, "skate_cm_per_frame"), "skate_mocap": _mean(m, "skate_cm_per_frame"),
+        "jitter": _mean(t, "jitter_m_s3"), "jitter_mocap": _mean(m, "jitter_m_s3"),
+        "hip_cv": _mean(t, "hip_speed_cv"), "hip_cv_mocap": _mean(m, "hip_speed_cv"),
+        "max_step": _max(t, "max_step_leg"), "mocap_p999_step": mo_p999,
+        "min_toe_cm": _min(t, "min_toe_cm"), "min_toe_mocap_cm": _min(m, "min_toe_cm"),
+        "min_feet_sep_cm": _min(t, "min_feet_sep_cm"), "min_feet_sep_mocap_cm": _min(m, "min_feet_sep_cm"),
+        "swing_clear_cm": _mean(t, "swing_clear_cm"), "swing_clear_mocap_cm": _mean(m, "swing_clear_cm"),
+        "bake_s_per_10s": float(np.mean([r["bake_s"] / (r["frames"] / 300.0) for r in t])),
+    }
+
+
+def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0, data_dir=None) -> dict:
+    """Per style, the share of ``paths`` whose walk (the controller's
+    output after the path snap and foot clean-up, on its own skeleton, the
+    same for every rig) the style classifier of ``rigmind eval locomotion``
+    (trained on the training clips' features cache; built when absent)
+    names correctly; ``{"styles": {style: share}, "mean": share}``."""
+    from ..backend.locomotion import dataset as D
+    from ..backend.locomotion import eval as E
+    from ..backend.locomotion import features as FT
+    from ..backend.locomotion import style_classifier as SC
+    from . import locomotion_scene as LS
+
+    cache = cache_dir or FT.DEFAULT_CACHE_DIR
+    FT.build_cache(data_dir or D.DEFAULT_DATA_DIR, cache, seed=seed)
+    clf = E._cached_classifier(cache, seed)
+    out = {}
+    for style in styles or D.D2_STYLES:
+        default = LS.style_speeds(style, "walk")[0]
+        hits = []
+        for p in paths:
+            motion, _ = LS.generate_path(controller, p.points, style=style, speed=p.speeds(default))
+            probs = SC.predict_style(clf, motion)
+            hits.append(clf.styles[int(np.argmax(probs))] == style)
+        out[style] = float(np.mean(hits))
+    return {"styles": out, "mean": float(np.mean(list(out.values())))}
+
+
+def format_markdown(summaries, meta) -> str:
+    def f(x, d=1):
+        return "n/a" if x is None or not np.isfinite(x) else f"{x:.{d}f}"
+
+    lines = [
+        f"### Walk Along Path on the rigs ({meta['set']} paths)",
+        "",
+        f"Command: `{meta['command']}`  ",
+        f"Machine: {meta['machine']}  ",
+        f"Date: {meta['date']}  ",
+        f"Paths: {meta['paths_desc']}; style {meta['style']}, speeds x the style's default on each rig.",
+        "",
+        "| rig | leg scale | mean / max / final traj. err (cm) | arrival heading (deg, max) | skate (cm/frame) gen / mocap | "
+        "jitter (m/s^3) gen / mocap | hip-speed CV gen / mocap | largest joint step / mocap p99.9 | lowest toe (cm) gen / mocap | "
+        "min ankle separation (cm) gen / mocap | swing toe clearance (cm, median peak) gen / mocap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| {s['rig']} | {f(s['leg_scale'], 3)} | {f(s['mean_cm'])} / {f(s['max_cm'])} / {f(s['final_cm'])} | "
+            f"{f(s['heading_deg'])} | {f(s['skate'], 2)} / {f(s['skate_mocap'], 2)} | {f(s['jitter'], 0)} / "
+            f"{f(s['jitter_mocap'], 0)} ({f(s['jitter'] / s['jitter_mocap'], 2)}x) | {f(s['hip_cv'], 3)} / "
+            f"{f(s['hip_cv_mocap'], 3)} ({f(s['hip_cv'] / s['hip_cv_mocap'], 2)}x) | {f(s['max_step'], 3)} / "
+            f"{f(s['mocap_p999_step'], 3)} ({f(s['max_step'] / s['mocap_p999_step'], 2)}x) | {f(s['min_toe_cm'])} / "
+            f"{f(s['min_toe_mocap_cm'])} | {f(s['min_feet_sep_cm'])} / {f(s['min_feet_sep_mocap_cm'])} | "
+            f"{f(s['swing_clear_cm'])} / {f(s['swing_clear_mocap_cm'])} |")
+    acc = meta.get("style_accuracy")
+    if acc:
+        lines += ["", f"Style accuracy (the controller's walk along the same paths, before retargeting, so the same for "
+                  f"every rig; the evaluation's style classifier): mean {acc['mean']:.0%}; "
+                  + ", ".join(f"{k} {v:.0%}" for k, v in acc["styles"].items())]
+    lines += ["", "Per take (cm, deg):", "", "| rig | path | turns (deg) | length (m) | mean | max | final | heading | hip CV |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for rig in meta["rigs"]:
+        for r in rig["takes"]:
+            lines.append(f"| {rig['rig']} | {r['path']} | {r['turns_deg']} | {r['length_m']:.1f} | {f(r['mean_cm'])} | "
+                         f"{f(r['max_cm'])} | {f(r['final_cm'])} | {f(r['heading_deg'])} | {f(r['hip_speed_cv'], 3)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main_rig_eval(argv=None) -> int:
+    """``rigmind eval locomotion --rigs [--set held-out|validation] [--count N]
+    [--rig NAME ...] [--out FILE] [--json FILE]``."""
+    import argparse
+    import datetime as _dt
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from ..backend.locomotion import path_sets as PS
+    from ..backend.locomotion.eval import machine_description
+    from . import locomotion_scene as LS
+
+    ap = argparse.ArgumentParser(prog="rigmind eval locomotion --rigs",
+                                 description="Walk Along Path baked on real rigs, measured on the evaluated pose.")
+    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--set", default="held-out", choices=["held-out", "validation"])
+    ap.add_argument("--count", type=int, default=8)
+    ap.add_argument("--rig", action="append", choices=list(RIGS), help="rig(s) to measure (default: all)")
+    ap.add_argument("--style", default="normal")
+    ap.add_argument("--out", default=None, help="markdown report (default bench/locomotion_rigs_<set>.md)")
+    ap.add_argument("--json", help="raw results as JSON")
+    ap.add_argument("--no-styles", action="store_true", help="skip the style accuracy (all 7 styles on every path)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(list(argv or []))
+    seed = PS.HELD_OUT_SEED if args.set == "held-out" else PS.VALIDATION_SEED
+    paths = PS.random_paths(seed, args.count)
+    ctl = LS.load_controller("neural")
+    rigs = []
+    for name in args.rig or RIGS:
+        try:
+            rigs.append(evaluate_rig(name, args.data, paths, style=args.style, controller=ctl, verbose=args.verbose))
+        except FileNotFoundError as e:
+            print(f"[{name}] skipped: {e}", file=sys.stderr)
+    summaries = [summarize(r) for r in rigs]
+    acc = None if args.no_styles else style_accuracy(paths, ctl, data_dir=args.data)
+    meta = {
+        "style_accuracy": acc,
+        "set": args.set, "seed": seed, "style": args.style, "rigs": rigs,
+        "command": "rigmind eval locomotion --rigs " + " ".join(argv or []),
+        "machine": machine_description(), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "paths_desc": (f"{len(paths)} random paths, seed {seed} ({args.set}), {PS.LEG_RANGE_M[0]}-{PS.LEG_RANGE_M[1]} m legs, "
+                       f"{PS.TURN_RANGE_DEG[0]:g}-{PS.TURN_RANGE_DEG[1]:g} deg turns, per-point speed "
+                       f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
+    }
+    md = format_markdown(summaries, meta)
+    out = Path(args.out or Path(__file__).resolve().parents[1] / "bench" / f"locomotion_rigs_{args.set}.md")
+    out.write_text(md, encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summaries": summaries, "meta": meta}, indent=1, default=str),
+                                   encoding="utf-8")
+    print(md)
+    print(f"wrote {out}")
+    return 0
+
+
+__all__ = ["evaluated_positions", "score_take", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY", "RIGS",
+           "load_rig", "mocap_reference", "evaluate_rig", "summarize", "main_rig_eval"]
