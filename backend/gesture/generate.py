@@ -18,6 +18,7 @@ from scipy.ndimage import gaussian_filter1d
 from . import controls as C
 from . import model as M
 from . import representation as G
+from .standing import plant_feet
 
 FPS = 30.0
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
@@ -202,5 +203,5 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
     feats = speech_features(clip, FPS)
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
-    motion = G.decode(poses, FPS, model.finger_basis)
+    motion = plant_feet(G.decode(poses, FPS, model.finger_basis))
     return GestureResult(poses, motion, pulse, energy, speech)
