@@ -113,6 +113,7 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
     if base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
     frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
+    key_eyes(arm, action, tgt_map, frames, seed, start_frame)
     scene.frame_start = int(start_frame)
     scene.frame_end = max(scene.frame_end, int(start_frame) + frames - 1) if base == "keep_legs" else int(start_frame) + frames - 1
     strip = None
@@ -160,6 +161,53 @@ def _layer_over(arm, action, previous, tgt_map):
     # NLA strips under the active action are combined per channel ("Replace"):
     # the gesture's upper body replaces, the walk's hips/legs show through.
     arm.animation_data.action_blend_type = "REPLACE"
+
+
+def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -> list:
+    """Key the rig's eye bones (where it has them) with the gaze of
+    :func:`~..backend.face.gaze.gaze_angles` (the seed's, sampled at the
+    scene's frame rate: the same gaze the face's eyeLook* shapes get). The
+    eye turns about the character's up axis (yaw) and its left axis (pitch),
+    relative to the head. Returns the bones keyed."""
+    import bpy
+
+    from ..backend import rotations as R
+    from ..backend.face.gaze import gaze_angles
+
+    eyes = [tgt_map.get(c) for c in ("eye_l", "eye_r")]
+    if not all(eyes) or not all(e in arm.pose.bones for e in eyes):
+        return []
+    fps = scene_io.scene_fps(bpy.context.scene)
+    gaze = gaze_angles(n_frames, fps, seed)
+    mw = np.array(arm.matrix_world)[:3, :3]
+    obj_rot = mw / np.linalg.norm(mw, axis=0, keepdims=True)
+    up = obj_rot.T @ np.array([0.0, 0.0, 1.0])
+    heads = [np.array(arm.data.bones[e].head_local) for e in eyes]
+    left = heads[0] - heads[1]
+    left = left - up * (left @ up)
+    left /= max(np.linalg.norm(left), 1e-9)
+    q = R.mul(R.from_axis_angle_pair(np.broadcast_to(up, (n_frames, 3)), gaze[:, 0]),
+              R.from_axis_angle_pair(np.broadcast_to(left, (n_frames, 3)), -gaze[:, 1]))
+    cb = action.layers[0].strips[0].channelbag(arm.animation_data.action_slot, ensure=True)
+    frames = start_frame + np.arange(n_frames, dtype=np.float64)
+    for bone in eyes:
+        rest = R.from_matrix(np.array(arm.data.bones[bone].matrix_local)[:3, :3])
+        basis = R.make_continuous(R.normalize(R.mul(R.inv(rest)[None], R.mul(q, rest[None]))))
+        pb = arm.pose.bones[bone]
+        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+        for fc in [fc for fc in cb.fcurves if fc.data_path.startswith(path + ".rotation")]:
+            cb.fcurves.remove(fc)
+        if pb.rotation_mode == "QUATERNION":
+            specs = [(f"{path}.rotation_quaternion", i, bone, basis[:, i]) for i in range(4)]
+        elif len(pb.rotation_mode) == 3:
+            e = R.to_euler(basis, pb.rotation_mode, intrinsic=False)
+            xyz = np.empty_like(e)
+            xyz[:, ["XYZ".index(a) for a in pb.rotation_mode]] = e
+            specs = [(f"{path}.rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+        else:
+            continue
+        scene_io._write_curves(cb, specs, frames, "LINEAR")
+    return eyes
 
 
 TRUNK = ("spine", "spine1", "spine2", "chest", "upperchest", "neck")

@@ -18,6 +18,7 @@ from scipy.ndimage import gaussian_filter1d
 from . import controls as C
 from . import model as M
 from . import representation as G
+from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
 
 FPS = 30.0
@@ -204,4 +205,6 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
     motion = plant_feet(G.decode(poses, FPS, model.finger_basis))
+    stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
+    motion = lift_hands(motion, stress, amount)
     return GestureResult(poses, motion, pulse, energy, speech)

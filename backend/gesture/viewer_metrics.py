@@ -29,7 +29,7 @@ import numpy as np
 
 SKATE_HEIGHT = 0.033     # m: H of the height weighting
 FROZEN_MM = 0.3          # mm per frame: below this for every joint, a frame "does not move"
-SACCADE_SPEED = np.radians(60.0)  # rad/s: a gaze step faster than this is a saccade
+SACCADE_SPEED = np.radians(30.0)  # rad/s: a gaze step faster than this is a saccade (1 deg per frame at 30 fps)
 
 
 def standing_foot_skate(ankles: np.ndarray, height: float = SKATE_HEIGHT) -> float:
