@@ -408,6 +408,11 @@ def _model_tool(tool: str, args, extra) -> int:
 
 
 def cmd_eval(args, extra) -> int:
+    if args.what == "gesture" and "--viewer" in extra:
+        # The viewer metrics bake takes onto rigs: Blender's side (operators/).
+        from .operators.gesture_viewer_eval import main_viewer_eval
+
+        return main_viewer_eval([a for a in extra if a != "--viewer"])
     return _model_tool("eval", args, extra)
 
 

@@ -16,7 +16,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile as sf  # noqa: E402
 
-from bench_gesture_viewer import load_rig  # noqa: E402
+from rigmind.operators.gesture_viewer_eval import load_rig  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def _face_camera(arm):
         cam = bpy.data.objects.new("Face Camera", bpy.data.cameras.new("Face Camera"))
         cam.data.lens = 85
         bpy.context.scene.collection.objects.link(cam)
-    cam.location = pos + Vector((0.0, -0.7, 0.08))
+    cam.location = pos + Vector((0.0, -0.75, 0.12))
     cam.rotation_euler = (pos + Vector((0, 0, 0.08)) - cam.location).to_track_quat("-Z", "Y").to_euler()
     return cam
 
@@ -81,11 +81,11 @@ def main():
         body, faces = [], []
         for f in frames:
             scene.frame_set(f)
-            body.append(_png(render(tmp / f"b{f}.png", resolution=(200, 300), samples=4)))
+            body.append(_png(render(tmp / f"b{f}.png", resolution=(200, 300), samples=4, targets=[arm])))
             if face is not None:
                 main_cam = scene.camera
                 scene.camera = _face_camera(arm)
-                faces.append(_png(render(tmp / f"f{f}.png", resolution=(200, 200), samples=4)))
+                faces.append(_png(render(tmp / f"f{f}.png", resolution=(200, 200), samples=4, targets=[arm])))
                 scene.camera = main_cam
         per_row = 8
         rows = []

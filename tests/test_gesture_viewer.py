@@ -56,9 +56,16 @@ def idle_take(speech_20s):
 
 
 def test_standing_feet_stay_planted_on_the_rig(idle_take):
-    _, _, pos = idle_take
+    """No skate, and the feet are on the floor (not held up in the air,
+    which the height-weighted skate would not see)."""
+    from rigmind.operators.retarget_scene import rest_positions_world, target_mapping
+
+    arm, _, pos = idle_take
     ank = np.stack([pos["foot_l"], pos["foot_r"]], axis=1)
     assert VM.standing_foot_skate(ank) <= 0.15
+    tgt = target_mapping(arm)
+    rest = rest_positions_world(arm, {c: tgt.get(c) for c in ("foot_l", "foot_r")})
+    assert VM.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]) <= 1.5
 
 
 def test_a_drift_becomes_a_lifted_step():

@@ -84,5 +84,5 @@ def plant_feet(motion: Motion, cfg: StandingConfig = StandingConfig()) -> Motion
     return pin_feet(motion, contacts,
                     foot_joints=(LEGS[0][0], LEGS[1][0]), toe_joints=(LEGS[0][1], LEGS[1][1]),
                     hip_joints=(LEGS[0][2], LEGS[1][2]), knee_joints=(LEGS[0][3], LEGS[1][3]),
-                    blend_seconds=cfg.step_seconds / 2, max_slide=1.0,
+                    blend_seconds=cfg.step_seconds / 2, max_slide=1.0, release_reach=2.0,
                     swing_slope=cfg.lift_slope, swing_clearance=cfg.clearance)

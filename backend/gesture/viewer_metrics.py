@@ -50,6 +50,15 @@ def foot_lift(ankles: np.ndarray) -> float:
     return float((p[..., 2] - np.percentile(p[..., 2], 1.0, axis=0)[None]).max())
 
 
+def foot_hover(ankles: np.ndarray, rest_heights) -> float:
+    """Median over frames of the lower ankle's height above its rest-pose
+    height (cm): a planted foot sits near 0; a foot held in the air (a lock
+    the leg cannot reach, a lift that never lands) shows here, where the
+    skate weighting, which ignores lifted feet, cannot see it."""
+    p = np.asarray(ankles, np.float64)
+    return float(100.0 * np.median((p[..., 2] - np.asarray(rest_heights)[None]).min(axis=1)))
+
+
 def longest_frozen_stretch(positions: np.ndarray, threshold_mm: float = FROZEN_MM) -> int:
     """``positions [F, J, 3]`` (m) → the longest run of frames (count) in which
     every joint moved less than ``threshold_mm`` since the previous frame
