@@ -214,3 +214,21 @@ def test_eyes_look_on_the_rpm_avatar(bpy_clean, speech_20s):
     d = np.array(d)
     spread = np.degrees(np.arccos(np.clip(d @ d.mean(axis=0) / np.linalg.norm(d.mean(axis=0)), -1, 1)))
     assert spread.max() > 5.0
+
+
+def test_eval_viewer_command(tmp_path, data_dir):
+    """`rigmind eval gesture --viewer` on one rig and one language: a real
+    reference row and our row with every viewer metric."""
+    import json
+
+    from rigmind.operators.gesture_viewer_eval import main_viewer_eval
+
+    out = tmp_path / "viewer.json"
+    assert main_viewer_eval(["--data", str(data_dir), "--rigs", "mannequin", "--langs", "silero_de.wav",
+                             "--seconds", "6", "--no-keep-legs", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["take"] for r in rows] == ["real BEAT2 (reference)", "silero_de.wav"]
+    ours = rows[1]
+    for k in ("skate_cm_per_frame", "foot_hover_cm", "frozen_frames", "seam48", "seam32", "hands_sum_cm"):
+        assert np.isfinite(ours[k]) or k.startswith("seam")
+    assert ours["skate_cm_per_frame"] <= 0.15 and ours["frozen_frames"] <= 5
