@@ -51,8 +51,7 @@ def speech_60s(data: Path, out: Path) -> Path:
 def one_run(arm, wav):
     from rigmind.backend.audio import load_audio
     from rigmind.backend.audio.features import speech_features
-    from rigmind.backend.gesture.generate import generate_from_features, get_model
-    from rigmind.backend.gesture import representation as G
+    from rigmind.backend.gesture.generate import gesture_from_features, get_model
     from rigmind.operators import gesture_scene
 
     t0 = time.perf_counter()
@@ -61,8 +60,7 @@ def one_run(arm, wav):
     clip = load_audio(wav)
     feats = speech_features(clip, 30.0)
     t2 = time.perf_counter()
-    poses, *_ = generate_from_features(model, feats, seed=0)
-    motion = G.decode(poses, 30.0, model.finger_basis)
+    motion = gesture_from_features(model, feats, seed=0).motion  # model, decoding, feet, hands
     t3 = time.perf_counter()
     from rigmind.operators.retarget_scene import retarget_onto
 

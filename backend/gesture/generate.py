@@ -202,6 +202,14 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
     model = model or get_model()
     torch.set_num_threads(min(torch.get_num_threads(), 2))
     feats = speech_features(clip, FPS)
+    return gesture_from_features(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
+
+
+def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0, progress=None,
+                          cancelled=None) -> GestureResult:
+    """Speech features (30 fps) → :class:`GestureResult`: the model's poses,
+    decoded, feet planted (:mod:`.standing`) and hands lifted on stressed
+    speech (:mod:`.gesture_space`)."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
     motion = plant_feet(G.decode(poses, FPS, model.finger_basis))

@@ -67,7 +67,9 @@ def plan_steps(ankles_xy: np.ndarray, fps: float, cfg: StandingConfig = Standing
     t = 0
     while t < f:
         if t > busy_until:
-            drift = [np.linalg.norm(ankles_xy[t, s] - hold[s]) if t >= free_at[s] else -1.0 for s in range(2)]
+            d = ankles_xy[t] - np.asarray(hold)
+            drift = np.sqrt((d * d).sum(axis=1))
+            drift[t < np.asarray(free_at)] = -1.0
             s = int(np.argmax(drift))
             if drift[s] > cfg.step_distance and t + n_step < f:
                 c[t:t + n_step, s] = 0.0
