@@ -40,12 +40,39 @@ def _save(grid, path):
     bpy.data.images.remove(img)
 
 
-def _face_camera(arm):
-    """A camera 0.7 m in front of the head bone, looking at it."""
+def _body_camera(arm):
+    """A camera framing the bone heads from the front (-Y), slightly from the
+    right. (Bone tails are not used: glTF imports such as the X Bot carry
+    tails metres long, which pull render.py's automatic framing away.)"""
     from mathutils import Vector
 
-    head = next(b for b in ("Head", "head", "mixamorig:Head") if b in arm.pose.bones)
-    pos = arm.matrix_world @ arm.pose.bones[head].head
+    mw = np.array(arm.matrix_world)
+    heads = np.array([mw[:3, :3] @ np.array(pb.head) + mw[:3, 3] for pb in arm.pose.bones])
+    lo, hi = heads.min(axis=0), heads.max(axis=0)
+    centre = Vector(((lo + hi) / 2).tolist())
+    height = float(hi[2] - lo[2]) + 0.25
+    cam = bpy.data.objects.get("Body Camera")
+    if cam is None:
+        cam = bpy.data.objects.new("Body Camera", bpy.data.cameras.new("Body Camera"))
+        cam.data.lens = 50
+        bpy.context.scene.collection.objects.link(cam)
+    fov = 2 * np.arctan(cam.data.sensor_width / (2 * cam.data.lens))  # along the longer (vertical) side
+    dist = 1.15 * height / (2 * np.tan(fov / 2))
+    cam.location = centre + Vector((0.3 * dist, -dist, 0.1 * height))
+    cam.rotation_euler = (centre - cam.location).to_track_quat("-Z", "Y").to_euler()
+    return cam
+
+
+def _face_camera(arm):
+    """A camera 0.75 m in front of the eyes (or the head bone), looking at them."""
+    from mathutils import Vector
+
+    eyes = [b for b in ("LeftEye", "RightEye") if b in arm.pose.bones]
+    if eyes:  # aim at the eyes: the gaze is what the close-up is for
+        pos = sum((arm.matrix_world @ arm.pose.bones[b].head for b in eyes), Vector()) / len(eyes) - Vector((0, 0, 0.08))
+    else:
+        head = next(b for b in ("Head", "head", "mixamorig:Head") if b in arm.pose.bones)
+        pos = arm.matrix_world @ arm.pose.bones[head].head
     cam = bpy.data.objects.get("Face Camera")
     if cam is None:
         cam = bpy.data.objects.new("Face Camera", bpy.data.cameras.new("Face Camera"))
@@ -81,12 +108,11 @@ def main():
         body, faces = [], []
         for f in frames:
             scene.frame_set(f)
+            scene.camera = _body_camera(arm)
             body.append(_png(render(tmp / f"b{f}.png", resolution=(200, 300), samples=4, targets=[arm])))
             if face is not None:
-                main_cam = scene.camera
                 scene.camera = _face_camera(arm)
                 faces.append(_png(render(tmp / f"f{f}.png", resolution=(200, 200), samples=4, targets=[arm])))
-                scene.camera = main_cam
         per_row = 8
         rows = []
         for i in range(0, len(body), per_row):
