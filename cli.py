@@ -508,6 +508,11 @@ def cmd_eval(args, extra) -> int:
         from .operators.locomotion_rig_eval import main_rig_eval
 
         return main_rig_eval([a for a in extra if a != "--rigs"])
+    if args.what == "gesture" and "--viewer" in extra:
+        # The viewer metrics bake takes onto rigs: Blender's side (operators/).
+        from .operators.gesture_viewer_eval import main_viewer_eval
+
+        return main_viewer_eval([a for a in extra if a != "--viewer"])
     return _model_tool("eval", args, extra)
 
 

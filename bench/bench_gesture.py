@@ -6,7 +6,8 @@
    (retarget + keys). The rig is the X Bot (65 bones) when present, else the
    mannequin (55 bones).
 2. A 10-minute file (the 60 s speech tiled) through the backend in a fresh
-   process: peak RSS (ru_maxrss).
+   process: peak RSS (ru_maxrss), and the seam periodicity and mean
+   upper-body acceleration of minute 1 against minute 9 (issue #13).
 
     .venv/bin/python bench/bench_gesture.py [--data ../shared/data]
 """
@@ -50,8 +51,7 @@ def speech_60s(data: Path, out: Path) -> Path:
 def one_run(arm, wav):
     from rigmind.backend.audio import load_audio
     from rigmind.backend.audio.features import speech_features
-    from rigmind.backend.gesture.generate import generate_from_features, get_model
-    from rigmind.backend.gesture import representation as G
+    from rigmind.backend.gesture.generate import gesture_from_features, get_model
     from rigmind.operators import gesture_scene
 
     t0 = time.perf_counter()
@@ -60,8 +60,7 @@ def one_run(arm, wav):
     clip = load_audio(wav)
     feats = speech_features(clip, 30.0)
     t2 = time.perf_counter()
-    poses, *_ = generate_from_features(model, feats, seed=0)
-    motion = G.decode(poses, 30.0, model.finger_basis)
+    motion = gesture_from_features(model, feats, seed=0).motion  # model, decoding, feet, hands
     t3 = time.perf_counter()
     from rigmind.operators.retarget_scene import retarget_onto
 
@@ -76,11 +75,20 @@ def rss_10min(wav: Path) -> dict:
     sf.write(long, np.tile(x, 10), sr)
     code = ("import resource,time,torch; torch.set_num_threads(2)\n"
             "from rigmind.backend.audio import load_audio\n"
-            "from rigmind.backend.gesture.generate import generate_gesture\n"
+            "from rigmind.backend.gesture.generate import generate_gesture, STRIDE\n"
+            "from rigmind.backend.gesture import representation as G, viewer_metrics as VM\n"
+            "from rigmind.backend.smplx_motion import smplx_joint_names\n"
             f"t=time.perf_counter(); c=load_audio({str(long)!r}); r=generate_gesture(c)\n"
-            "print(r.motion.num_frames, time.perf_counter()-t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "dt=time.perf_counter()-t; rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "n=list(smplx_joint_names()); P=r.motion.world_positions()[:, [n.index(j) for j in G.UPPER]]\n"
+            "m1, m9 = P[0:1800], P[8 * 1800:9 * 1800]\n"
+            "print(r.motion.num_frames, dt, rss, VM.seam_periodicity(m1, STRIDE), VM.seam_periodicity(m9, STRIDE),"
+            " VM.acceleration(m1).mean(), VM.acceleration(m9).mean())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    return {"frames": int(out[0]), "seconds": float(out[1]), "peak_rss_mb": int(out[2]) / 1024}
+    return {"frames": int(out[0]), "seconds": float(out[1]), "peak_rss_mb": int(out[2]) / 1024,
+            "seam_minute_1": float(out[3]), "seam_minute_9": float(out[4]),
+            "mean_accel_minute_1_mm_per_frame2": 1000 * float(out[5]),
+            "mean_accel_minute_9_mm_per_frame2": 1000 * float(out[6])}
 
 
 def main():

@@ -113,6 +113,7 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
     if base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
     frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
+    key_eyes(arm, action, tgt_map, frames, seed, start_frame)
     scene.frame_start = int(start_frame)
     scene.frame_end = max(scene.frame_end, int(start_frame) + frames - 1) if base == "keep_legs" else int(start_frame) + frames - 1
     strip = None
@@ -143,6 +144,7 @@ def _layer_over(arm, action, previous, tgt_map):
             elif fc.data_path == "location":  # object root motion stays the walk's
                 bag.fcurves.remove(fc)
     gesture_end = action.frame_range[1]
+    _layer_trunk(arm, action, previous, tgt_map)
     cyclic = any(m.type == "CYCLES" for fc in _fcurves(previous) for m in fc.modifiers)
     for track in arm.animation_data.nla_tracks:
         strips = [s for s in track.strips if s.action == previous]
@@ -159,6 +161,130 @@ def _layer_over(arm, action, previous, tgt_map):
     # NLA strips under the active action are combined per channel ("Replace"):
     # the gesture's upper body replaces, the walk's hips/legs show through.
     arm.animation_data.action_blend_type = "REPLACE"
+
+
+def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -> list:
+    """Key the rig's eye bones (where it has them) with the gaze of
+    :func:`~..backend.face.gaze.gaze_angles` (the seed's, sampled at the
+    scene's frame rate: the same gaze the face's eyeLook* shapes get). The
+    eye turns about the character's up axis (yaw) and its left axis (pitch),
+    relative to the head. Returns the bones keyed."""
+    import bpy
+
+    from ..backend import rotations as R
+    from ..backend.face.gaze import gaze_angles
+
+    eyes = [tgt_map.get(c) for c in ("eye_l", "eye_r")]
+    if not all(eyes) or not all(e in arm.pose.bones for e in eyes):
+        return []
+    fps = scene_io.scene_fps(bpy.context.scene)
+    gaze = gaze_angles(n_frames, fps, seed)
+    mw = np.array(arm.matrix_world)[:3, :3]
+    obj_rot = mw / np.linalg.norm(mw, axis=0, keepdims=True)
+    up = obj_rot.T @ np.array([0.0, 0.0, 1.0])
+    heads = [np.array(arm.data.bones[e].head_local) for e in eyes]
+    left = heads[0] - heads[1]
+    left = left - up * (left @ up)
+    left /= max(np.linalg.norm(left), 1e-9)
+    q = R.mul(R.from_axis_angle_pair(np.broadcast_to(up, (n_frames, 3)), gaze[:, 0]),
+              R.from_axis_angle_pair(np.broadcast_to(left, (n_frames, 3)), -gaze[:, 1]))
+    cb = action.layers[0].strips[0].channelbag(arm.animation_data.action_slot, ensure=True)
+    frames = start_frame + np.arange(n_frames, dtype=np.float64)
+    for bone in eyes:
+        rest = R.from_matrix(np.array(arm.data.bones[bone].matrix_local)[:3, :3])
+        basis = R.make_continuous(R.normalize(R.mul(R.inv(rest)[None], R.mul(q, rest[None]))))
+        pb = arm.pose.bones[bone]
+        path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+        for fc in [fc for fc in cb.fcurves if fc.data_path.startswith(path + ".rotation")]:
+            cb.fcurves.remove(fc)
+        if pb.rotation_mode == "QUATERNION":
+            specs = [(f"{path}.rotation_quaternion", i, bone, basis[:, i]) for i in range(4)]
+        elif len(pb.rotation_mode) == 3:
+            e = R.to_euler(basis, pb.rotation_mode, intrinsic=False)
+            xyz = np.empty_like(e)
+            xyz[:, ["XYZ".index(a) for a in pb.rotation_mode]] = e
+            specs = [(f"{path}.rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+        else:
+            continue
+        scene_io._write_curves(cb, specs, frames, "LINEAR")
+    return eyes
+
+
+TRUNK = ("spine", "spine1", "spine2", "chest", "upperchest", "neck")
+
+
+def _walk_strip_frame(arm, previous):
+    """Scene frame → the walk action's frame, through the NLA strip that holds it."""
+    for track in arm.animation_data.nla_tracks:
+        for strip in track.strips:
+            if strip.action == previous:
+                a0, s0, scale = strip.action_frame_start, strip.frame_start, strip.scale or 1.0
+                return lambda f: a0 + (f - s0) / scale
+    return lambda f: f
+
+
+def _rotation_curves(action, bone):
+    """``{index: fcurve}`` of a bone's rotation channels and the mode ('rotation_quaternion' / 'rotation_euler')."""
+    import bpy
+
+    base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+    found = {}
+    for fc in _fcurves(action):
+        for kind in ("rotation_quaternion", "rotation_euler"):
+            if fc.data_path == f"{base}.{kind}":
+                found.setdefault(kind, {})[fc.array_index] = fc
+    return found
+
+
+def _layer_trunk(arm, action, previous, tgt_map):
+    """Keep the walk's trunk under the gesture: each spine/neck bone's
+    rotation becomes the walk's at that frame times the gesture's deviation
+    from its own average pose (``walk ⊗ mean(gesture)⁻¹ ⊗ gesture``). The
+    gesture's trunk replaced the walk's before and carried the gesture
+    model's own posture, which on a walking pelvis leaned the walker
+    forward by ~20°; layered, the trunk leans as the walk's does and still
+    moves with the speech. Quaternion and Euler bones; others keep the
+    gesture's trunk."""
+    from ..backend import rotations as R
+
+    to_walk = _walk_strip_frame(arm, previous)
+    for canon in TRUNK:
+        bone = tgt_map.get(canon)
+        if not bone or bone not in arm.pose.bones:
+            continue
+        mode = arm.pose.bones[bone].rotation_mode
+        ours = _rotation_curves(action, bone)
+        walk = _rotation_curves(previous, bone)
+        kind = "rotation_quaternion" if mode == "QUATERNION" else "rotation_euler" if len(mode) == 3 else None
+        n = 4 if kind == "rotation_quaternion" else 3
+        if kind is None or kind not in ours or len(ours[kind]) != n:
+            continue
+        curves = [ours[kind][i] for i in range(n)]
+        k = len(curves[0].keyframe_points)
+        co = np.empty((n, 2 * k))
+        for i, fc in enumerate(curves):
+            fc.keyframe_points.foreach_get("co", co[i])
+        frames, vals = co[0, 0::2], co[:, 1::2].T
+        wframes = [to_walk(f) for f in frames]
+        wc = walk.get(kind, {})
+        rest = [1.0, 0.0, 0.0, 0.0] if n == 4 else [0.0, 0.0, 0.0]
+        wvals = np.array([[wc[i].evaluate(f) if i in wc else rest[i] for i in range(n)] for f in wframes])
+        if n == 4:
+            g, w = R.normalize(vals), R.normalize(wvals)
+        else:
+            g, w = R.from_euler(vals[:, list(map("XYZ".index, mode))], mode, intrinsic=False), \
+                R.from_euler(wvals[:, list(map("XYZ".index, mode))], mode, intrinsic=False)
+        g = R.make_continuous(g)
+        mean = R.normalize(g.mean(axis=0))
+        new = R.make_continuous(R.normalize(R.mul(w, R.mul(R.inv(mean)[None], g))))
+        if n == 3:
+            e = R.to_euler(new, mode, intrinsic=False)
+            new = np.empty_like(e)
+            new[:, ["XYZ".index(a) for a in mode]] = e
+        for i, fc in enumerate(curves):
+            co[i, 1::2] = new[:, i]
+            fc.keyframe_points.foreach_set("co", co[i])
+            fc.update()
 
 
 def _channelbags(action):

@@ -3,7 +3,7 @@
 Blinks follow published statistics for conversation: about 15–20 per minute
 at rest (fewer while speaking), Poisson timing with a refractory period,
 100–250 ms long with a fast close and a slower opening, ~10 % doubles, and
-extra blinks at phrase ends. Brows rise on pitch accents and emphasis;
+extra blinks at phrase ends. The eyes' gaze comes from :mod:`.gaze`. Brows rise on pitch accents and emphasis;
 squint follows emphasis and the smile. Everything is seeded.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...presets import arkit52_names
+from .gaze import arkit_eye_look, gaze_angles
 
 BLINKS_PER_MIN_REST = 18.0
 BLINKS_PER_MIN_SPEAKING = 13.0
@@ -105,13 +106,8 @@ def nonverbal_curves(n_frames: int, fps: float, *, pitch, energy, onset, voiced,
     out[:, c["eyeSquintLeft"]] = out[:, c["eyeSquintRight"]] = squint
     out[:, c["cheekSquintLeft"]] = out[:, c["cheekSquintRight"]] = 0.4 * smile
     out[:, c["mouthSmileLeft"]] = out[:, c["mouthSmileRight"]] = 0.6 * smile
-    # Small slow gaze drift keeps the eyes alive (deg-scale, both eyes together).
-    drift = np.cumsum(rng.normal(0, 1, (n_frames, 2)), axis=0)
-    drift -= np.linspace(0, 1, n_frames)[:, None] * drift[-1:]
-    drift = 0.08 * np.tanh(drift / (3 * np.sqrt(max(n_frames, 1)) + 1e-6))
-    h, v = drift[:, 0], drift[:, 1]
-    out[:, c["eyeLookOutLeft"]] = out[:, c["eyeLookInRight"]] = np.clip(h, 0, 1)
-    out[:, c["eyeLookInLeft"]] = out[:, c["eyeLookOutRight"]] = np.clip(-h, 0, 1)
-    out[:, c["eyeLookUpLeft"]] = out[:, c["eyeLookUpRight"]] = np.clip(v, 0, 1)
-    out[:, c["eyeLookDownLeft"]] = out[:, c["eyeLookDownRight"]] = np.clip(-v, 0, 1)
+    # The eyes look: fixations and saccades (see gaze.py), the same for the
+    # same seed as the eye bones Generate Gesture keys.
+    for name, w in arkit_eye_look(gaze_angles(n_frames, fps, seed)).items():
+        out[:, c[name]] = w
     return np.clip(out, 0, 1)

@@ -19,6 +19,10 @@ against all real motion of the speaker).
   segment of the same length, ignoring the audio. Mean pose: the average
   training pose, still.
 Every stochastic row is the mean over ``--seeds`` seeds.
+
+``rigmind eval gesture --viewer`` measures instead what a viewer sees on
+baked rigs (foot skate, frozen stretches, seams, hand space, Keep Legs
+lean, gaze): :mod:`rigmind.operators.gesture_viewer_eval`, Blender's side.
 """
 
 from __future__ import annotations

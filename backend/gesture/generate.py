@@ -1,8 +1,9 @@
 """Speech → gesture: load the trained model once, then generate any length.
 
 Generation runs window by window (64 frames at 30 fps, the first 16 of each
-given by the previous window), so a 10-minute file costs the same memory as a
-10-second one and there are no seams. Everything is seeded: the same audio,
+given by the previous window, the next 16 cross-faded with it), so a
+10-minute file costs the same memory as a 10-second one and there are no
+seams (see :func:`generate_from_features`). Everything is seeded: the same audio,
 seed and amount give the same motion.
 """
 
@@ -12,10 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.ndimage import gaussian_filter1d
 
 from . import controls as C
 from . import model as M
 from . import representation as G
+from .gesture_space import lift_hands, stress_envelope
+from .standing import plant_feet
 
 FPS = 30.0
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
@@ -77,6 +81,9 @@ class GestureResult:
 _MODEL_CACHE = {}
 SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
 SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
+OVERLAP = 16               # frames cross-faded between consecutive windows
+STRIDE = M.WINDOW - M.CONTEXT - OVERLAP   # frames a window advances (32)
+PREROLL = 64               # frames decoded before the take (no speech), discarded
 
 
 def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -98,9 +105,28 @@ def get_model(path=None) -> GestureModel:
     return _MODEL_CACHE[key]
 
 
+def _crossfade(n: int) -> np.ndarray:
+    """Weights ``[n]`` rising 0 → 1 with zero slope at both ends (smoothstep)."""
+    u = (np.arange(n) + 1.0) / (n + 1.0)
+    return u * u * (3.0 - 2.0 * u)
+
+
 def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0,
                            temperature: float = 1.0, progress=None, cancelled=None) -> np.ndarray:
-    """Speech features (at 30 fps) → poses ``[T, POSE_DIM]``."""
+    """Speech features (at 30 fps) → poses ``[T, POSE_DIM]``.
+
+    Windows of ``WINDOW`` frames advance by :data:`STRIDE` frames; each is
+    conditioned on the ``CONTEXT`` frames before its new part and its first
+    ``OVERLAP`` new frames are cross-faded with the previous window's last
+    ones, so no frame is the first of a window without being faded in (a
+    window's edge frames are its least certain: joining them butt-to-butt
+    gave a hitch at every join, 5× the mean acceleration). The latent codes
+    are drawn per 8 frames of the whole take, not per window, so overlapping
+    windows decode the same code at the same time and the cross-fade mixes
+    two readings of one motion. The take is preceded by :data:`PREROLL`
+    frames decoded without speech from the start pose: the start pose and
+    the first window's settling happen before frame 0, so the body is already
+    moving (idling) on the first frame."""
     import torch
 
     rng = np.random.default_rng(seed)
@@ -108,41 +134,58 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     audio = feats.stacked()
     T = len(energy)
     W, Cx = M.WINDOW, M.CONTEXT
-    step = W - Cx
-    n_win = max(int(np.ceil((T - Cx) / step)), 1)
-    total = Cx + n_win * step
+    S, P = STRIDE, PREROLL
+    n_win = max(int(np.ceil((P + T + OVERLAP - W) / S)) + 1, 1)
+    total = (n_win - 1) * S + W
+    # The pre-roll's controls: no speech, the resting energy, the take's first audio frame.
+    lead = lambda a, v: np.concatenate([np.broadcast_to(v, (P,) + a.shape[1:]), a])  # noqa: E731
     pad = lambda a: np.pad(a, [(0, total - len(a))] + [(0, 0)] * (a.ndim - 1), mode="edge")  # noqa: E731
+    audio = audio[:T] if len(audio) >= T else np.pad(audio, ((0, T - len(audio)), (0, 0)), mode="edge")
+    rest = np.float32(model.energy_map["rest_energy"])
     cond = np.zeros((M.COND_DIM, total), np.float32)
-    cond[0], cond[1], cond[2], cond[3] = pad(pulse), pad(energy), 1.0, pad(speech)
-    cond[4: 4 + M.AUDIO_DIM] = pad(audio[:T] if len(audio) >= T else np.pad(audio, ((0, T - len(audio)), (0, 0)), mode="edge")).T
+    cond[0] = pad(lead(pulse, 0.0))
+    cond[1] = pad(lead(energy, rest))
+    cond[2] = 1.0
+    cond[3] = pad(lead(speech, 0.0))
+    cond[4: 4 + M.AUDIO_DIM] = pad(lead(audio, audio[:1])).T
     cond[4 + M.AUDIO_DIM + 0] = 1.0  # the paired speaker's domain: conversational gesture
-    cond[-2:] = pad(timing).T
+    cond[-2:] = pad(lead(timing, np.float32(1.0))).T
     start = (model.start_poses[rng.integers(len(model.start_poses))] - model.mean) / model.std
     out = np.zeros((G.POSE_DIM, total), np.float32)
     out[:, :Cx] = start[:, None]
     # The latent's spread is how much the body moves beyond what rhythm and
     # energy dictate: "amount" scales it, and without speech it shrinks
     # towards a calm idle (the decoder follows the energy control only weakly).
-    z_all = rng.standard_normal((n_win, M.LATENT, W // M.LATENT_STRIDE)).astype(np.float32)
+    L = M.LATENT_STRIDE
+    n_codes = total // L
+    z_all = rng.standard_normal((M.LATENT, n_codes)).astype(np.float32)
     spread = temperature * (0.6 + 0.8 * float(np.clip(amount, 0, 1)))
-    talk = np.array([pad(speech)[k * step: k * step + W].mean() for k in range(n_win)])
-    z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[:, None, None].astype(np.float32)
+    talk = gaussian_filter1d(cond[3].reshape(n_codes, L).mean(axis=1), W / L / 4, mode="nearest")
+    z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[None, :].astype(np.float32)
     mask = np.zeros((1, 1, W), np.float32)
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
+    fade = _crossfade(OVERLAP)[None, :]
     with torch.no_grad():
         for k in range(n_win):
-            a = k * step
+            a = k * S
             ctx = np.zeros((1, G.POSE_DIM, W), np.float32)
             ctx[0, :, :Cx] = out[:, a:a + Cx]
-            y = model.net.decode(torch.from_numpy(z_all[k:k + 1]), torch.from_numpy(ctx), torch.from_numpy(mask),
+            z = torch.from_numpy(np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L]))
+            y = model.net.decode(z, torch.from_numpy(ctx), torch.from_numpy(mask),
                                  torch.from_numpy(fflag), torch.from_numpy(cond[None, :, a:a + W]))
-            out[:, a + Cx:a + W] = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:].numpy())
+            new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:].numpy())
+            if k == 0:
+                out[:, a + Cx:a + W] = new
+            else:
+                o = slice(a + Cx, a + Cx + OVERLAP)
+                out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :OVERLAP]
+                out[:, a + Cx + OVERLAP:a + W] = new[:, OVERLAP:]
             if progress:
                 progress(k + 1, n_win)
             if cancelled and cancelled():
                 raise GestureCancelled("gesture generation cancelled")
-    poses = out.T[:T] * model.std + model.mean
+    poses = out.T[P:P + T] * model.std + model.mean
     return poses, pulse, energy, speech
 
 
@@ -159,7 +202,17 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
     model = model or get_model()
     torch.set_num_threads(min(torch.get_num_threads(), 2))
     feats = speech_features(clip, FPS)
+    return gesture_from_features(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
+
+
+def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0, progress=None,
+                          cancelled=None) -> GestureResult:
+    """Speech features (30 fps) → :class:`GestureResult`: the model's poses,
+    decoded, feet planted (:mod:`.standing`) and hands lifted on stressed
+    speech (:mod:`.gesture_space`)."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
-    motion = G.decode(poses, FPS, model.finger_basis)
+    motion = plant_feet(G.decode(poses, FPS, model.finger_basis))
+    stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
+    motion = lift_hands(motion, stress, amount)
     return GestureResult(poses, motion, pulse, energy, speech)

@@ -1,0 +1,248 @@
+"""What a viewer sees of Generate Gesture, measured on the user's rigs (issue #13).
+
+For each rig (the mannequin, the Mixamo X Bot, the Ready Player Me avatar)
+and each speech take (``speech_multilingual``: German, English, Spanish,
+Mandarin; the first ``--seconds`` of each), Generate Gesture runs as a user
+runs it (``generate_gesture_on_rig``, Idle base) and the baked scene is
+sampled frame by frame (Blender's evaluated pose: bone heads in world
+space). The reference row is the real BEAT2 take (``2_scott_0_1_1.npz``)
+retargeted onto the same rig with the same retargeter. Metrics:
+:mod:`..backend.gesture.viewer_metrics`:
+
+- standing foot skate (cm/frame, ankles, height-weighted), largest ankle lift (cm) and foot hover
+  (median height of the lower ankle above its rest-pose height, cm: a foot held in the air);
+- longest frozen stretch (frames in which no mapped bone moves 0.3 mm);
+- seam periodicity at the window strides (48: the old generator's, 32: the current one's);
+- wrist height / forward distance: 1-D Wasserstein distances (cm) to the real take on the same rig;
+- Keep Legs: the trunk's forward lean (hips → neck, degrees) of a baked walk alone and with a gesture layered over it;
+- gaze (Ready Player Me, which has eyeLook* keys and eye bones): saccade rate, fixation durations, eye bones keyed.
+
+    rigmind eval gesture --viewer [--seconds 30] [--rigs mannequin,xbot,rpm] [--json out.json]
+
+Runs inside Blender's Python (bpy as a module); the CLI routes ``--viewer`` here.
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from ..backend.gesture import viewer_metrics as VM
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+LANGS = ("silero_de.wav", "silero_en.wav", "silero_es.wav", "zh_aishell-BAC009S0724W0121.wav")
+REAL = "beat2_speech_gesture_sample/2_scott_0_1_1.npz"
+
+
+def load_rig(kind, data):
+    """A fresh scene with the rig: ``(armature, face mesh with eyeLook* keys or None)``."""
+    import bpy
+
+    from . import mannequin, rig_files
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    if kind == "mannequin":
+        return mannequin.build_mannequin()["armature"], None
+    path = data / ("characters/Xbot.glb" if kind == "xbot" else "character_rpm_arkit/brunette-t.glb")
+    rig_files.load_rig_file(path)
+    arm = rig_files.find_armature()
+    face = None
+    if kind == "rpm":
+        meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None
+                  and any(k.name == "eyeLookInLeft" for k in o.data.shape_keys.key_blocks)]
+        face = max(meshes, key=lambda o: len(o.data.vertices)) if meshes else None
+    return arm, face
+
+
+def sample(arm, tgt_map, first, last):
+    from .retarget_scene import sample_positions_world
+
+    bones = {c: b for c, b in tgt_map.bones.items() if b in arm.pose.bones}
+    pos = sample_positions_world(arm, bones, range(first, last + 1))
+    return bones, pos
+
+
+def measure(pos, rest, fps=30.0):
+    allj = np.stack([pos[c] for c in pos], axis=1)
+    ank = np.stack([pos["foot_l"], pos["foot_r"]], axis=1)
+    up = [c for c in ("spine", "spine1", "spine2", "chest", "neck", "head", "shoulder_l", "shoulder_r", "upperarm_l",
+                      "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r") if c in pos]
+    upper = np.stack([pos[c] for c in up], axis=1)
+    fwd = VM.facing(pos["upperleg_l"], pos["upperleg_r"])
+    floor = float(np.percentile(ank[..., 2], 1))
+    hs = VM.hand_space(np.stack([pos["hand_l"], pos["hand_r"]], axis=1), pos["hips"], fwd, floor)
+    return {"skate_cm_per_frame": VM.standing_foot_skate(ank), "ankle_lift_cm": 100 * VM.foot_lift(ank),
+            "foot_hover_cm": VM.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]),
+            "frozen_frames": VM.longest_frozen_stretch(allj), "seam48": VM.seam_periodicity(upper, 48),
+            "seam32": VM.seam_periodicity(upper, 32),
+            "lean_deg": float(VM.trunk_lean(pos["hips"], pos["neck"], fwd).mean()),
+            "wrist_height_median_m": float(np.median(hs[:, 0])),
+            "wrist_forward_median_m": float(np.median(hs[:, 1]))}, hs
+
+
+def clip_wav(src, seconds, out):
+    import soundfile as sf
+
+    x, sr = sf.read(src, dtype="float32")
+    sf.write(out, x[: int(seconds * sr)], sr)
+    return out
+
+
+def eye_stats(arm, face, action, first, last):
+    """Gaze from the baked scene: eye-bone world directions (yaw, pitch) when
+    the rig has eye bones, and the eyeLook* shape-key ranges."""
+    import bpy
+
+    out = {}
+    eyes = [b for b in ("LeftEye", "RightEye") if b in arm.pose.bones]
+    keyed = set()
+    if arm.animation_data and arm.animation_data.action:
+        for lay in arm.animation_data.action.layers:
+            for st in lay.strips:
+                for bag in st.channelbags:
+                    keyed |= {fc.data_path.split('"')[1] for fc in bag.fcurves if fc.data_path.startswith("pose.bones")}
+    out["eye_bones"] = eyes
+    out["eye_bones_keyed"] = [b for b in eyes if b in keyed]
+    scene = bpy.context.scene
+    if eyes:
+        head = arm.pose.bones.get("Head")
+        dirs = []
+        for f in range(first, last + 1):
+            scene.frame_set(f)
+            mw = np.array(arm.matrix_world)
+            hm = mw @ np.array(head.matrix)
+            em = mw @ np.array(arm.pose.bones[eyes[0]].matrix)
+            # The eye's Y axis (bone direction) in the head's frame.
+            d = np.linalg.inv(hm[:3, :3]) @ em[:3, 1]
+            dirs.append(d / np.linalg.norm(d))
+        d = np.array(dirs)
+        d0 = d.mean(axis=0)
+        d0 /= np.linalg.norm(d0)
+        # yaw/pitch around the mean direction (small angles): two axes orthogonal to it
+        a = np.cross(d0, [0, 0, 1.0]) if abs(d0[2]) < 0.9 else np.cross(d0, [1.0, 0, 0])
+        a /= np.linalg.norm(a)
+        b = np.cross(d0, a)
+        yp = np.stack([np.arcsin(np.clip(d @ a, -1, 1)), np.arcsin(np.clip(d @ b, -1, 1))], axis=1)
+        out["bones"] = VM.gaze_statistics(yp, 30.0)
+    if face is not None and face.data.shape_keys.animation_data and face.data.shape_keys.animation_data.action:
+        act = face.data.shape_keys.animation_data.action
+        vals = {}
+        for lay in act.layers:
+            for st in lay.strips:
+                for bag in st.channelbags:
+                    for fc in bag.fcurves:
+                        name = fc.data_path.split('"')[1]
+                        if name.startswith("eyeLook"):
+                            v = np.empty(2 * len(fc.keyframe_points))
+                            fc.keyframe_points.foreach_get("co", v)
+                            vals[name] = v[1::2]
+        if vals:
+            out["eyeLook_max"] = float(max(v.max() for v in vals.values()))
+            h = vals.get("eyeLookOutLeft", 0) - vals.get("eyeLookInLeft", 0)
+            v = vals.get("eyeLookUpLeft", 0) - vals.get("eyeLookDownLeft", 0)
+            out["shapes"] = VM.gaze_statistics(np.radians(45.0) * np.stack([h, v], axis=1), 30.0)
+    return out
+
+
+def main_viewer_eval(argv=None) -> int:
+    """``rigmind eval gesture --viewer``: the viewer metrics on baked rigs (see the module docstring)."""
+    ap = argparse.ArgumentParser(prog="rigmind eval gesture --viewer", description="Viewer metrics of Generate Gesture on baked rigs.")
+    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--rigs", default="mannequin,xbot,rpm")
+    ap.add_argument("--langs", default=",".join(LANGS))
+    ap.add_argument("--no-keep-legs", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    import bpy
+    import torch
+
+    from ..backend.smplx_motion import read_smplx_npz
+    from . import gesture_scene, locomotion_scene
+    from .retarget_scene import rest_positions_world, retarget_onto, target_mapping
+
+    torch.set_num_threads(2)
+
+    tmp = Path(tempfile.mkdtemp())
+    real = read_smplx_npz(args.data / REAL)
+    rows = []
+    for rig in args.rigs.split(","):
+        arm, face = load_rig(rig, args.data)
+        tgt = target_mapping(arm)
+        rest = rest_positions_world(arm, {c: b for c, b in tgt.bones.items() if b in arm.pose.bones})
+        _, _, _ = retarget_onto(arm, real, gesture_scene.smplx_source_map(), tgt_map=tgt, root_mode="hips", ik=True,
+                                action_name="real", set_scene_fps=True)
+        _, pos = sample(arm, tgt, 1, real.num_frames)
+        m, ref_hs = measure(pos, rest)
+        rows.append({"rig": rig, "take": "real BEAT2 (reference)", **m})
+        print(json.dumps(rows[-1]), flush=True)
+        for lang in args.langs.split(","):
+            wav = clip_wav(args.data / "speech_multilingual" / lang, args.seconds, tmp / lang)
+            t0 = time.perf_counter()
+            res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, start_frame=1, face_mesh=face if lang == LANGS[1] else None)
+            dt = time.perf_counter() - t0
+            _, pos = sample(arm, tgt, 1, res.frames)
+            m, hs = measure(pos, rest)
+            m.update({f"hands_{k}": v for k, v in VM.hand_space_distance(hs, ref_hs).items()})
+            row = {"rig": rig, "take": lang, "seconds": res.seconds, "command_s": dt, **m}
+            if rig == "rpm" and lang == LANGS[1]:
+                row["gaze"] = eye_stats(arm, face, res.action, 1, res.frames)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if not args.no_keep_legs:
+            bpy.context.scene.frame_set(1)
+            for fc in list(arm.animation_data.nla_tracks):
+                arm.animation_data.nla_tracks.remove(fc)
+            arm.animation_data.action = None
+            walk = locomotion_scene.bake_walk_cycle(arm, style="normal", gait="walk", speed=1.3, in_place=False)
+            n = int(args.seconds * 30)
+            _, wpos = sample(arm, tgt, 1, int(walk.frame_range[1]))
+            fwd = VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])
+            walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], fwd)
+            wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp / "kl.wav")
+            res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, base="keep_legs")
+            _, kpos = sample(arm, tgt, 1, min(res.frames, n))
+            fwd = VM.facing(kpos["upperleg_l"], kpos["upperleg_r"])
+            kl = VM.trunk_lean(kpos["hips"], kpos["neck"], fwd)
+            rows.append({"rig": rig, "take": "keep_legs over walk", "walk_lean_mean_deg": float(walk_lean.mean()),
+                         "keep_legs_lean_mean_deg": float(kl.mean()), "keep_legs_lean_max_deg": float(kl.max()),
+                         "lean_difference_deg": float(kl.mean() - walk_lean.mean())})
+            print(json.dumps(rows[-1]), flush=True)
+    out = {"rows": rows, "seconds_per_take": args.seconds, "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
+           "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "python": sys.version.split()[0]}
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    print(markdown(out))
+    return 0
+
+
+def markdown(result: dict) -> str:
+    """The rows as Markdown tables (takes, then Keep Legs)."""
+    lines = ["| rig | take | skate cm/frame | hover cm | lift cm | frozen | seam 48 / 32 | wrist h / fwd (m) | hands W1 h + f cm |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        if "skate_cm_per_frame" in r:
+            lines.append(f"| {r['rig']} | {r['take']} | {r['skate_cm_per_frame']:.3f} | {r['foot_hover_cm']:.1f} | "
+                         f"{r['ankle_lift_cm']:.1f} | {r['frozen_frames']} | {r['seam48']:.2f} / {r['seam32']:.2f} | "
+                         f"{r['wrist_height_median_m']:.2f} / {r['wrist_forward_median_m']:.2f} | "
+                         f"{r.get('hands_sum_cm', 0.0):.1f} |")
+    lines += ["", "| rig | walk lean ° | Keep Legs lean ° (max) | difference ° |", "|---|---|---|---|"]
+    for r in result["rows"]:
+        if "walk_lean_mean_deg" in r:
+            lines.append(f"| {r['rig']} | {r['walk_lean_mean_deg']:.1f} | {r['keep_legs_lean_mean_deg']:.1f} "
+                         f"({r['keep_legs_lean_max_deg']:.1f}) | {r['lean_difference_deg']:+.2f} |")
+    for r in result["rows"]:
+        if "gaze" in r:
+            lines += ["", f"Gaze ({r['rig']}, {r['take']}): {json.dumps(r['gaze'])}"]
+    return "\n".join(lines)
+
+
