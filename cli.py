@@ -26,6 +26,8 @@ class UserError(Exception):
 #: backend.face.generate.METHODS, written out so that building the parser
 #: imports nothing heavy (a test checks they agree).
 FACE_METHODS = ("model", "words", "table")
+#: operators.export.PRESETS, written out for the same reason.
+EXPORT_PRESETS = ("generic", "unreal", "unity")
 
 
 def _resolution(text: str):
@@ -58,9 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mannequin", help="build the procedural mannequin (armature, body, ARKit head) into a .blend")
     p.add_argument("--out", required=True, help="output .blend")
 
-    p = sub.add_parser("export", help="export a character (and its active animation) to BVH/FBX/glTF/.blend")
+    p = sub.add_parser("export", help="export a character and one take (action) to BVH/FBX/glTF/.blend")
     p.add_argument("--rig", required=True, help="input rig file")
     p.add_argument("--armature", help="armature object name (default: the largest)")
+    p.add_argument("--take", help="the action to export (default: the armature's active action)")
+    p.add_argument("--preset", default="generic", choices=EXPORT_PRESETS,
+                   help="target conventions: generic (default), unreal or unity (scale, axes, leaf bones; see README)")
+    p.add_argument("--no-mesh", action="store_true", help="FBX/glTF: the armature and its animation only")
     p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
 
     p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
@@ -146,6 +152,26 @@ def build_parser() -> argparse.ArgumentParser:
 # --- commands -------------------------------------------------------------------
 
 
+class _phase:
+    """``with _phase("name"):`` prints ``rigmind-timing: name SECONDS`` to
+    stderr when RIGMIND_TIMINGS is set (bench/bench_commands.py reads it)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        import time
+
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        import os
+        import time
+
+        if os.environ.get("RIGMIND_TIMINGS"):
+            print(f"rigmind-timing: {self.name} {time.perf_counter() - self.t0:.4f}", file=sys.stderr)
+
+
 def cmd_info(args) -> int:
     import json
 
@@ -175,9 +201,14 @@ def cmd_mannequin(args) -> int:
 def cmd_export(args) -> int:
     from .operators import export, rig_files
 
-    rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
-    path = export.export_character(arm, args.out)
+    out = Path(args.out)
+    if out.suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
+        arm = rig_files.find_armature(args.armature)
+    with _phase("export"):
+        path = export.export_character(arm, out, take=args.take, preset=args.preset, with_mesh=not args.no_mesh)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -240,23 +271,26 @@ def cmd_walk(args) -> int:
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(args.seed)
 
-    rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
-    controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
+        arm = rig_files.find_armature(args.armature)
+        controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
     what = type(controller).__name__
-    if points is None:
-        action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
-                                    controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
-    else:
-        action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                    controller=controller, max_seconds=args.seconds)
+    with _phase("generate"):
+        if points is None:
+            action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
+                                        controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
+        else:
+            action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
+                                        controller=controller, max_seconds=args.seconds)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the
     # closing key); the exporters take the action's keyed range.
     scene = arm.users_scene[0] if arm.users_scene else None
     rng = (scene.frame_start, scene.frame_end) if scene is not None and out.suffix.lower() == ".blend" else None
-    path = export.export_character(arm, args.out, frame_range=rng)
+    with _phase("export"):
+        path = export.export_character(arm, args.out, frame_range=rng)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -290,7 +324,8 @@ def cmd_gesture(args) -> int:
     from .backend.face.arkit_names import resolve_arkit_names
     from .operators import gesture_scene, rig_files
 
-    rig_files.load_rig_file(args.rig)
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
     mesh = None
     if args.face:
@@ -303,13 +338,15 @@ def cmd_gesture(args) -> int:
         if mesh is None or mesh.type != "MESH":
             raise UserError(f"{args.rig} has no face mesh {args.face!r}; meshes with shape keys: "
                             f"{', '.join(o.name for o in meshes) or 'none'}")
-    res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
-                                                start_frame=args.start_frame, base=args.base, face_mesh=mesh,
-                                                transcript=args.transcript, face_method=args.face_method)
+    with _phase("generate"):
+        res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
+                                                    start_frame=args.start_frame, base=args.base, face_mesh=mesh,
+                                                    transcript=args.transcript, face_method=args.face_method)
     print(res.summary())
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
-    path = export.export_character(arm, out, frame_range=rng)
+    with _phase("export"):
+        path = export.export_character(arm, out, frame_range=rng)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
