@@ -212,7 +212,9 @@ def write_take_bvh(armature, path, frame_range, preset: ExportPreset) -> Path:
     sk = m.skeleton.copy()
     sk.names = bvh_safe_names(sk.names)
     m = Motion(sk, m.rotations, m.root_positions, m.fps, m.translations, name=m.name)
-    return write_bvh(path, m, up=preset.bvh_up, units=preset.bvh_units)
+    # Bones that move (a hips under a ground-level root) keep their
+    # translation as position channels; the others get rotations only.
+    return write_bvh(path, m, up=preset.bvh_up, units=preset.bvh_units, position_channels="moving")
 
 
 class _rest_meshes:
