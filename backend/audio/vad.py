@@ -48,10 +48,11 @@ def speech_probability(samples: np.ndarray) -> np.ndarray:
 
 
 def speech_mask(samples: np.ndarray, fps: float, n_frames: int, *, threshold: float = 0.5,
-                hangover: float = 0.15) -> np.ndarray:
+                hangover: float = 0.15, probability: np.ndarray = None) -> np.ndarray:
     """Boolean voice activity at ``fps`` for ``n_frames`` frames; short gaps
-    (< ``hangover`` s) inside speech are bridged so word pauses don't flicker."""
-    p = speech_probability(samples)
+    (< ``hangover`` s) inside speech are bridged so word pauses don't flicker.
+    ``probability``: :func:`speech_probability` of ``samples``, when known."""
+    p = speech_probability(samples) if probability is None else probability
     t = (np.arange(n_frames) + 0.5) / fps
     idx = np.clip((t / HOP_SECONDS).astype(int), 0, max(len(p) - 1, 0))
     on = p[idx] > threshold if len(p) else np.zeros(n_frames, bool)
