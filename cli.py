@@ -28,6 +28,8 @@ class UserError(Exception):
 FACE_METHODS = ("model", "words", "table")
 #: operators.export.PRESETS, written out for the same reason.
 EXPORT_PRESETS = ("generic", "unreal", "unity")
+#: backend.gesture.generate.RUNTIMES (= backend.face.model.RUNTIMES).
+RUNTIMES = ("onnxruntime", "torch")
 
 
 def _resolution(text: str):
@@ -118,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
                         "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
+    p.add_argument("--runtime", default="onnxruntime", choices=RUNTIMES,
+                   help="inference engine for the face model (default onnxruntime: faster, no torch import)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
@@ -131,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face-method", default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
+    p.add_argument("--runtime", default="onnxruntime", choices=RUNTIMES,
+                   help="inference engine for the gesture and face models (default onnxruntime: faster, no torch import)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
     p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
@@ -313,7 +319,7 @@ def cmd_gesture(args) -> int:
         from .operators.gesture_scene import write_npz
 
         clip = load_audio(args.audio)
-        res = generate_gesture(clip, amount=args.amount, seed=args.seed)
+        res = generate_gesture(clip, amount=args.amount, seed=args.seed, runtime=args.runtime)
         path = write_npz(out, res)
         print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
         print(f"wrote {Path(path).resolve()}")
@@ -341,7 +347,8 @@ def cmd_gesture(args) -> int:
     with _phase("generate"):
         res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
                                                     start_frame=args.start_frame, base=args.base, face_mesh=mesh,
-                                                    transcript=args.transcript, face_method=args.face_method)
+                                                    transcript=args.transcript, face_method=args.face_method,
+                                                    runtime=args.runtime)
     print(res.summary())
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
@@ -375,7 +382,8 @@ def cmd_face(args) -> int:
     clip = load_audio(args.audio)
     transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
     if not args.mesh:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
+                             runtime=args.runtime)
         write_animation(anim, out)
         print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
         for note in anim.notes:
@@ -404,11 +412,12 @@ def cmd_face(args) -> int:
     clip.path = str(Path(args.audio).resolve())
     if suffix == ".blend":
         res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,
-                                               start_frame=args.start_frame, method=args.method)
+                                               start_frame=args.start_frame, method=args.method, runtime=args.runtime)
         anim = res.animation
         bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
     else:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
+                             runtime=args.runtime)
         keys = [k.name for k in mesh.data.shape_keys.key_blocks]
         found = resolve_arkit_names(keys)
         res = None

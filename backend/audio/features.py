@@ -14,7 +14,8 @@ import numpy as np
 
 from .loading import SAMPLE_RATE
 from .spectral import onset_strength, power_to_db
-from .vad import speech_mask, speech_probability
+from .vad import speech_mask as _vad_speech_mask
+from .vad import speech_probability
 
 HOP = 160                    # 10 ms at 16 kHz
 ANALYSIS_FPS = SAMPLE_RATE / HOP
@@ -107,6 +108,14 @@ def _clip_key(x: np.ndarray) -> bytes:
     return hashlib.blake2b(np.ascontiguousarray(x).view(np.uint8), digest_size=16).digest() + len(x).to_bytes(8, "little")
 
 
+def speech_mask(samples: np.ndarray, fps: float, n_frames: int, **kwargs) -> np.ndarray:
+    """:func:`.vad.speech_mask`, reusing the clip's speech probability when
+    its features were computed (the VAD is the costliest part of them)."""
+    hit = _CACHE.get(_clip_key(np.asarray(samples, dtype=np.float32)))
+    prob = hit[3] if hit is not None else None
+    return _vad_speech_mask(samples, fps, n_frames, probability=prob, **kwargs)
+
+
 def _analysis_and_vad(x: np.ndarray, with_vad: bool):
     """(mel, rms, f0, speech probability or None) for ``x``; the VAD (an
     ONNX model run window by window, which releases the GIL) runs in a thread
@@ -174,7 +183,7 @@ def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> Speech
         onset[:] = 0.0
         logmel[:] = -3.0
 
-    speech = speech_mask(x, fps, n, probability=prob) if use_vad else np.zeros(n, bool)
+    speech = _vad_speech_mask(x, fps, n, probability=prob) if use_vad else np.zeros(n, bool)
     e = _sample(energy, ANALYSIS_FPS, fps, n)
     f = _sample(f0, ANALYSIS_FPS, fps, n)
     voiced = speech & (e > e.max() - 35.0) & (f < 390) & (f > 70)

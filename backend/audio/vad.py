@@ -19,10 +19,14 @@ HOP_SECONDS = WINDOW / 16000.0
 def _session():
     import os
 
-    import onnxruntime as ort
-    import silero_vad
+    import importlib.util
 
-    path = os.path.join(os.path.dirname(silero_vad.__file__), "data", "silero_vad.onnx")
+    import onnxruntime as ort
+
+    # Find the wheel's model file without importing the package, whose
+    # __init__ imports torch (~2 s) for its own torch-based helpers.
+    spec = importlib.util.find_spec("silero_vad")
+    path = os.path.join(os.path.dirname(spec.origin), "data", "silero_vad.onnx")
     opts = ort.SessionOptions()
     opts.inter_op_num_threads = 1
     opts.intra_op_num_threads = 1
