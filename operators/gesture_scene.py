@@ -211,7 +211,8 @@ def _audio_and_start(scene, audio_path, start_frame):
 
 
 def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model"):
+                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model",
+                runtime: str = None):
     """Generate Gesture as a generator for a modal operator: the backend runs
     in a worker thread (yielding progress 0..1), the face curves too (word
     recognition takes ~15 s per minute of speech: not on Blender's main
@@ -236,12 +237,13 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     transcript = transcript_beside(audio_path) if mesh_name else None
 
     def work(progress, cancel):
-        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel)
+        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel, runtime=runtime)
         if mesh_name is None:
             return out, None
         from ..backend.face.generate import generate_face
 
-        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method)
+        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method,
+                                  runtime=runtime)
 
     def job():
         (clip_out, res), face_anim = yield from run_in_thread(work)
