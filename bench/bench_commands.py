@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--cold", action="store_true", help="also one cold-cache run per command")
     ap.add_argument("--only", help="comma-separated command labels to run")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--blender", action="store_true",
+                    help="also time Generate Gesture/Face/Walk Along Path inside Blender (bench_blender_clicks.py)")
     args = ap.parse_args()
     trees = [t.split("=", 1) for t in (args.tree or [f"after={REPO}"])]
     trees = [(name, Path(path).resolve()) for name, path in trees]
@@ -159,10 +161,19 @@ def main():
             cold = f", cold {rec['cold']['wall']:.2f} s" if "cold" in rec else ""
             print(f"{label:<20} {name:<8} warm median {w:.2f} s{cold}  phases {rec['warm'][-1]['phases']}", flush=True)
 
+    if args.blender:
+        clicks = Path(__file__).with_name("bench_blender_clicks.py")
+        for name, root in trees:
+            py = root / ".venv" / "bin" / "python"
+            p = subprocess.run([str(py), str(clicks), str(wav)], cwd=root, env=env, capture_output=True, text=True)
+            line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+            results[name]["blender"] = json.loads(line[-1][7:]) if line else {"error": p.stderr[-2000:]}
+            print(f"blender clicks {name}: {results[name]['blender']}", flush=True)
+
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
                "load_avg_start": os.getloadavg(), "trees": {}}
     for name, r in results.items():
-        summary["trees"][name] = {"root": r["root"], "commands": {}}
+        summary["trees"][name] = {"root": r["root"], "commands": {}, "blender": r.get("blender")}
         for label, rec in r["runs"].items():
             walls = [x["wall"] for x in rec["warm"]]
             summary["trees"][name]["commands"][label] = {

@@ -213,3 +213,35 @@ def test_take_option_exports_the_named_action_only(bpy_clean, tmp_path):
     assert read_bvh(out).num_frames == FRAMES
     with pytest.raises(export.ExportError, match="no action"):
         export.export_character(arm, tmp_path / "b.bvh", take="nope")
+
+
+def _fbx_header(path):
+    """(GlobalSettings values, model names) of an FBX file, read with
+    Blender's own FBX parser."""
+    from io_scene_fbx import parse_fbx
+
+    root, _ = parse_fbx.parse(str(path))
+    gs = next(e for e in root.elems if e.id == b"GlobalSettings")
+    p70 = next(e for e in gs.elems if e.id == b"Properties70")
+    vals = {e.props[0].decode(): e.props[4] for e in p70.elems if len(e.props) > 4}
+    objects = next(e for e in root.elems if e.id == b"Objects")
+    names = [e.props[1].split(b"\x00")[0].decode() for e in objects.elems if e.id == b"Model"]
+    return vals, names
+
+
+@pytest.mark.parametrize("preset,up,unit,armature_name", [("generic", 1, 1.0, None), ("unreal", 2, 100.0, "Armature"),
+                                                          ("unity", 1, 100.0, None)])
+def test_fbx_presets_write_the_engine_conventions(bpy_clean, tmp_path, preset, up, unit, armature_name):
+    """The FBX header says the axes and unit scale the README table gives
+    (UpAxis 1 = Y, 2 = Z; UnitScaleFactor: centimetres per file unit), and the
+    Unreal preset names the armature object 'Armature' in the file only."""
+    from rigmind.operators import export, mannequin
+
+    bpy = bpy_clean
+    arm = mannequin.build_mannequin()["armature"]
+    name = arm.name
+    vals, models = _fbx_header(export.export_character(arm, tmp_path / "m.fbx", preset=preset))
+    assert vals["UpAxis"] == up and vals["UpAxisSign"] == 1
+    assert vals["UnitScaleFactor"] == pytest.approx(unit)
+    assert (armature_name or name) in models
+    assert arm.name == name and bpy.data.objects.get(name) is arm  # the scene keeps its names
