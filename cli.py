@@ -120,8 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
                         "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
-    p.add_argument("--runtime", default="onnxruntime", choices=RUNTIMES,
-                   help="inference engine for the face model (default onnxruntime: faster, no torch import)")
+    p.add_argument("--runtime", choices=RUNTIMES,
+                   help="inference engine for the face model (default: onnxruntime, faster and no torch import, "
+                        "when models/face.onnx was exported from the weights; else torch)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
@@ -135,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face-method", default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
-    p.add_argument("--runtime", default="onnxruntime", choices=RUNTIMES,
-                   help="inference engine for the gesture and face models (default onnxruntime: faster, no torch import)")
+    p.add_argument("--runtime", choices=RUNTIMES,
+                   help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
+                        "import, when models/*.onnx were exported from the weights; else torch)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
     p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")

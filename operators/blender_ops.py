@@ -323,9 +323,10 @@ def _controller_options(context) -> dict:
 
 
 def _runtime(context):
-    """The gesture and face models' runtime from the add-on preferences
-    (None: the backend's default, ONNX Runtime)."""
-    return _controller_options(context).get("engine")
+    """The gesture and face models' runtime from the add-on preferences:
+    "torch", or None for ONNX Runtime whenever the exports match the weights
+    (the backend's default, which falls back to torch for retrained weights)."""
+    return "torch" if _controller_options(context).get("engine") == "torch" else None
 
 
 def _path_object(context):

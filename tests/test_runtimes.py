@@ -111,3 +111,22 @@ def test_relative_extrema_equals_scipy():
         for order in (1, 2, 3):
             for cmp in (np.less, np.greater):
                 assert np.array_equal(argrelextrema(x, cmp, order=order)[0], relative_extrema(x, cmp, order))
+
+
+@pytest.mark.skipif(not (MODELS / "gesture.pt").is_file(), reason="no trained gesture weights")
+def test_stale_export_is_not_used_by_default(tmp_path):
+    """Retrained weights beside an old export run with torch, not the export."""
+    import shutil
+
+    import torch
+
+    from rigmind.backend.gesture.generate import GestureModel
+
+    shutil.copy(MODELS / "gesture.pt", tmp_path / "g.pt")
+    shutil.copy(MODELS / "gesture.onnx", tmp_path / "g.onnx")
+    assert GestureModel.load(tmp_path / "g.pt").net.name == "onnxruntime"
+    blob = torch.load(tmp_path / "g.pt", weights_only=True)
+    blob["train"] = dict(blob.get("train", {}), note="retrained")
+    torch.save(blob, tmp_path / "g.pt")
+    assert GestureModel.load(tmp_path / "g.pt").net.name == "torch"
+    assert GestureModel.load(tmp_path / "g.pt", runtime="onnxruntime").net.name == "onnxruntime"

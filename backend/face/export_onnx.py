@@ -21,6 +21,7 @@ def export_onnx(onnx_path=None, weights=None) -> Path:
     import onnx
     import torch
 
+    from ..gesture.generate import file_sha256
     from .model import DEFAULT_ONNX, IN_DIM, ONNX_FORMAT, default_weights, load_model
 
     files = list(weights or default_weights())
@@ -46,7 +47,8 @@ def export_onnx(onnx_path=None, weights=None) -> Path:
                           do_constant_folding=True)
     proto = onnx.load(str(tmp))
     meta = {"rigmind_format": ONNX_FORMAT, "rigmind_meta": json.dumps(fm.meta),
-            "rigmind_members": json.dumps([Path(f).name for f in files])}
+            "rigmind_members": json.dumps([Path(f).name for f in files]),
+            "rigmind_members_sha256": json.dumps([file_sha256(f) for f in files])}
     for k, v in meta.items():
         e = proto.metadata_props.add()
         e.key, e.value = k, v

@@ -35,10 +35,9 @@ ENSEMBLE_SEEDS = (0, 1, 2)
 #: The committed ensemble exported for ONNX Runtime (``python -m rigmind.backend.face.export_onnx``).
 DEFAULT_ONNX = MODELS_DIR / "face.onnx"
 ONNX_FORMAT = "rigmind-face-ensemble"
-#: Inference engines; ONNX Runtime is the default (faster on 2 cores, and
-#: a process that only generates does not import torch).
+#: Inference engines; ONNX Runtime is the default when its export matches
+#: the weights (a process that only generates then does not import torch).
 RUNTIMES = ("onnxruntime", "torch")
-DEFAULT_RUNTIME = "onnxruntime"
 
 
 def weights_path(seed: int = 0) -> Path:
@@ -114,6 +113,7 @@ class OrtEnsemble:
         if md.get("rigmind_format") != ONNX_FORMAT:
             raise ValueError(f"{path} is not a RigMind face model")
         self.meta = json.loads(md["rigmind_meta"])
+        self.members_sha256 = json.loads(md.get("rigmind_members_sha256", "[]"))
 
     def __call__(self, x: np.ndarray):
         post, jaw = self.session.run(None, {"x": np.ascontiguousarray(x, np.float32)[None]})
@@ -203,20 +203,29 @@ def default_weights() -> list:
     return [p for p in (weights_path(s) for s in ENSEMBLE_SEEDS) if p.is_file()]
 
 
-@lru_cache(maxsize=2)
-def _default(runtime: str):
-    if runtime == "onnxruntime" and DEFAULT_ONNX.is_file():
-        ens = OrtEnsemble(DEFAULT_ONNX)
-        return FaceModel(ens, ens.meta)
+@lru_cache(maxsize=3)
+def _default(runtime):
     files = default_weights()
+    if runtime in ("onnxruntime", None) and DEFAULT_ONNX.is_file():
+        ens = OrtEnsemble(DEFAULT_ONNX)
+        if runtime == "onnxruntime" or not files or _members_match(ens, files):
+            return FaceModel(ens, ens.meta)
     return load_model(*files) if files else None
+
+
+def _members_match(ens, files) -> bool:
+    from ..gesture.generate import file_sha256
+
+    return ens.members_sha256 == [file_sha256(f) for f in files]
 
 
 def load_default_model(runtime: str = None):
     """The committed model (every member of ``ENSEMBLE_SEEDS`` present under
     models/), or None when none is trained. ``runtime``: "onnxruntime"
-    (default; ``models/face.onnx``, else the torch weights) or "torch"."""
-    runtime = runtime or DEFAULT_RUNTIME
-    if runtime not in RUNTIMES:
+    (``models/face.onnx``), "torch" (the ``.pt`` members) or None: ONNX
+    Runtime when ``face.onnx`` was exported from the present members (its
+    metadata holds their SHA-256), else torch, so retrained members are never
+    shadowed by a stale export."""
+    if runtime not in RUNTIMES + (None,):
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
     return _default(runtime)

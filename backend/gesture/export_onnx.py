@@ -26,7 +26,7 @@ def export_onnx(pt_path=None, onnx_path=None) -> Path:
     import torch
 
     from . import dims as M
-    from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel
+    from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel, file_sha256
     from .representation import POSE_DIM
 
     pt_path = Path(pt_path or DEFAULT_WEIGHTS)
@@ -60,6 +60,7 @@ def export_onnx(pt_path=None, onnx_path=None) -> Path:
         "rigmind_scalars": json.dumps({"rest_energy": float(gm.energy_map["rest_energy"]), "beat_rate": float(gm.beat_rate)}),
         "rigmind_train": json.dumps(gm.info),
         "rigmind_source": pt_path.name,
+        "rigmind_source_sha256": file_sha256(pt_path),
     }
     proto = onnx.load(str(tmp))
     for k, v in meta.items():

@@ -22,11 +22,11 @@ FPS = 30.0
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
 DEFAULT_ONNX = DEFAULT_WEIGHTS.with_suffix(".onnx")
 FORMAT = "rigmind-gesture-cvae"
-#: Inference engines. ONNX Runtime runs the decoder ~2x faster than torch
+#: Inference engines. ONNX Runtime runs the decoder ~5x faster than torch
 #: on 2 cores (bench/RESULTS.md, issue #14) and spares a process the torch
-#: import; torch stays the training engine.
+#: import; it is the default whenever the export matches the weights
+#: (:meth:`GestureModel.load`). Torch stays the training engine.
 RUNTIMES = ("onnxruntime", "torch")
-DEFAULT_RUNTIME = "onnxruntime"
 
 
 class GestureModelError(RuntimeError):
@@ -88,18 +88,24 @@ class GestureModel:
 
     @classmethod
     def load(cls, path=None, runtime: str = None) -> "GestureModel":
-        """``runtime`` "onnxruntime" (default; reads ``path`` with the suffix
-        ``.onnx``) or "torch" (reads the ``.pt`` checkpoint)."""
-        runtime = runtime or DEFAULT_RUNTIME
-        if runtime not in RUNTIMES:
-            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        """``runtime`` "onnxruntime" (reads ``path`` with the suffix ``.onnx``)
+        or "torch" (reads the ``.pt`` checkpoint). None: ONNX Runtime when the
+        ``.onnx`` beside the checkpoint was exported from it (its metadata
+        holds the checkpoint's SHA-256), else torch, so freshly trained
+        weights are never shadowed by a stale export."""
         path = Path(path or DEFAULT_WEIGHTS)
-        if runtime == "onnxruntime":
-            onnx_path = path.with_suffix(".onnx")
+        if runtime not in RUNTIMES + (None,):
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        onnx_path = path.with_suffix(".onnx")
+        dec = None
+        if runtime == "onnxruntime" or (runtime is None and onnx_path.is_file()):
             if not onnx_path.exists():
                 raise GestureModelError(f"gesture ONNX model {onnx_path} not found — export it with "
                                         "`python -m rigmind.backend.gesture.export_onnx`, or use the torch runtime")
             dec = _OrtDecoder(onnx_path)
+            if runtime is None and not _export_matches(dec.metadata, path):
+                dec = None  # exported from other weights than these: run the checkpoint
+        if dec is not None:
             md = dec.metadata
             if md.get("rigmind_format") != FORMAT:
                 raise GestureModelError(f"{onnx_path} is not a RigMind gesture model")
@@ -141,6 +147,19 @@ class GestureResult:
     fps: float = FPS
 
 
+def file_sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _export_matches(metadata: dict, pt_path) -> bool:
+    """True when an export's metadata names ``pt_path``'s SHA-256 (or the
+    checkpoint itself is absent)."""
+    pt_path = Path(pt_path)
+    return not pt_path.is_file() or metadata.get("rigmind_source_sha256") == file_sha256(pt_path)
+
+
 _MODEL_CACHE = {}
 SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
 SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
@@ -160,8 +179,8 @@ def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
 
 def get_model(path=None, runtime: str = None) -> GestureModel:
     """The model at ``path`` (default ``models/gesture.pt``/``.onnx``) in
-    ``runtime`` (default :data:`DEFAULT_RUNTIME`), loaded once per process."""
-    key = (str(path or DEFAULT_WEIGHTS), runtime or DEFAULT_RUNTIME)
+    ``runtime`` (default: see :meth:`GestureModel.load`), loaded once per process."""
+    key = (str(path or DEFAULT_WEIGHTS), runtime)
     if key not in _MODEL_CACHE:
         _MODEL_CACHE[key] = GestureModel.load(path, runtime)
     return _MODEL_CACHE[key]
