@@ -62,7 +62,7 @@ def speech_mask(samples: np.ndarray, fps: float, n_frames: int, *, threshold: fl
     on = p[idx] > threshold if len(p) else np.zeros(n_frames, bool)
     gap = int(round(hangover * fps))
     if gap > 0 and on.any():
-        from scipy.ndimage import binary_closing
+        from ..filters import binary_closing_1d
 
-        on = binary_closing(np.pad(on, gap), structure=np.ones(2 * gap + 1))[gap:-gap] | on
+        on = binary_closing_1d(np.pad(on, gap), 2 * gap + 1)[gap:-gap] | on
     return on

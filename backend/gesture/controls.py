@@ -16,7 +16,7 @@ teach it how to move *to* a rhythm and *at* an energy:
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 PULSE_SIGMA = 1.5          # frames
 ENERGY_SIGMA_S = 0.5       # seconds of smoothing for the energy envelope

@@ -354,7 +354,7 @@ def pin_feet(
         if feet.shape != (f, 4, 3):
             raise ValueError(f"feet must be [frames, 4, 3] (foot_L, toe_L, foot_R, toe_R), got {feet.shape}")
         if feet_smoothing > 0 and f > 1:
-            from scipy.ndimage import gaussian_filter1d
+            from ..filters import gaussian_filter1d
 
             feet = gaussian_filter1d(feet, feet_smoothing * motion.fps, axis=0, mode="nearest")
         goal_pos = world_pos.copy()
