@@ -161,6 +161,14 @@ def main():
             cold = f", cold {rec['cold']['wall']:.2f} s" if "cold" in rec else ""
             print(f"{label:<20} {name:<8} warm median {w:.2f} s{cold}  phases {rec['warm'][-1]['phases']}", flush=True)
 
+    feats = Path(__file__).with_name("bench_audio_features.py")
+    for name, root in trees:
+        py = root / ".venv" / "bin" / "python"
+        p = subprocess.run([str(py), str(feats), str(wav)], cwd=root, env=env, capture_output=True, text=True)
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+        results[name]["audio_features"] = json.loads(line[-1][7:]) if line else {"error": p.stderr[-2000:]}
+        print(f"audio features {name}: {results[name]['audio_features']}", flush=True)
+
     if args.blender:
         clicks = Path(__file__).with_name("bench_blender_clicks.py")
         for name, root in trees:
@@ -173,7 +181,8 @@ def main():
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
                "load_avg_start": os.getloadavg(), "trees": {}}
     for name, r in results.items():
-        summary["trees"][name] = {"root": r["root"], "commands": {}, "blender": r.get("blender")}
+        summary["trees"][name] = {"root": r["root"], "commands": {}, "blender": r.get("blender"),
+                                  "audio_features": r.get("audio_features")}
         for label, rec in r["runs"].items():
             walls = [x["wall"] for x in rec["warm"]]
             summary["trees"][name]["commands"][label] = {
