@@ -91,7 +91,8 @@ def test_generation_without_runtime_torch_never_imports_torch(tmp_path, speech_w
     assert _probe("mannequin", "--out", blend)[1] == "0"
     for args in (("gesture", "--audio", speech_wav, "--rig", blend, "--face", "auto", "--out", tmp_path / "g.bvh"),
                  ("face", "--audio", speech_wav, "--out", tmp_path / "f.json"),
-                 ("export", "--rig", blend, "--out", tmp_path / "e.bvh")):
+                 ("export", "--rig", blend, "--out", tmp_path / "e.bvh"),
+                 ("walk", "--rig", blend, "--path", "0,0;4,0", "--out", tmp_path / "w.bvh")):
         rc, torch_state, librosa_state = _probe(*args)[1:]
         assert rc == "0", args
         assert torch_state == "NO-TORCH", f"{args[0]} imported torch"
