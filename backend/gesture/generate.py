@@ -64,6 +64,9 @@ class _OrtDecoder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spinning: the process goes on
+        # with other work (retargeting, the other model) on the same 2 cores.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
 
