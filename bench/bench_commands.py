@@ -143,11 +143,12 @@ def main():
     labels = list(results[trees[0][0]]["cmds"])
     if args.only:
         labels = [x for x in labels if x in args.only.split(",")]
+    # Trees alternate run by run, so a change in the machine's load (other
+    # jobs on the same cores) falls on both sides of a ratio alike.
     for label in labels:
-        for name, root in trees:
+        todo = [(name, root) for name, root in trees if label in results[name]["cmds"]]
+        for name, root in todo:
             r = results[name]
-            if label not in r["cmds"]:
-                continue
             argv, out = r["cmds"][label]
             exe = root / ".venv" / "bin" / "rigmind"
             rec = r["runs"].setdefault(label, {"warm": []})
@@ -155,8 +156,13 @@ def main():
                 evict([root / ".venv", root, wav, rpm])
                 rec["cold"] = run_once(exe, argv, root, out, env)
             run_once(exe, argv, root, out, env)  # warm the cache
-            for _ in range(args.repeat):
-                rec["warm"].append(run_once(exe, argv, root, out, env))
+        for _ in range(args.repeat):
+            for name, root in todo:
+                argv, out = results[name]["cmds"][label]
+                rec = results[name]["runs"][label]
+                rec["warm"].append(run_once(root / ".venv" / "bin" / "rigmind", argv, root, out, env))
+        for name, _ in todo:
+            rec = results[name]["runs"][label]
             w = statistics.median(x["wall"] for x in rec["warm"])
             cold = f", cold {rec['cold']['wall']:.2f} s" if "cold" in rec else ""
             print(f"{label:<20} {name:<8} warm median {w:.2f} s{cold}  phases {rec['warm'][-1]['phases']}", flush=True)
@@ -179,7 +185,7 @@ def main():
             print(f"blender clicks {name}: {results[name]['blender']}", flush=True)
 
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
-               "load_avg_start": os.getloadavg(), "trees": {}}
+               "load_avg_end": os.getloadavg(), "trees": {}}
     for name, r in results.items():
         summary["trees"][name] = {"root": r["root"], "commands": {}, "blender": r.get("blender"),
                                   "audio_features": r.get("audio_features")}
