@@ -218,23 +218,33 @@ def write_take_bvh(armature, path, frame_range, preset: ExportPreset) -> Path:
 
 
 class _rest_meshes:
-    """Turn the meshes' Armature modifiers off in the viewport while an
-    exporter bakes. FBX and glTF export the mesh in its rest shape with its
-    skin weights either way (they drop the Armature modifier themselves); the
-    bake steps the scene once per frame, and deforming every mesh on every
-    step is most of its cost."""
+    """Spare Blender from deforming the meshes on every frame an exporter
+    bakes: the meshes' Armature modifiers are off and each armature-only
+    mesh shows only its basis shape (its shape-key values still animate and
+    are what the exporters read). FBX and glTF export the mesh in its rest
+    shape with its skin weights and shape keys from their own data either
+    way; the bake steps the scene once per frame, and skinning and mixing 52
+    shape keys on every step was most of its cost. (The shape-key pin is
+    main's ``_deform_off`` from the batch work, commit 0219137.)"""
 
     def __init__(self, objects):
         self.mods = [m for o in objects if o.type == "MESH" for m in o.modifiers
                      if m.type == "ARMATURE" and m.show_viewport]
+        self.pinned = [(o, o.show_only_shape_key, o.active_shape_key_index) for o in objects
+                       if o.type == "MESH" and o.data.shape_keys is not None
+                       and all(m.type == "ARMATURE" for m in o.modifiers)]
 
     def __enter__(self):
         for m in self.mods:
             m.show_viewport = False
+        for o, _, _ in self.pinned:
+            o.show_only_shape_key, o.active_shape_key_index = True, 0
 
     def __exit__(self, *exc):
         for m in self.mods:
             m.show_viewport = True
+        for o, only, index in self.pinned:
+            o.show_only_shape_key, o.active_shape_key_index = only, index
 
 
 def export_character(armature, path, *, frame_range=None, take: str | None = None, preset: str = "generic",
