@@ -26,6 +26,10 @@ class UserError(Exception):
 #: backend.face.generate.METHODS, written out so that building the parser
 #: imports nothing heavy (a test checks they agree).
 FACE_METHODS = ("model", "words", "table")
+#: operators.export.PRESETS, written out for the same reason.
+EXPORT_PRESETS = ("generic", "unreal", "unity")
+#: backend.gesture.generate.RUNTIMES (= backend.face.model.RUNTIMES).
+RUNTIMES = ("onnxruntime", "torch")
 
 
 def _resolution(text: str):
@@ -58,9 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mannequin", help="build the procedural mannequin (armature, body, ARKit head) into a .blend")
     p.add_argument("--out", required=True, help="output .blend")
 
-    p = sub.add_parser("export", help="export a character (and its active animation) to BVH/FBX/glTF/.blend")
+    p = sub.add_parser("export", help="export a character and one take (action) to BVH/FBX/glTF/.blend")
     p.add_argument("--rig", required=True, help="input rig file")
     p.add_argument("--armature", help="armature object name (default: the largest)")
+    p.add_argument("--take", help="the action to export (default: the armature's active action)")
+    p.add_argument("--preset", default="generic", choices=EXPORT_PRESETS,
+                   help="target conventions: generic (default), unreal or unity (scale, axes, leaf bones; see README)")
+    p.add_argument("--no-mesh", action="store_true", help="FBX/glTF: the armature and its animation only")
     p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
 
     p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
@@ -115,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
                         "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
+    p.add_argument("--runtime", choices=RUNTIMES,
+                   help="inference engine for the face model (default: onnxruntime, faster and no torch import, "
+                        "when models/face.onnx was exported from the weights; else torch)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
@@ -131,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face-method", default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
+    p.add_argument("--runtime", choices=RUNTIMES,
+                   help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
+                        "import, when models/*.onnx were exported from the weights; else torch)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
     p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
@@ -156,6 +170,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --- commands -------------------------------------------------------------------
+
+
+class _phase:
+    """``with _phase("name"):`` prints ``rigmind-timing: name SECONDS`` to
+    stderr when RIGMIND_TIMINGS is set (bench/bench_commands.py reads it)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        import time
+
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        import os
+        import time
+
+        if os.environ.get("RIGMIND_TIMINGS"):
+            print(f"rigmind-timing: {self.name} {time.perf_counter() - self.t0:.4f}", file=sys.stderr)
 
 
 def cmd_info(args) -> int:
@@ -187,9 +221,14 @@ def cmd_mannequin(args) -> int:
 def cmd_export(args) -> int:
     from .operators import export, rig_files
 
-    rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
-    path = export.export_character(arm, args.out)
+    out = Path(args.out)
+    if out.suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
+        arm = rig_files.find_armature(args.armature)
+    with _phase("export"):
+        path = export.export_character(arm, out, take=args.take, preset=args.preset, with_mesh=not args.no_mesh)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -252,23 +291,26 @@ def cmd_walk(args) -> int:
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(args.seed)
 
-    rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
-    controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
+        arm = rig_files.find_armature(args.armature)
+        controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
     what = type(controller).__name__
-    if points is None:
-        action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
-                                    controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
-    else:
-        action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                    controller=controller, max_seconds=args.seconds, in_place=args.in_place)
+    with _phase("generate"):
+        if points is None:
+            action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
+                                        controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
+        else:
+            action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
+                                        controller=controller, max_seconds=args.seconds, in_place=args.in_place)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the
     # closing key); the exporters take the action's keyed range.
     scene = arm.users_scene[0] if arm.users_scene else None
     rng = (scene.frame_start, scene.frame_end) if scene is not None and out.suffix.lower() == ".blend" else None
-    path = export.export_character(arm, args.out, frame_range=rng)
+    with _phase("export"):
+        path = export.export_character(arm, args.out, frame_range=rng)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -296,7 +338,7 @@ def cmd_gesture(args) -> int:
         from .operators.gesture_scene import write_npz
 
         clip = load_audio(args.audio)
-        res = generate_gesture(clip, amount=args.amount, seed=args.seed)
+        res = generate_gesture(clip, amount=args.amount, seed=args.seed, runtime=args.runtime)
         path = write_npz(out, res)
         print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
         print(f"wrote {Path(path).resolve()}")
@@ -307,7 +349,8 @@ def cmd_gesture(args) -> int:
     from .backend.face.arkit_names import resolve_arkit_names
     from .operators import gesture_scene, rig_files
 
-    rig_files.load_rig_file(args.rig)
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
     mesh = None
     if args.face:
@@ -320,13 +363,16 @@ def cmd_gesture(args) -> int:
         if mesh is None or mesh.type != "MESH":
             raise UserError(f"{args.rig} has no face mesh {args.face!r}; meshes with shape keys: "
                             f"{', '.join(o.name for o in meshes) or 'none'}")
-    res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
-                                                start_frame=args.start_frame, base=args.base, face_mesh=mesh,
-                                                transcript=args.transcript, face_method=args.face_method)
+    with _phase("generate"):
+        res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
+                                                    start_frame=args.start_frame, base=args.base, face_mesh=mesh,
+                                                    transcript=args.transcript, face_method=args.face_method,
+                                                    runtime=args.runtime)
     print(res.summary())
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
-    path = export.export_character(arm, out, frame_range=rng)
+    with _phase("export"):
+        path = export.export_character(arm, out, frame_range=rng)
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -433,7 +479,8 @@ def cmd_face(args) -> int:
     clip = load_audio(args.audio)
     transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
     if not args.mesh:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
+                             runtime=args.runtime)
         write_animation(anim, out)
         print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
         for note in anim.notes:
@@ -462,11 +509,12 @@ def cmd_face(args) -> int:
     clip.path = str(Path(args.audio).resolve())
     if suffix == ".blend":
         res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,
-                                               start_frame=args.start_frame, method=args.method)
+                                               start_frame=args.start_frame, method=args.method, runtime=args.runtime)
         anim = res.animation
         bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
     else:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method)
+        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
+                             runtime=args.runtime)
         keys = [k.name for k in mesh.data.shape_keys.key_blocks]
         found = resolve_arkit_names(keys)
         res = None

@@ -581,8 +581,8 @@ def dumps_bvh(
             raise ValueError(f"order {order!r}: BVH export needs three different axes (Tait-Bryan)")
     if position_channels is None:
         position_channels = "source" if src_channels is not None else "root"
-    if position_channels not in ("root", "all", "source"):
-        raise ValueError(f"position_channels must be 'root' or 'all' (or None), got {position_channels!r}")
+    if position_channels not in ("root", "all", "source", "moving"):
+        raise ValueError(f"position_channels must be 'root', 'moving' or 'all' (or None), got {position_channels!r}")
 
     m = identity_rest(motion)
     m = axes.from_blender(m, up)
@@ -590,6 +590,10 @@ def dumps_bvh(
     J = len(sk)
     F = m.num_frames
     s = 1.0 / scale
+    moving = np.zeros(J, bool)
+    if position_channels == "moving" and m.translations is not None:
+        # 1e-6 m: float32 noise of a scene's curves is not motion.
+        moving = np.abs(m.translations - sk.offsets[None]).max(axis=(0, 2), initial=0.0) > 1e-6
 
     # Channel layout per joint.
     layout = []
@@ -603,7 +607,7 @@ def dumps_bvh(
         if position_channels == "source" and src is not None and order is None and src_ok:
             chans = list(src)  # exact source layout, interleaving included
         else:
-            if position_channels == "all":
+            if position_channels == "all" or moving[j]:
                 pos = list(xyz)
             elif position_channels == "source" and src is not None:
                 pos = [c for c in src if c.endswith("position")]
@@ -702,8 +706,10 @@ def write_bvh(
         order: Euler order for every joint's rotation channels (intrinsic,
             degrees), e.g. "ZXY".
         position_channels: "root" (roots get 6 channels, other joints 3: their
-            animated ``translations``, if any, are dropped with a warning) or
-            "all" (6 channels on every joint, writing ``translations``).
+            animated ``translations``, if any, are dropped with a warning),
+            "moving" (roots and the joints whose ``translations`` leave their
+            offset by more than 1e-6 m get 6 channels) or "all" (6 channels
+            on every joint, writing ``translations``).
         decimals: digits after the point for every number; None picks a
             resolution of 1e-8 m for lengths (6 in cm, 8 in m), at least 6.
 

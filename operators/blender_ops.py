@@ -322,6 +322,13 @@ def _controller_options(context) -> dict:
     return opts
 
 
+def _runtime(context):
+    """The gesture and face models' runtime from the add-on preferences:
+    "torch", or None for ONNX Runtime whenever the exports match the weights
+    (the backend's default, which falls back to torch for retrained weights)."""
+    return "torch" if _controller_options(context).get("engine") == "torch" else None
+
+
 def _path_object(context):
     """The path to walk: a selected curve (the active object first), else RigMind ▸ Path."""
     active = context.active_object
@@ -499,7 +506,7 @@ class RIGMIND_OT_generate_gesture(_ModalJobOperator, bpy.types.Operator):
         return dict(audio_path=bpy.path.abspath(s.audio_path) if s.audio_path else None,
                     amount=float(s.gesture_amount), seed=int(s.seed), start_frame=int(s.start_frame),
                     base=s.gesture_base, face_mesh=s.face_mesh, set_scene_fps=bool(s.set_scene_fps),
-                    face_method=s.face_method)
+                    face_method=s.face_method, runtime=_runtime(context))
 
     def _finished(self, result):
         self.report({"WARNING"} if result.face is not None and result.face.missing else {"INFO"}, result.summary())
@@ -538,7 +545,8 @@ class RIGMIND_OT_generate_face(bpy.types.Operator):
             if mesh is None:
                 raise ValueError("Set RigMind ▸ Speech ▸ Face Mesh to a mesh with ARKit shape keys")
             result = face_scene.generate_face_on_mesh(mesh, bpy.path.abspath(s.audio_path), seed=int(s.seed),
-                                                      start_frame=int(s.start_frame), method=s.face_method)
+                                                      start_frame=int(s.start_frame), method=s.face_method,
+                                                      runtime=_runtime(context))
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}

@@ -119,7 +119,7 @@ def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_nam
 def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
                           start_frame: int = 1, method: str = "model", armature=None, jaw: bool | None = None,
                           add_sound: bool = True, animation=None, action_name: str | None = None,
-                          companions: bool = True) -> FaceResult:
+                          companions: bool = True, runtime: str = None) -> FaceResult:
     """Generate lip-sync and facial animation from ``audio`` (path or
     ``AudioClip``) onto ``mesh_obj``'s ARKit shape keys as a new action.
 
@@ -147,7 +147,8 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
     audio_path = audio if isinstance(audio, (str, Path)) else getattr(audio, "path", "")
     if transcript is None and audio_path:
         transcript = transcript_beside(audio_path)
-    anim = animation or generate_face(audio, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method)
+    anim = animation or generate_face(audio, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method,
+                                      runtime=runtime)
     names = [mapping.get(n) for n in anim.names]
     cols = [i for i, n in enumerate(names) if n is not None]
     stem = Path(audio_path).stem if audio_path else "speech"

@@ -67,7 +67,7 @@ def smplx_source_map():
     return auto_map(smplx_rest_skeleton()).bones
 
 
-def generate(clip, *, amount: float, seed: int, progress=None, cancel=None):
+def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runtime: str = None):
     """Backend half (no bpy; safe in a worker thread): an ``AudioClip`` →
     ``(clip, GestureResult)``."""
     from ..backend.gesture.generate import GestureCancelled, generate_gesture
@@ -78,7 +78,7 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None):
     try:
         res = generate_gesture(clip, amount=amount, seed=seed,
                                progress=(lambda k, n: progress(0.1 + 0.8 * k / n)) if progress else None,
-                               cancelled=cancel)
+                               cancelled=cancel, runtime=runtime)
     except GestureCancelled:
         raise Cancelled() from None
     return clip, res
@@ -86,7 +86,7 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None):
 
 def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
           base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
-          transcript: str = None, face_method: str = "model", face_animation=None):
+          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None):
     """Scene half: the generated motion onto ``arm`` as a new action (and the
     face, the sound strip). Returns :class:`GestureSceneResult`."""
     import bpy
@@ -127,7 +127,7 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
 
         face = generate_face_on_mesh(face_mesh, audio_path or clip, transcript=transcript, seed=seed,
                                      start_frame=start_frame, armature=arm, add_sound=False, method=face_method,
-                                     animation=face_animation)
+                                     animation=face_animation, runtime=runtime)
     return GestureSceneResult(action, frames, clip.seconds, face, strip)
 
 
@@ -306,7 +306,7 @@ def _needs_sound_strip(scene, audio_path) -> bool:
 
 def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
                             base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None,
-                            face_method: str = "model"):
+                            face_method: str = "model", runtime: str = None):
     """Synchronous Generate Gesture (scripts, CLI, headless). ``audio_path``
     None → the scene's first sound strip (and its start frame).
     ``face_method``: see :func:`~..backend.face.generate.generate_face`."""
@@ -318,10 +318,10 @@ def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: 
     scene = bpy.context.scene
     audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
     add_sound = _needs_sound_strip(scene, audio_path)
-    clip, res = generate(load_audio(audio_path), amount=amount, seed=seed)
+    clip, res = generate(load_audio(audio_path), amount=amount, seed=seed, runtime=runtime)
     return apply(arm, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
                  base=base, set_scene_fps=set_scene_fps, face_mesh=face_mesh, transcript=transcript,
-                 add_sound=add_sound, face_method=face_method)
+                 add_sound=add_sound, face_method=face_method, runtime=runtime)
 
 
 def _audio_and_start(scene, audio_path, start_frame):
@@ -337,7 +337,8 @@ def _audio_and_start(scene, audio_path, start_frame):
 
 
 def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model"):
+                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model",
+                runtime: str = None):
     """Generate Gesture as a generator for a modal operator: the backend runs
     in a worker thread (yielding progress 0..1), the face curves too (word
     recognition takes ~15 s per minute of speech: not on Blender's main
@@ -362,12 +363,13 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     transcript = transcript_beside(audio_path) if mesh_name else None
 
     def work(progress, cancel):
-        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel)
+        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel, runtime=runtime)
         if mesh_name is None:
             return out, None
         from ..backend.face.generate import generate_face
 
-        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method)
+        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method,
+                                  runtime=runtime)
 
     def job():
         (clip_out, res), face_anim = yield from run_in_thread(work)

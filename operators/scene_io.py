@@ -76,14 +76,17 @@ def read_skeleton(arm_obj) -> Skeleton:
     names = bone_order(data)
     index = {n: i for i, n in enumerate(names)}
     n = len(names)
-    mats = np.empty((n, 4, 4))
-    parents = np.full(n, -1, dtype=np.int64)
-    lengths = np.empty(n)
-    for i, name in enumerate(names):
-        b = data.bones[name]
-        mats[i] = _np_matrix(b.matrix_local)
-        parents[i] = index[b.parent.name] if b.parent is not None else -1
-        lengths[i] = b.length
+    # One foreach_get per property (bone order = data.bones order, then
+    # permuted to ``names``); foreach_get flattens each 4x4 column by column.
+    order = np.array([data.bones.find(name) for name in names])
+    buf = np.empty(n * 16, np.float32)
+    data.bones.foreach_get("matrix_local", buf)
+    mats = buf.reshape(n, 4, 4).transpose(0, 2, 1)[order].astype(np.float64)
+    lens = np.empty(n, np.float32)
+    data.bones.foreach_get("length", lens)
+    lengths = lens[order].astype(np.float64)
+    parents = np.array([index[data.bones[name].parent.name] if data.bones[name].parent is not None else -1
+                        for name in names], dtype=np.int64)
     rel = mats.copy()
     has_parent = parents >= 0
     rel[has_parent] = np.linalg.inv(mats[parents[has_parent]]) @ mats[has_parent]

@@ -41,7 +41,8 @@ def test_fbx_same_with_deform_off(bpy_clean, tmp_path):
     assert head.active_shape_key_index == 3 and not head.show_only_shape_key
     bpy.context.scene.frame_set(1)
     export._select_only(objs)
-    export._export_fbx(bpy, tmp_path / "plain.fbx")  # the exporter as Blender runs it, modifiers on
+    # The same exporter call as Blender runs it, modifiers on.
+    export._run_exporter(".fbx", tmp_path / "plain.fbx", export.PRESETS["generic"])
 
     a = np.frombuffer((tmp_path / "plain.fbx").read_bytes(), np.uint8)
     b = np.frombuffer(fast.read_bytes(), np.uint8)

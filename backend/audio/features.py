@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .loading import SAMPLE_RATE
-from .vad import speech_mask
+from .spectral import onset_strength, power_to_db
+from .vad import speech_mask as _vad_speech_mask
+from .vad import speech_probability
 
 HOP = 160                    # 10 ms at 16 kHz
 ANALYSIS_FPS = SAMPLE_RATE / HOP
@@ -55,19 +57,21 @@ class SpeechFeatures:
 
 
 def _mel_basis():
-    import librosa
+    from .spectral import mel_filterbank
 
-    return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=N_MELS, fmin=60, fmax=7600).astype(np.float32)
+    return mel_filterbank(SAMPLE_RATE, N_FFT, N_MELS, 60.0, 7600.0)
 
 
 def _analysis_chunk(x: np.ndarray, basis: np.ndarray):
-    """``x`` samples → (mel power [T, 64], rms [T], f0 [T]) at 100 Hz, centred frames."""
-    import librosa
+    """``x`` samples → (mel power [T, 64], rms [T], f0 [T]) at 100 Hz, centred
+    frames. One STFT feeds the mel bands and the energy (and, through the
+    mel bands, the onsets); YIN needs its own 1024-sample frames."""
+    from .spectral import stft_power, yin
 
-    spec = np.abs(librosa.stft(x, n_fft=N_FFT, hop_length=HOP, window="hann", center=True)) ** 2
-    mel = (basis @ spec).T
-    rms = np.sqrt(spec.sum(axis=0) / (N_FFT * N_FFT / 2.0 * 0.375) + 1e-12)  # Parseval, Hann power 3/8
-    f0 = librosa.yin(x, fmin=65, fmax=400, sr=SAMPLE_RATE, frame_length=1024, hop_length=HOP, center=True)
+    spec = stft_power(x, N_FFT, HOP)  # [T, 257]
+    mel = spec @ basis.T
+    rms = np.sqrt(spec.sum(axis=1) / (N_FFT * N_FFT / 2.0 * 0.375) + 1e-12)  # Parseval, Hann power 3/8
+    f0 = yin(x, fmin=65, fmax=400, sr=SAMPLE_RATE, frame_length=1024, hop=HOP)
     return mel.astype(np.float32), rms.astype(np.float32), f0.astype(np.float32)
 
 
@@ -89,6 +93,50 @@ def analysis_frames(samples: np.ndarray):
         sl = slice(a - a0, a - a0 + (b - a))
         mels.append(m[sl]), rmss.append(r[sl]), f0s.append(f[sl])
     return np.concatenate(mels), np.concatenate(rmss), np.concatenate(f0s)
+
+
+# The gesture and the face models both read a clip's features (at 30 and
+# 100 fps): the 100 Hz analysis and the voice activity are computed once per
+# clip. Keyed by a digest of the samples (a few ms), holding the last clips.
+_CACHE: dict = {}
+_CACHE_SIZE = 2
+
+
+def _clip_key(x: np.ndarray) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(np.ascontiguousarray(x).view(np.uint8), digest_size=16).digest() + len(x).to_bytes(8, "little")
+
+
+def speech_mask(samples: np.ndarray, fps: float, n_frames: int, **kwargs) -> np.ndarray:
+    """:func:`.vad.speech_mask`, reusing the clip's speech probability when
+    its features were computed (the VAD is the costliest part of them)."""
+    hit = _CACHE.get(_clip_key(np.asarray(samples, dtype=np.float32)))
+    prob = hit[3] if hit is not None else None
+    return _vad_speech_mask(samples, fps, n_frames, probability=prob, **kwargs)
+
+
+def _analysis_and_vad(x: np.ndarray, with_vad: bool):
+    """(mel, rms, f0, speech probability or None) for ``x``; the VAD (an
+    ONNX model run window by window, which releases the GIL) runs in a thread
+    while the spectral analysis runs here."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = _clip_key(x)
+    hit = _CACHE.get(key)
+    if hit is not None and (hit[3] is not None or not with_vad):
+        return hit
+    if with_vad:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            vad = pool.submit(speech_probability, x)
+            mel, rms, f0 = analysis_frames(x)
+            prob = vad.result()
+    else:
+        (mel, rms, f0), prob = analysis_frames(x), None
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (mel, rms, f0, prob)
+    return _CACHE[key]
 
 
 def _sample(a: np.ndarray, src_fps: float, dst_fps: float, n: int) -> np.ndarray:
@@ -114,18 +162,19 @@ def _pool_max(a: np.ndarray, src_fps: float, dst_fps: float, n: int) -> np.ndarr
 def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> SpeechFeatures:
     """Features of an ``AudioClip`` (mono 16 kHz) at ``fps`` frames per second;
     frame k covers time k/fps. The number of frames is ceil(seconds × fps)."""
-    import librosa
-
     x = clip.samples
     n = max(int(np.ceil(len(x) / SAMPLE_RATE * fps)), 1)
-    mel, rms, f0 = analysis_frames(x)
-    logmel = librosa.power_to_db(mel, ref=1.0, amin=1e-10, top_db=None).astype(np.float32)
+    use_vad = with_vad and not getattr(clip, "silent", False)
+    mel, rms, f0, prob = _analysis_and_vad(x, use_vad)
+    logmel = power_to_db(mel, ref=1.0, amin=1e-10).astype(np.float32)
     # Clip-level normalisation (mean over loud frames) makes the model
     # insensitive to microphone gain and spectral tilt of the recording.
     loud = rms > np.percentile(rms, 50)
     ref = logmel[loud].mean(axis=0) if loud.any() else logmel.mean(axis=0)
     logmel = (logmel - ref) / 20.0
-    onset = librosa.onset.onset_strength(S=librosa.power_to_db(mel.T, ref=np.max), sr=SAMPLE_RATE, hop_length=HOP)
+    # librosa's onset_strength(S=power_to_db(mel, ref=max)) with its
+    # centring delay of n_fft // (2 hop) frames for its default n_fft 2048.
+    onset = onset_strength(power_to_db(mel, ref=float(mel.max()), top_db=80.0), centre_pad=2048 // (2 * HOP))
     med = float(np.median(onset[onset > 0])) if np.any(onset > 0) else 1.0
     onset = (onset / max(med, 1e-6)).astype(np.float32)
     energy = (20 * np.log10(rms + 1e-6)).astype(np.float32)
@@ -134,8 +183,7 @@ def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> Speech
         onset[:] = 0.0
         logmel[:] = -3.0
 
-    speech = (speech_mask(x, fps, n) if with_vad and not getattr(clip, "silent", False)
-              else np.zeros(n, bool))
+    speech = _vad_speech_mask(x, fps, n, probability=prob) if use_vad else np.zeros(n, bool)
     e = _sample(energy, ANALYSIS_FPS, fps, n)
     f = _sample(f0, ANALYSIS_FPS, fps, n)
     voiced = speech & (e > e.max() - 35.0) & (f < 390) & (f > 70)

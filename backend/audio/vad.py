@@ -19,10 +19,14 @@ HOP_SECONDS = WINDOW / 16000.0
 def _session():
     import os
 
-    import onnxruntime as ort
-    import silero_vad
+    import importlib.util
 
-    path = os.path.join(os.path.dirname(silero_vad.__file__), "data", "silero_vad.onnx")
+    import onnxruntime as ort
+
+    # Find the wheel's model file without importing the package, whose
+    # __init__ imports torch (~2 s) for its own torch-based helpers.
+    spec = importlib.util.find_spec("silero_vad")
+    path = os.path.join(os.path.dirname(spec.origin), "data", "silero_vad.onnx")
     opts = ort.SessionOptions()
     opts.inter_op_num_threads = 1
     opts.intra_op_num_threads = 1
@@ -48,16 +52,17 @@ def speech_probability(samples: np.ndarray) -> np.ndarray:
 
 
 def speech_mask(samples: np.ndarray, fps: float, n_frames: int, *, threshold: float = 0.5,
-                hangover: float = 0.15) -> np.ndarray:
+                hangover: float = 0.15, probability: np.ndarray = None) -> np.ndarray:
     """Boolean voice activity at ``fps`` for ``n_frames`` frames; short gaps
-    (< ``hangover`` s) inside speech are bridged so word pauses don't flicker."""
-    p = speech_probability(samples)
+    (< ``hangover`` s) inside speech are bridged so word pauses don't flicker.
+    ``probability``: :func:`speech_probability` of ``samples``, when known."""
+    p = speech_probability(samples) if probability is None else probability
     t = (np.arange(n_frames) + 0.5) / fps
     idx = np.clip((t / HOP_SECONDS).astype(int), 0, max(len(p) - 1, 0))
     on = p[idx] > threshold if len(p) else np.zeros(n_frames, bool)
     gap = int(round(hangover * fps))
     if gap > 0 and on.any():
-        from scipy.ndimage import binary_closing
+        from ..filters import binary_closing_1d
 
-        on = binary_closing(np.pad(on, gap), structure=np.ones(2 * gap + 1))[gap:-gap] | on
+        on = binary_closing_1d(np.pad(on, gap), 2 * gap + 1)[gap:-gap] | on
     return on

@@ -103,9 +103,9 @@ def speech_gate(speech: np.ndarray, fps: float, ramp_s: float = 0.05) -> np.ndar
     if n == 0:
         return np.zeros(0, np.float32)
     # distance (frames) to the nearest non-speech frame
-    from scipy.ndimage import distance_transform_edt
+    from ..filters import distance_to_zero_1d
 
-    dist = distance_transform_edt(np.pad(s, 1))[1:-1]
+    dist = distance_to_zero_1d(np.pad(s, 1))[1:-1]
     r = max(ramp_s * fps, 1e-6)
     return np.clip(dist / r, 0.0, 1.0).astype(np.float32) * s
 

@@ -100,7 +100,7 @@ def phones_to_visemes(phones: list) -> list:
 
 
 def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, seed: int = 0, smile: float = 0.0,
-                  method: str = "model", strength: float = 1.0, model=None) -> FaceAnimation:
+                  method: str = "model", strength: float = 1.0, model=None, runtime: str = None) -> FaceAnimation:
     """``audio`` (an ``AudioClip`` or a file path) → ``FaceAnimation`` at ``fps``.
 
     ``transcript``: the spoken text (improves timing and p/b/m closures);
@@ -110,7 +110,8 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     viseme errors on English, ~15x slower; falls back to the model where it
     recognises nothing) or "table" (phone recognition + table, the
     Rhubarb-style baseline); ``strength`` scales mouth
-    motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble)."""
+    motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble
+    in ``runtime``, "onnxruntime" by default or "torch")."""
     if method not in METHODS:
         raise ValueError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
     clip = audio if isinstance(audio, AudioClip) else load_audio(audio)
@@ -144,7 +145,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     if method in ("model", "words"):
         from .model import load_default_model
 
-        m = model if model is not None else load_default_model()
+        m = model if model is not None else load_default_model(runtime)
         if m is None:
             if not source:
                 notes.append("no trained face model (models/face*.pt); used the phone-recognition table instead")

@@ -16,6 +16,7 @@ Weights: ``models/face.pt`` (seed 0) and ``models/face_seed{N}.pt``
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,6 +32,12 @@ KERNEL = 3
 # (LJ001-0025..0032 held out of a training run; never the evaluation clips).
 SWITCH_PENALTY = 4.0
 ENSEMBLE_SEEDS = (0, 1, 2)
+#: The committed ensemble exported for ONNX Runtime (``python -m rigmind.backend.face.export_onnx``).
+DEFAULT_ONNX = MODELS_DIR / "face.onnx"
+ONNX_FORMAT = "rigmind-face-ensemble"
+#: Inference engines; ONNX Runtime is the default when its export matches
+#: the weights (a process that only generates then does not import torch).
+RUNTIMES = ("onnxruntime", "torch")
 
 
 def weights_path(seed: int = 0) -> Path:
@@ -88,30 +95,70 @@ def viterbi(logp: np.ndarray, switch_penalty: float) -> np.ndarray:
     return path
 
 
+class OrtEnsemble:
+    """The exported ensemble (``models/face.onnx``: every member and the
+    averaging in one graph) in ONNX Runtime: ``x [1, T, 69]`` →
+    (posteriors ``[1, T, V]``, jaw ``[1, T]``)."""
+
+    name = "onnxruntime"
+
+    def __init__(self, path, threads: int = 2):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spinning: the process goes on
+        # with other work (retargeting, the other model) on the same 2 cores.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        md = dict(self.session.get_modelmeta().custom_metadata_map)
+        if md.get("rigmind_format") != ONNX_FORMAT:
+            raise ValueError(f"{path} is not a RigMind face model")
+        self.meta = json.loads(md["rigmind_meta"])
+        self.members_sha256 = json.loads(md.get("rigmind_members_sha256", "[]"))
+
+    def __call__(self, x: np.ndarray):
+        post, jaw = self.session.run(None, {"x": np.ascontiguousarray(x, np.float32)[None]})
+        return post[0], jaw[0]
+
+
 class FaceModel:
     """Loaded network(s) + decoding settings. With several networks (an
     ensemble) the posteriors are their normalised geometric mean (average of
-    log-probabilities) and the jaw their mean."""
+    log-probabilities) and the jaw their mean. ``net`` may also be an
+    :class:`OrtEnsemble`, which computes the same in ONNX Runtime."""
 
     def __init__(self, net, meta: dict):
-        nets = list(net) if isinstance(net, (list, tuple)) else [net]
+        self.ort = net if isinstance(net, OrtEnsemble) else None
+        nets = [] if self.ort is not None else (list(net) if isinstance(net, (list, tuple)) else [net])
         self.nets = [n.eval() for n in nets]
         self.meta = meta
         self.switch_penalty = float(meta.get("switch_penalty", SWITCH_PENALTY))
+        self.runtime = "onnxruntime" if self.ort is not None else "torch"
+
+    def ensemble_forward(self, xt):
+        """Torch: ``x [1, T, 69]`` → (posteriors ``[1, T, V]``, jaw ``[1, T]``),
+        the graph :mod:`.export_onnx` writes."""
+        import torch
+
+        logp, jaw = 0.0, 0.0
+        for net in self.nets:
+            logits, j = net(xt)
+            logp = logp + torch.log_softmax(logits, -1)
+            jaw = jaw + j
+        return torch.softmax(logp / len(self.nets), -1), jaw / len(self.nets)
 
     def predict_stacked(self, x: np.ndarray):
         """``[T, 69]`` features → (posteriors ``[T, V]``, jaw ``[T]``)."""
+        if self.ort is not None:
+            return self.ort(x)
         import torch
 
         xt = torch.from_numpy(np.ascontiguousarray(x, np.float32))[None]
         with torch.inference_mode():
-            logp, jaw = 0.0, 0.0
-            for net in self.nets:
-                logits, j = net(xt)
-                logp = logp + torch.log_softmax(logits[0], -1)
-                jaw = jaw + j[0]
-            post = torch.softmax(logp / len(self.nets), -1).numpy()
-        return post, (jaw / len(self.nets)).numpy()
+            post, jaw = self.ensemble_forward(xt)
+        return post[0].numpy(), jaw[0].numpy()
 
     def predict_features(self, feats):
         """``SpeechFeatures`` at 100 fps → (posteriors ``[T, V]``, jaw ``[T]``);
@@ -159,13 +206,29 @@ def default_weights() -> list:
     return [p for p in (weights_path(s) for s in ENSEMBLE_SEEDS) if p.is_file()]
 
 
-@lru_cache(maxsize=1)
-def _default():
+@lru_cache(maxsize=3)
+def _default(runtime):
     files = default_weights()
+    if runtime in ("onnxruntime", None) and DEFAULT_ONNX.is_file():
+        ens = OrtEnsemble(DEFAULT_ONNX)
+        if runtime == "onnxruntime" or not files or _members_match(ens, files):
+            return FaceModel(ens, ens.meta)
     return load_model(*files) if files else None
 
 
-def load_default_model():
+def _members_match(ens, files) -> bool:
+    from ..gesture.generate import file_sha256
+
+    return ens.members_sha256 == [file_sha256(f) for f in files]
+
+
+def load_default_model(runtime: str = None):
     """The committed model (every member of ``ENSEMBLE_SEEDS`` present under
-    models/), or None when none is trained."""
-    return _default()
+    models/), or None when none is trained. ``runtime``: "onnxruntime"
+    (``models/face.onnx``), "torch" (the ``.pt`` members) or None: ONNX
+    Runtime when ``face.onnx`` was exported from the present members (its
+    metadata holds their SHA-256), else torch, so retrained members are never
+    shadowed by a stale export."""
+    if runtime not in RUNTIMES + (None,):
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    return _default(runtime)

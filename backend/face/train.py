@@ -332,4 +332,11 @@ def main_train(argv=None) -> int:
                + (f" --holdout {args.holdout}" if args.holdout else ""))
     Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))
     print(f"wrote {Path(out).resolve()} ({Path(out).stat().st_size / 1e6:.2f} MB) in {elapsed:.0f} s")
+    from .model import ENSEMBLE_SEEDS, default_weights
+
+    if Path(out).resolve() in [p.resolve() for p in default_weights()] and len(default_weights()) == len(ENSEMBLE_SEEDS):
+        from .export_onnx import export_onnx
+
+        # The ensemble's ONNX graph for inference, re-exported from the members now present.
+        print(f"wrote {export_onnx()}")
     return 0

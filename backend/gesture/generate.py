@@ -9,20 +9,28 @@ seed and amount give the same motion.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from . import controls as C
-from . import model as M
+from . import dims as M
 from . import representation as G
 from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
 
 FPS = 30.0
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
+DEFAULT_ONNX = DEFAULT_WEIGHTS.with_suffix(".onnx")
+FORMAT = "rigmind-gesture-cvae"
+#: Inference engines. ONNX Runtime runs the decoder ~5x faster than torch
+#: on 2 cores (bench/RESULTS.md, issue #14) and spares a process the torch
+#: import; it is the default whenever the export matches the weights
+#: (:meth:`GestureModel.load`). Torch stays the training engine.
+RUNTIMES = ("onnxruntime", "torch")
 
 
 class GestureModelError(RuntimeError):
@@ -33,8 +41,49 @@ class GestureCancelled(Exception):
     """Generation stopped because the caller's ``cancelled()`` turned True."""
 
 
+class _TorchDecoder:
+    """The torch network's ``decode`` on NumPy arrays."""
+
+    name = "torch"
+
+    def __init__(self, net):
+        self.net = net
+
+    def __call__(self, z, context, mask, finger_flag, cond) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            y = self.net.decode(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (z, context, mask, finger_flag, cond)))
+        return y.numpy()
+
+
+class _OrtDecoder:
+    """The exported decoder (``models/gesture.onnx``) in ONNX Runtime."""
+
+    name = "onnxruntime"
+
+    def __init__(self, path, threads: int = 2):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spinning: the process goes on
+        # with other work (retargeting, the other model) on the same 2 cores.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
+
+    def __call__(self, z, context, mask, finger_flag, cond) -> np.ndarray:
+        feeds = {"z": z, "context": context, "mask": mask, "finger_flag": finger_flag, "cond": cond}
+        return self.session.run(None, {k: np.ascontiguousarray(v, np.float32) for k, v in feeds.items()})[0]
+
+
 @dataclass
 class GestureModel:
+    """``net``: the decoder as a callable on NumPy arrays (``.name`` says the
+    engine: "onnxruntime" or "torch")."""
+
     net: object
     mean: np.ndarray
     std: np.ndarray
@@ -45,22 +94,49 @@ class GestureModel:
     info: dict
 
     @classmethod
-    def load(cls, path=None) -> "GestureModel":
+    def load(cls, path=None, runtime: str = None) -> "GestureModel":
+        """``runtime`` "onnxruntime" (reads ``path`` with the suffix ``.onnx``)
+        or "torch" (reads the ``.pt`` checkpoint). None: ONNX Runtime when the
+        ``.onnx`` beside the checkpoint was exported from it (its metadata
+        holds the checkpoint's SHA-256), else torch, so freshly trained
+        weights are never shadowed by a stale export."""
+        path = Path(path or DEFAULT_WEIGHTS)
+        if runtime not in RUNTIMES + (None,):
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        onnx_path = path.with_suffix(".onnx")
+        dec = None
+        if runtime == "onnxruntime" or (runtime is None and onnx_path.is_file()):
+            if not onnx_path.exists():
+                raise GestureModelError(f"gesture ONNX model {onnx_path} not found — export it with "
+                                        "`python -m rigmind.backend.gesture.export_onnx`, or use the torch runtime")
+            dec = _OrtDecoder(onnx_path)
+            if runtime is None and not _export_matches(dec.metadata, path):
+                dec = None  # exported from other weights than these: run the checkpoint
+        if dec is not None:
+            md = dec.metadata
+            if md.get("rigmind_format") != FORMAT:
+                raise GestureModelError(f"{onnx_path} is not a RigMind gesture model")
+            a = {k: json.loads(md["rigmind_" + k]) for k in ("arrays", "scalars", "train")}
+            arr = {k: np.asarray(v, dtype=np.float32) for k, v in a["arrays"].items()}
+            fb = {"mean": arr["finger_mean"], "components": arr["finger_components"]}
+            em = {"weights": arr["energy_weights"], "rest_energy": a["scalars"]["rest_energy"]}
+            return cls(dec, arr["mean"], arr["std"], fb, em, a["scalars"]["beat_rate"], arr["start_poses"], a["train"])
         import torch
 
-        path = Path(path or DEFAULT_WEIGHTS)
+        from . import model as TM
+
         if not path.exists():
             raise GestureModelError(f"gesture weights {path} not found — train them with "
                                     "`rigmind train gesture --data ../shared/data`")
         blob = torch.load(path, map_location="cpu", weights_only=True)
-        if blob.get("format") != "rigmind-gesture-cvae":
+        if blob.get("format") != FORMAT:
             raise GestureModelError(f"{path} is not a RigMind gesture model")
-        net = M.GestureVAE(**blob["config"])
+        net = TM.GestureVAE(**blob["config"])
         net.load_state_dict(blob["state_dict"])
         net.eval()
         fb = {"mean": blob["finger_mean"].numpy(), "components": blob["finger_components"].numpy()}
         em = {"weights": blob["energy_weights"].numpy(), "rest_energy": blob["rest_energy"]}
-        return cls(net, blob["mean"].numpy(), blob["std"].numpy(), fb, em, blob["beat_rate"],
+        return cls(_TorchDecoder(net), blob["mean"].numpy(), blob["std"].numpy(), fb, em, blob["beat_rate"],
                    blob["start_poses"].numpy(), dict(blob.get("train", {})))
 
 
@@ -76,6 +152,19 @@ class GestureResult:
     energy: np.ndarray
     speech: np.ndarray
     fps: float = FPS
+
+
+def file_sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _export_matches(metadata: dict, pt_path) -> bool:
+    """True when an export's metadata names ``pt_path``'s SHA-256 (or the
+    checkpoint itself is absent)."""
+    pt_path = Path(pt_path)
+    return not pt_path.is_file() or metadata.get("rigmind_source_sha256") == file_sha256(pt_path)
 
 
 _MODEL_CACHE = {}
@@ -98,10 +187,12 @@ def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
     return new - offset[:, None] * decay[None, :]
 
 
-def get_model(path=None) -> GestureModel:
-    key = str(path or DEFAULT_WEIGHTS)
+def get_model(path=None, runtime: str = None) -> GestureModel:
+    """The model at ``path`` (default ``models/gesture.pt``/``.onnx``) in
+    ``runtime`` (default: see :meth:`GestureModel.load`), loaded once per process."""
+    key = (str(path or DEFAULT_WEIGHTS), runtime)
     if key not in _MODEL_CACHE:
-        _MODEL_CACHE[key] = GestureModel.load(path)
+        _MODEL_CACHE[key] = GestureModel.load(path, runtime)
     return _MODEL_CACHE[key]
 
 
@@ -127,8 +218,6 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     frames decoded without speech from the start pose: the start pose and
     the first window's settling happen before frame 0, so the body is already
     moving (idling) on the first frame."""
-    import torch
-
     rng = np.random.default_rng(seed)
     pulse, energy, speech, timing = C.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
     audio = feats.stacked()
@@ -166,41 +255,40 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
     fade = _crossfade(OVERLAP)[None, :]
-    with torch.no_grad():
-        for k in range(n_win):
-            a = k * S
-            ctx = np.zeros((1, G.POSE_DIM, W), np.float32)
-            ctx[0, :, :Cx] = out[:, a:a + Cx]
-            z = torch.from_numpy(np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L]))
-            y = model.net.decode(z, torch.from_numpy(ctx), torch.from_numpy(mask),
-                                 torch.from_numpy(fflag), torch.from_numpy(cond[None, :, a:a + W]))
-            new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:].numpy())
-            if k == 0:
-                out[:, a + Cx:a + W] = new
-            else:
-                o = slice(a + Cx, a + Cx + OVERLAP)
-                out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :OVERLAP]
-                out[:, a + Cx + OVERLAP:a + W] = new[:, OVERLAP:]
-            if progress:
-                progress(k + 1, n_win)
-            if cancelled and cancelled():
-                raise GestureCancelled("gesture generation cancelled")
+    for k in range(n_win):
+        a = k * S
+        ctx = np.zeros((1, G.POSE_DIM, W), np.float32)
+        ctx[0, :, :Cx] = out[:, a:a + Cx]
+        z = np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L])
+        y = model.net(z, ctx, mask, fflag, cond[None, :, a:a + W])
+        new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:])
+        if k == 0:
+            out[:, a + Cx:a + W] = new
+        else:
+            o = slice(a + Cx, a + Cx + OVERLAP)
+            out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :OVERLAP]
+            out[:, a + Cx + OVERLAP:a + W] = new[:, OVERLAP:]
+        if progress:
+            progress(k + 1, n_win)
+        if cancelled and cancelled():
+            raise GestureCancelled("gesture generation cancelled")
     poses = out.T[P:P + T] * model.std + model.mean
     return poses, pulse, energy, speech
 
 
 def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: str = None, model=None,
-                     progress=None, cancelled=None) -> GestureResult:
+                     progress=None, cancelled=None, runtime: str = None) -> GestureResult:
     """An ``AudioClip`` → :class:`GestureResult` (30 fps, one frame per 1/30 s
     of audio). ``transcript`` is accepted for API symmetry with the face model
     and not used: the gesture model listens to rhythm, loudness and voice
-    activity, which text does not add to here."""
-    import torch
-
+    activity, which text does not add to here. ``runtime``: see :data:`RUNTIMES`."""
     from ..audio.features import speech_features
 
-    model = model or get_model()
-    torch.set_num_threads(min(torch.get_num_threads(), 2))
+    model = model or get_model(runtime=runtime)
+    if model.net.name == "torch":
+        import torch
+
+        torch.set_num_threads(min(torch.get_num_threads(), 2))
     feats = speech_features(clip, FPS)
     return gesture_from_features(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from .. import ik
 from .. import rotations as R

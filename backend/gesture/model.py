@@ -29,16 +29,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .dims import AUDIO_DIM, COND_DIM, CONTEXT, LATENT, LATENT_STRIDE, N_DOMAINS, WINDOW  # noqa: F401
 from .representation import POSE_DIM
-
-AUDIO_DIM = 69
-N_DOMAINS = 3
-# pulse, energy, audio flag, speech, audio features, domain one-hot, beat timing (since, until)
-COND_DIM = 4 + AUDIO_DIM + N_DOMAINS + 2
-LATENT = 16
-LATENT_STRIDE = 8
-WINDOW = 64
-CONTEXT = 16
 
 
 class ResBlock(nn.Module):

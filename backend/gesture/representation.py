@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from .. import rotations as R
 from ..motion import Motion

@@ -280,6 +280,11 @@ def train_gesture(data_dir, out=DEFAULT_OUT, *, steps: int = DEFAULT_STEPS, seed
         save(out, model.cpu(), arrays, train_log)
         Path(out).with_suffix(".log.json").write_text(json.dumps(train_log, indent=1))
         log(f"[gesture] wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) in {time.time() - t0:.0f} s")
+        from .export_onnx import export_onnx
+
+        # The inference engine's copy, so generation runs the new weights with
+        # ONNX Runtime (an export of other weights would be ignored).
+        log(f"[gesture] wrote {export_onnx(out)}")
     if dist:
         dist.destroy_process_group()
     return train_log

@@ -287,7 +287,7 @@ def _keep_feet_apart(legs_out, left, apart: float, fps: float) -> None:
     hip joints' line) or crossed. The free (swinging) foot takes the push;
     two planted feet share it. The push is smoothed over ~0.1 s so it eases
     in and out. ``legs_out``: per leg ``[target, toe_target, lock weight]``."""
-    from scipy.ndimage import gaussian_filter1d
+    from ..filters import gaussian_filter1d
 
     (t_l, tt_l, w_l), (t_r, tt_r, w_r) = legs_out
     sep = np.sum((t_l[:, :2] - t_r[:, :2]) * left, axis=1)
@@ -390,7 +390,7 @@ def pin_feet(
         if feet.shape != (f, 4, 3):
             raise ValueError(f"feet must be [frames, 4, 3] (foot_L, toe_L, foot_R, toe_R), got {feet.shape}")
         if feet_smoothing > 0 and f > 1:
-            from scipy.ndimage import gaussian_filter1d
+            from ..filters import gaussian_filter1d
 
             feet = gaussian_filter1d(feet, feet_smoothing * motion.fps, axis=0, mode="nearest")
         goal_pos = world_pos.copy()

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from .. import rotations as R
 from ..motion import Motion

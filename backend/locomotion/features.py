@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from .. import rotations as R
 from ..bvh import read_bvh

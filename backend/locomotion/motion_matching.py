@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .. import rotations as R
 from ..motion import Motion
@@ -278,6 +277,8 @@ class MotionDatabase:
         key = (style, method)
         if key not in self._trees:
             idx = self.candidates(style)
+            from scipy.spatial import cKDTree  # here: the neural controller imports this module's controls only
+
             tree = cKDTree(self.features[idx].astype(np.float64)) if method == "kdtree" else None
             self._trees[key] = (idx, tree)
         idx, tree = self._trees[key]

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
+from ..filters import gaussian_filter1d
 
 from .. import rotations as R
 from ..motion import Motion
@@ -591,10 +591,12 @@ def _soft_cap(r: np.ndarray, knee: float, cap: float) -> np.ndarray:
 def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
     """``x [F, ...]`` with one- and two-frame spikes removed: a running
     median over ``width`` frames, then a one-frame Gaussian."""
-    from scipy.ndimage import median_filter
-
-    size = (width,) + (1,) * (x.ndim - 1)
-    return gaussian_filter1d(median_filter(x, size=size, mode="nearest"), 1.0, axis=0, mode="nearest")
+    # scipy.ndimage.median_filter(x, (width, 1, ...), mode="nearest") in
+    # NumPy: the walk command does not import scipy.ndimage (issue #14).
+    h = width // 2
+    padded = np.pad(x, [(h, width - 1 - h)] + [(0, 0)] * (x.ndim - 1), mode="edge")
+    med = np.median(np.lib.stride_tricks.sliding_window_view(padded, width, axis=0), axis=-1)
+    return gaussian_filter1d(med, 1.0, axis=0, mode="nearest")
 
 
 def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,

@@ -1,0 +1,129 @@
+"""An armature's take as arrays without stepping the scene frame by frame.
+
+Blender evaluates a pose bone as ``parent pose @ rest (relative to parent) @
+basis``, with ``basis = T(location) R(rotation) S(scale)`` from the action's
+curves. When nothing else moves the bones (no constraints, drivers, NLA
+layers, object animation, parent object or bone scale), the evaluated pose is
+exactly that product, so the take can be sampled by reading the curves:
+keys on every frame are read in one ``foreach_get`` per curve, other curves
+through ``FCurve.evaluate`` (interpolation and modifiers included). This is
+~20x faster than ``scene.frame_set`` per frame (which also re-evaluates the
+depsgraph), and :func:`fast_path_blocker` says when it does not apply, so the
+caller can fall back to stepping the scene.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import rotations as R
+from ..backend.motion import Motion
+
+_ROT_CHANNELS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
+
+
+def _channelbag(arm_obj):
+    from bpy_extras import anim_utils
+
+    ad = arm_obj.animation_data
+    if ad is None or ad.action is None or ad.action_slot is None:
+        return None
+    return anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+
+
+def fast_path_blocker(arm_obj) -> str | None:
+    """Why the take cannot be read from curves alone (None when it can)."""
+    ad = arm_obj.animation_data
+    if ad is None or ad.action is None:
+        return "no action"
+    if ad.action_influence != 1.0:
+        return "action influence below 1"
+    if any(not t.mute and len(t.strips) for t in ad.nla_tracks):
+        return "NLA tracks play under the action"
+    if len(ad.drivers) or (arm_obj.data.animation_data is not None and len(arm_obj.data.animation_data.drivers)):
+        return "drivers"
+    if arm_obj.parent is not None:
+        return "parented armature"
+    if any(len(pb.constraints) for pb in arm_obj.pose.bones) or len(arm_obj.constraints):
+        return "constraints"
+    bag = _channelbag(arm_obj)
+    if bag is None:
+        return "no curves for the armature's slot"
+    for fc in bag.fcurves:
+        if not fc.data_path.startswith("pose.bones["):
+            return f"object curve {fc.data_path}"
+        if fc.data_path.endswith(".scale"):
+            return "animated bone scale"
+    if any(abs(s - 1.0) > 1e-9 for pb in arm_obj.pose.bones for s in pb.scale):
+        return "bone scale"
+    for b in arm_obj.data.bones:
+        if not b.use_inherit_rotation or b.inherit_scale != "FULL" or not b.use_local_location:
+            return f"bone '{b.name}' does not inherit its parent fully"
+    return None
+
+
+def _curve_values(fc, frames: np.ndarray) -> np.ndarray:
+    kp = fc.keyframe_points
+    n = len(kp)
+    if n == len(frames) and not len(fc.modifiers) and not fc.mute:
+        co = np.empty(2 * n)
+        kp.foreach_get("co", co)
+        if np.array_equal(co[0::2], frames):
+            return co[1::2]  # a key on every frame: the curve passes through its keys
+    return np.fromiter((fc.evaluate(float(f)) for f in frames), float, len(frames))
+
+
+def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
+    """The take on ``arm_obj`` over inclusive ``frame_range`` as a Motion in
+    WORLD space (object transform applied; metres, Blender Z-up), the same
+    result as stepping the scene (``retarget_scene.motion_from_action``) when
+    :func:`fast_path_blocker` returns None. ``skel``: ``scene_io.read_skeleton(arm_obj)``."""
+    from .retarget_scene import _object_transform, skeleton_to_world
+
+    frames = np.arange(frame_range[0], frame_range[1] + 1, dtype=np.float64)
+    F, J = len(frames), len(skel)
+    index = {n: j for j, n in enumerate(skel.names)}
+    bag = _channelbag(arm_obj)
+    curves = {}
+    for fc in bag.fcurves:
+        bone = fc.data_path.split('"')[1]
+        if bone in index:
+            curves[(bone, fc.data_path.rsplit(".", 1)[1], fc.array_index)] = fc
+
+    loc = np.zeros((F, J, 3))
+    quat = np.zeros((F, J, 4))
+    for j, name in enumerate(skel.names):
+        pb = arm_obj.pose.bones[name]
+        bone = arm_obj.data.bones[name]
+
+        def channel(prop, size, static):
+            out = np.empty((F, size))
+            for i in range(size):
+                fc = curves.get((name, prop, i))
+                out[:, i] = _curve_values(fc, frames) if fc is not None else static[i]
+            return out
+
+        if not bone.use_connect:  # a connected bone's head sits on its parent's tail
+            loc[:, j] = channel("location", 3, pb.location)
+        mode = pb.rotation_mode
+        if mode == "QUATERNION":
+            q = channel("rotation_quaternion", 4, pb.rotation_quaternion)
+            quat[:, j] = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        elif mode == "AXIS_ANGLE":
+            aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
+            axis = aa[:, 1:] / np.maximum(np.linalg.norm(aa[:, 1:], axis=-1, keepdims=True), 1e-12)
+            quat[:, j] = R.from_axis_angle_pair(axis, aa[:, 0])
+        else:
+            e = channel("rotation_euler", 3, pb.rotation_euler)
+            quat[:, j] = R.from_euler(e, mode, intrinsic=False)  # Blender's modes: first axis first
+
+    local = R.mul(skel.rest_rotations[None], quat)
+    trans = skel.offsets[None] + R.rotate(skel.rest_rotations[None], loc)
+    rot0, s0, t0 = _object_transform(arm_obj)
+    world_skel = skeleton_to_world(skel, rot0, s0, t0)
+    roots = skel.parents < 0
+    trans = trans * s0
+    trans[:, roots] = R.rotate(rot0, trans[:, roots]) + t0
+    local[:, roots] = R.mul(rot0, local[:, roots])
+    name = arm_obj.animation_data.action.name
+    return Motion(world_skel, R.make_continuous(local), trans[:, np.nonzero(roots)[0][0]], fps, trans, name=name)

@@ -1,0 +1,32 @@
+"""backend/filters.py equals the scipy.ndimage functions it replaces at run time."""
+
+import numpy as np
+import pytest
+
+ndi = pytest.importorskip("scipy.ndimage")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "nearest", "wrap"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_filter1d(mode, dtype):
+    from rigmind.backend.filters import gaussian_filter1d
+
+    rng = np.random.default_rng(0)
+    for shape, axis, sigma in (((50,), -1, 1.0), ((40, 3), 0, 2.5), ((7, 30), 1, 7.5), ((5,), 0, 3.0)):
+        x = rng.standard_normal(shape).astype(dtype)
+        a = gaussian_filter1d(x, sigma, axis=axis, mode=mode)
+        b = ndi.gaussian_filter1d(x, sigma, axis=axis, mode=mode)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.abs(a - b).max() < (1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_binary_closing_and_distance():
+    from rigmind.backend.filters import binary_closing_1d, distance_to_zero_1d
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        on = rng.random(60) > 0.5
+        for size in (1, 3, 5, 9):
+            assert np.array_equal(binary_closing_1d(on, size), ndi.binary_closing(on, structure=np.ones(size)))
+        s = np.pad(on, 1)
+        assert np.array_equal(distance_to_zero_1d(s), ndi.distance_transform_edt(s))
