@@ -43,6 +43,7 @@ from ..motion import Motion
 from ..resample import resample
 from . import features as FT
 from .inertialize import blend_to_pose
+from .stance import settle_frames, settle_steps
 from .motion_matching import Control
 
 #: Spacing (m) of the dense resampling of the path.
@@ -521,17 +522,29 @@ def follow_path(
         # End standing: an inertialised blend into the standing pose on the end point.
         stand = standing_pose(controller, end, FT.yaw_from_facing(path.end_dir), style)
         n_blend = max(int(round(stand_blend_seconds * ctl_fps)), 1)
-        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
         n_hold = int(round(stand_hold_seconds * ctl_fps))
-        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
-        # The blend and the stand are shown as they are: their feet are the pose's own.
-        tail_feet = None
+        tail_feet = tail_contacts = None
         if feet and feet[-1] is not None:
-            tail_feet = tail.world_positions()[:, list(FT.CONTACT_INDEX)]
+            # The feet step into the stance one at a time (the other planted)
+            # while the body blends into it: blending the feet too would
+            # slide them, and the cleanup would pin them where they were
+            # and bend the knees to reach.
+            stance_feet = stand.world_positions()[0][list(FT.CONTACT_INDEX)]
+            n_blend = max(n_blend, settle_frames(feet[-1], stance_feet, ctl_fps))
+            last_c = contact_probs[-1]
+            lifted = None if last_c is None else np.asarray(last_c)[[0, 2]] < 0.5
+            steps, step_contacts = settle_steps(feet[-1], stance_feet, n_blend, ctl_fps, lifted)
+            tail_feet = np.concatenate([steps, np.repeat(stance_feet[None], n_hold, 0)])
+            tail_contacts = np.concatenate([step_contacts, np.ones((n_hold, 4))])
+        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
+        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
         for k in range(tail.num_frames):
             poses.append(tail.slice(k, k + 1))
-            # Blending: no prediction (detection decides); standing: both feet down.
-            contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
+            if tail_contacts is not None:
+                contact_probs.append(tail_contacts[k])
+            else:
+                # Blending: no prediction (detection decides); standing: both feet down.
+                contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
             feet.append(tail_feet[k] if tail_feet is not None else None)
             root = tail.root_positions[k, :2].copy()
             s_proj = path.project(root, s_proj)
@@ -598,7 +611,8 @@ def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
 
 
 def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
-                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP) -> PathResult:
+                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP,
+                 stop_ease_seconds: float = 0.3) -> PathResult:
     """The result with the whole body moved onto the drawn path.
 
     The controller follows the path closed-loop but lags it: its root cuts
@@ -649,15 +663,21 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
         arc[-1] = path.length
     offset = path.at(arc) - tracked
     if stands:
-        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
-        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
-        k = len(tracked) - 1
-        while k > 0 and still[k - 1]:
-            k -= 1
-        offset[k:] = offset[-1]
-    offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
+        # From the stop on, the feet step into the standing pose on the
+        # controller's own way onto the end point: an offset that still
+        # changed there would slide them. It eases (over the stop's first
+        # ``stop_ease_seconds``) to what puts the last frame's tracked
+        # point on the end point, then holds.
+        k = min(int(res.stopped_at), len(tracked) - 1)
+        final = path.xy[-1] - tracked[-1]
+        n = max(int(round(stop_ease_seconds * fps)), 1)
+        u = np.clip((np.arange(len(tracked) - k) + 1) / n, 0.0, 1.0)[:, None]
+        w = u * u * (3.0 - 2.0 * u)
+        offset[k:] = (1.0 - w) * offset[k] + w * final
+    sm = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
     if stands:
-        offset[-1] = path.xy[-1] - tracked[-1]
+        sm[k:] = offset[k:]  # already smooth; keeps the hold exact
+    offset = sm
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
     roots = m.skeleton.parents < 0
     trans = None
