@@ -778,12 +778,6 @@ def retarget(
         np.percentile(s_pos_w[contacts[:, k_] if contacts[:, k_].any() else slice(None), j, 2], 10) if F else 0.0
         for k_, j in enumerate(s_feet)
     ])
-    if reference is not None:
-        # A given reference is a standing pose with its feet flat on the
-        # floor: its ankle heights are the flat-foot level, exactly (a
-        # percentile over a walk's contacts is a few mm off, and a standing
-        # leg's knee bends 10-15 degrees per cm it is shortened).
-        s_flat = np.asarray(s_ref_pos[s_feet, 2], dtype=np.float64)
     t_feet = [tidx["foot_l"], tidx["foot_r"]]
     t_toes = [tidx.get("toes_l"), tidx.get("toes_r")]
     if t_floor is not None:

@@ -681,24 +681,10 @@ def walk_along_path(
     motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
                               progress=progress, cancel=cancel)
     action = apply_path(arm, motion, name=path_action_name(style, sp, gait, in_place), frame_start=frame_start,
-                        scale=scale, in_place=in_place, reference=standing_reference(ctl, style))
+                        scale=scale, in_place=in_place)
     _warn(action, warning)
     _report(progress, 1.0)
     return action
-
-
-def standing_reference(controller, style):
-    """The controller's standing pose (one frame at the origin, facing -Y)
-    as the retarget's reference, as Drive uses it: the walk ends in this
-    pose, which then lands on the rig's own standing rest (straight legs)
-    instead of being read against the clip's most upright walking frame
-    (the standing knee came out bent 10-30 degrees). None for a controller
-    without a pose."""
-    from ..backend.locomotion.path_follow import standing_pose
-
-    if not hasattr(controller, "pose"):
-        return None
-    return standing_pose(controller, (0.0, 0.0), 0.0, style)
 
 
 def _path_speeds(points_xy, speed, style, gait, scale):
