@@ -5,8 +5,8 @@ stillest two-feet-down frame of a style is often mid-stride (active: ankles
 0.48 m apart front to back, a knee bent 54 degrees). :func:`idle_stance`
 synthesises a standing pose from a style's own frame instead: the upper body
 keeps the style's posture (spine, neck, head and arm rotations, the pelvis'
-forward tilt), with the pelvis' and the chest's twist and roll of the stride
-taken out; the legs are re-solved with two-bone IK so the ankles stand side by
+and the spine's forward tilt), with the pelvis' and the chest's twist and the
+sideways lean of the stride taken out; the legs are re-solved with two-bone IK so the ankles stand side by
 side about hip width apart (:data:`STANCE_WIDTH`, measured between the ankle
 joints), toes turned out :data:`TOE_OUT`, knees bent only
 :data:`KNEE_FLEX`, the pelvis lowered or raised to what those legs reach,
@@ -95,6 +95,14 @@ def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH,
     twist = facing_angle + 0.5 * np.pi - _horizontal_angle(shoulders)
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
     _set_world(rot, parents, world, spine, R.mul(_yaw_q(twist), world[spine]))
+    # ... and its sideways lean (a mid-stride frame leans over the planted
+    # foot): the spine's line from the hips to the neck kept in the
+    # character's sagittal plane, its forward lean kept.
+    world, pos = fk()
+    up = pos[idx["Neck"]] - pos[idx["Spine"]]
+    side = R.rotate(_yaw_q(yaw), np.array([1.0, 0.0, 0.0]))
+    upright = up - np.dot(up, side) * side
+    _set_world(rot, parents, world, spine, R.mul(R.between_vectors(up, upright), world[spine]))
 
     # Reference feet: flat, at the data's planted ankle height.
     ref_world, ref_pos = reference.world()
