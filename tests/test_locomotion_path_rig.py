@@ -210,7 +210,7 @@ def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig,
     from rigmind.operators import locomotion_rig_eval as E
     from rigmind.operators import locomotion_scene as LS
 
-    data = data_file("characters/Xbot.glb").parents[1] if rig == "xbot" else None
+    data = data_file("characters/Xbot.glb").parents[1] if rig == "xbot" else "."
     arm = E.load_rig(rig, data)
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
     action = LS.walk_along_path(arm, path, style=style, controller=controller)

@@ -150,7 +150,9 @@ def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: fl
             if not good:
                 lock = None
                 break
-            s, e = max(good, key=lambda r: r[1] - r[0])
+            # (a run that ends the clip keeps its end: the standing pose)
+            ends = [r for r in good if final and r[1] == e]
+            s, e = ends[0] if ends else max(good, key=lambda r: r[1] - r[0])
         if lock is not None and e - s >= 1:
             out.append((s, e, lock))
     return out
