@@ -611,8 +611,7 @@ def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
 
 
 def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
-                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP,
-                 stop_ease_seconds: float = 0.3, settle_radius: float = 0.3) -> PathResult:
+                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP) -> PathResult:
     """The result with the whole body moved onto the drawn path.
 
     The controller follows the path closed-loop but lags it: its root cuts
@@ -662,27 +661,16 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
     if stands:
         arc[-1] = path.length
     offset = path.at(arc) - tracked
+    if stands:
+        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
+        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
+        k = len(tracked) - 1
+        while k > 0 and still[k - 1]:
+            k -= 1
+        offset[k:] = offset[-1]
     offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
     if stands:
-        # The settle at the end (the body near its final place while the
-        # feet step into the standing pose, then the hold): an offset that
-        # still changed there would slide the planted feet, and the last
-        # frame's stance would be pinned where its feet had been. From the
-        # first frame whose hips stay within ``settle_radius`` of their
-        # final place (not before the stop), the offset eases over
-        # ``stop_ease_seconds`` to what puts the last frame's tracked point
-        # on the end point, then holds.
-        hips_xy = m.world_positions()[:, hips, :2]
-        far = np.linalg.norm(hips_xy - hips_xy[-1], axis=1) > settle_radius
-        k = max(int(res.stopped_at), int(np.flatnonzero(far)[-1]) + 1 if far.any() else 0)
-        k = min(k, len(tracked) - 1)
-        final = path.xy[-1] - tracked[-1]
-        n = max(int(round(stop_ease_seconds * fps)), 1)
-        u = np.clip((np.arange(len(tracked) - k) + 1) / n, 0.0, 1.0)[:, None]
-        w = u**3 * (10.0 - 15.0 * u + 6.0 * u * u)
-        offset[k:] = (1.0 - w) * offset[k] + w * final
-        settle_w = np.zeros(len(tracked))
-        settle_w[k:] = w[:, 0]
+        offset[-1] = path.xy[-1] - tracked[-1]
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
     roots = m.skeleton.parents < 0
     trans = None
@@ -701,11 +689,6 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
             w = np.clip(speed * fps / 0.3, 0.0, 1.0)
             clean = clean - (1.0 - surge_keep) * w * a * along
             extra = clean - residual
-            if stands:
-                # Settling and standing: the hips as the pose has them (their
-                # smoothed track lags behind a body that has stopped, and the
-                # cleaning would keep moving the hips over still feet).
-                extra *= 1.0 - settle_w[:, None]
             # Into the root's frame (joint 0 turns by its yaw about +Z).
             q = m.rotations[:, 0]
             yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
