@@ -98,4 +98,4 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
         assert np.linalg.norm(p[-1, names.index("Hips"), :2] - pts[-1]) < 0.05
         held = p[-12:][:, list(FT.CONTACT_INDEX)]
         speed = np.linalg.norm(np.diff(held[:, :, :2], axis=0), axis=-1) * m.fps
-        assert speed.max() < 0.01, (style, speed.max())
+        assert speed.max() < 0.03, (style, speed.max())  # under 1 mm a frame
