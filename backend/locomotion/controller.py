@@ -291,8 +291,9 @@ class LocomotionController:
         (rad), standing still, with ``style`` (a style name or a ``{name:
         weight}`` blend, see :func:`.model_io.style_vector`).
 
-        The starting pose is the stored idle pose of the dominant style (the
-        stillest two-feet-down training frame), or the last frame of
+        The starting pose is the idle stance of the dominant style
+        (:meth:`_stance`: :func:`.stance.idle_stance` of its stored start
+        pose, the stillest two-feet-down training frame), or the last frame of
         ``pose`` (a :class:`Motion` on the Bandai skeleton; its root-space
         pose, velocities and contacts are used, placed at ``position`` /
         ``yaw``; a one-frame motion starts with zero velocities and both feet
@@ -516,7 +517,10 @@ class LocomotionController:
         frames, so asked for zero velocity it keeps creeping (~0.3 m/s); an
         animator pressing nothing expects the character to stop. The
         network's state is reset to that standing pose, so walking off again
-        starts the network from exactly what is shown."""
+        starts the network from exactly what is shown. Meanwhile the feet
+        step into the stance one at a time (:func:`.stance.settle_steps`):
+        :attr:`feet` and :attr:`contacts` say where and which is planted, and
+        the blend lasts as long as the steps need when that is longer."""
         n = max(int(round(STAND_BLEND_SECONDS * self.fps)), 1)
         prev = self._prev_shown if self._prev_shown is not None else self._last_shown
         last = self._last_shown

@@ -337,8 +337,8 @@ def _gait_limits(top_speed: float):
 def standing_pose(controller, position, yaw: float, style) -> Motion:
     """The controller's standing pose (one frame, world space) at
     ``position`` (m, XY) facing ``yaw`` (rad): what ``reset`` starts from
-    (the neural controller: the stillest two-feet-down training frame of the
-    style). The controller is reset there."""
+    (the neural controller: the style's idle stance, :mod:`.stance`). The
+    controller is reset there."""
     controller.reset(position=tuple(position), yaw=float(yaw), style=style)
     return controller.pose()
 
@@ -415,7 +415,10 @@ def follow_path(
             (:func:`standing_pose`) with its root on the end point, facing
             along the last segment, and holds it: a learned controller
             trained on clips with few idle frames never quite stops by
-            itself (it creeps at ~0.3 m/s), and the end must stand.
+            itself (it creeps at ~0.3 m/s), and the end must stand. With a
+            controller that predicts its feet, the feet step into the
+            stance one at a time meanwhile (:func:`.stance.settle_steps`;
+            the blend lasts as long as the steps when that is longer).
     """
     path = Path2D(points_xy)
     if callable(speed):

@@ -39,7 +39,6 @@ TOE_OUT = np.radians(7.0)
 KNEE_FLEX = np.radians(3.0)
 
 _LEGS = (("UpperLeg_L", "LowerLeg_L", "Foot_L", "Toes_L", 1.0), ("UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R", -1.0))
-_UP = np.array([0.0, 0.0, 1.0])
 
 
 def _yaw_q(angle) -> np.ndarray:
