@@ -117,6 +117,48 @@ def hip_speed_variation(hips_xy, contact_l, contact_r, fps, moving=None) -> floa
     return float(np.mean(cvs)) if cvs else float("nan")
 
 
+#: The last this many seconds of a take stand still (the path follower's
+#: hold of the standing pose, 0.4 s) ...
+HOLD_SECONDS = 0.4
+#: ... and the last this many are its settle: the feet stepping into the
+#: stance while the body blends into it, then the hold.
+SETTLE_SECONDS = 1.2
+
+
+def end_stance(pos: dict, fps: float, leg: float) -> dict:
+    """How the take ends standing, from evaluated positions ``pos``
+    (``canonical -> [F, 3]``, m): on the last frame the ankles' horizontal
+    distance (``end_ankle_cm``), the hip joints' (the thigh heads',
+    ``end_hip_width_cm``) and the larger knee flexion (``end_knee_deg``, 0 =
+    straight: the angle between thigh and shin); over the last
+    :data:`HOLD_SECONDS` the fastest horizontal ankle speed
+    (``hold_ankle_speed``, m/s); over the last :data:`SETTLE_SECONDS` the
+    skate of the feet and toes (``settle_skate_cm_per_frame``, as the
+    take's skate: height-weighted slide while within 3.3 cm of the floor)."""
+    last = {c: pos[c][-1] for c in ("upperleg_l", "upperleg_r", "lowerleg_l", "lowerleg_r", "foot_l", "foot_r")}
+    flex = []
+    for side in ("l", "r"):
+        u = last[f"lowerleg_{side}"] - last[f"upperleg_{side}"]
+        v = last[f"foot_{side}"] - last[f"lowerleg_{side}"]
+        flex.append(math.degrees(math.acos(float(np.clip(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)), -1.0, 1.0)))))
+    n_hold = min(max(int(round(HOLD_SECONDS * fps)), 2), len(pos["hips"]))
+    hold = max(float((np.linalg.norm(np.diff(pos[c][-n_hold:, :2], axis=0), axis=1) * fps).max()) for c in ("foot_l", "foot_r"))
+    n = min(max(int(round(SETTLE_SECONDS * fps)), 2), len(pos["hips"]))
+    skates, pairs = [], 0
+    for c in ("foot_l", "foot_r", "toes_l", "toes_r"):
+        if c in pos:
+            sk, k = _skate(pos[c][-n:], fps)
+            skates.append(sk)
+            pairs += k
+    return {
+        "end_ankle_cm": float(np.linalg.norm(last["foot_l"][:2] - last["foot_r"][:2]) * 100),
+        "end_hip_width_cm": float(np.linalg.norm(last["upperleg_l"][:2] - last["upperleg_r"][:2]) * 100),
+        "end_knee_deg": float(max(flex)),
+        "hold_ankle_speed": hold,
+        "settle_skate_cm_per_frame": float(sum(skates) / max(pairs, 1)),
+    }
+
+
 def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dict:
     """Metrics (see the module docstring) of evaluated positions ``pos``
     (``canonical -> [F, 3]``) against the drawn ``path_xy [N, 2]`` (None:
@@ -169,6 +211,7 @@ def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dic
     return {
         "frames": len(hips),
         **traj,
+        **end_stance(pos, fps, leg),
         "swing_clear_cm": float(np.median(peaks) * 100) if peaks else float("nan"),
         "skate_cm_per_frame": float(sum(skates) / max(pairs, 1)),
         "jitter_m_s3": float(np.mean(np.linalg.norm(jerk, axis=-1))),

@@ -191,3 +191,32 @@ def test_parse_path_speeds():
         LS.parse_path("0,0;3,0,1,2")
     with pytest.raises(ValueError, match="between 0.1 and 8"):
         LS.parse_path("0,0;3,0,20")
+
+
+# The knee bound per case is what bench/bench_idle_stance.py measured plus a
+# margin (6-10 degrees; the "active" stance's knee ends at 14-15 degrees on
+# the rigs: the retarget's hips height, see bench/RESULTS.md).
+@pytest.mark.parametrize("rig,style,knee", [("mannequin", "normal", 10.0), ("mannequin", "youthful", 12.0),
+                                            ("xbot", "normal", 10.0), ("xbot", "active", 16.0)])
+def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig, style, knee):
+    """Issue #12: "the standing pose is the mocap's idle stance". After Walk
+    Along Path the last frame's ankles stand side by side about hip width
+    apart (wider than the hip joints, narrower than twice that) with the
+    knees nearly straight, and no foot moves over the held frames. Before,
+    the standing pose was a stored mid-stride frame (active: ankles 52 cm
+    apart, a knee bent 55 degrees on the mannequin)."""
+    from conftest import data_file
+
+    from rigmind.operators import locomotion_rig_eval as E
+    from rigmind.operators import locomotion_scene as LS
+
+    data = data_file("characters/Xbot.glb").parents[1] if rig == "xbot" else "."
+    arm = E.load_rig(rig, data)
+    path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
+    action = LS.walk_along_path(arm, path, style=style, controller=controller)
+    s, pos = _score(arm, action, path)
+    _assert_on_path(s)
+    assert s["end_hip_width_cm"] * 1.2 < s["end_ankle_cm"] < s["end_hip_width_cm"] * 2.0, s
+    assert s["end_knee_deg"] < knee, s
+    # Held frames: under 1 mm a frame (the last of the settle eases out there).
+    assert s["hold_ankle_speed"] < 0.03, s

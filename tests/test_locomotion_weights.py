@@ -113,7 +113,11 @@ def test_controller_stops_and_walks_off_again():
     assert speed[:15].max() == 0.0  # a fresh controller stands
     assert speed[60:105].mean() > 0.8  # walking
     # At rest within the spring's slow-down plus the blend, and held there.
-    rest = 105 + int(round((0.6 + STAND_BLEND_SECONDS) * fps))
+    # The blend lasts as long as the feet's settling steps into the stance
+    # (one after the other, STEP_SECONDS each) when that is longer.
+    from rigmind.backend.locomotion.stance import STEP_SECONDS
+
+    rest = 105 + int(round((0.6 + max(STAND_BLEND_SECONDS, 2 * STEP_SECONDS)) * fps))
     assert speed[rest:165].max() < 1e-6
     pose = motion.world_positions()
     assert np.abs(np.diff(pose[rest:165], axis=0)).max() < 1e-9  # the whole body still, not only the root

@@ -125,14 +125,23 @@ def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: fl
     farther than ``max_slide`` (m) from the animated joint, or out of the IK
     chain's reach (``|lock - to_end - hip| > reach``, ``to_end [F, 3]`` the
     offset from the chain's end to the joint) — cut the run: the longest
-    stretch of good frames is kept, and its lock recomputed."""
+    stretch of good frames is kept, and its lock recomputed.
+
+    A run that lasts to the clip's last frame locks at that frame's
+    position instead, and is not cut for reach (a standing leg is nearly
+    straight; the IK's reach limit holds it): a clip that ends standing
+    ends exactly in its standing pose (a lock a few cm off would bend the
+    straight standing knee by 10-30 degrees to reach it)."""
     out = []
     for s, e in _segments(contact):
         for _ in range(2):
             lock = np.median(pos[s:e], axis=0)
             lock[2] = np.percentile(pos[s:e, 2], height_q)
+            final = e == len(pos)
+            if final:
+                lock = pos[e - 1].copy()
             bad = np.linalg.norm(lock[None, :2] - pos[s:e, :2], axis=-1) > max_slide
-            if hip is not None:
+            if hip is not None and not final:
                 end_target = lock[None] - (0.0 if to_end is None else to_end[s:e])
                 bad |= np.linalg.norm(end_target - hip[s:e], axis=-1) > reach[s:e]
             if not np.any(bad):
@@ -141,7 +150,9 @@ def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: fl
             if not good:
                 lock = None
                 break
-            s, e = max(good, key=lambda r: r[1] - r[0])
+            # (a run that ends the clip keeps its end: the standing pose)
+            ends = [r for r in good if final and r[1] == e]
+            s, e = ends[0] if ends else max(good, key=lambda r: r[1] - r[0])
         if lock is not None and e - s >= 1:
             out.append((s, e, lock))
     return out
@@ -238,7 +249,13 @@ def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, ma
     dist = np.where(locked, 0.0, dist)
     cone = slope * dist - margin
     cone = clearance - _ramp(clearance - cone, knee)
-    return _ramp(cone - (z - floor), knee)
+    lift = _ramp(cone - (z - floor), knee)
+    if runs[-1][1] == f:
+        # The clip ends standing on this foothold: no lift at all there (the
+        # ramp's millimetre on a foot at floor level bends a straight
+        # standing knee by several degrees).
+        lift[runs[-1][0]:] = 0.0
+    return lift
 
 
 def _pole(hip, knee, ankle, toe, straight: float = 0.03):

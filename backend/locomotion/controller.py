@@ -53,6 +53,7 @@ from . import dataset as D
 from . import features as FT
 from . import model_io as IO
 from .inertialize import blend_to_pose
+from .stance import idle_stance, settle_frames, settle_steps
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
@@ -290,8 +291,9 @@ class LocomotionController:
         (rad), standing still, with ``style`` (a style name or a ``{name:
         weight}`` blend, see :func:`.model_io.style_vector`).
 
-        The starting pose is the stored idle pose of the dominant style (the
-        stillest two-feet-down training frame), or the last frame of
+        The starting pose is the idle stance of the dominant style
+        (:meth:`_stance`: :func:`.stance.idle_stance` of its stored start
+        pose, the stillest two-feet-down training frame), or the last frame of
         ``pose`` (a :class:`Motion` on the Bandai skeleton; its root-space
         pose, velocities and contacts are used, placed at ``position`` /
         ``yaw``; a one-frame motion starts with zero velocities and both feet
@@ -302,10 +304,7 @@ class LocomotionController:
         self.sim = SpringTrajectory(self.root_pos, self.root_yaw, self.velocity_halflife, self.rotation_halflife)
         if pose is None:
             name = IO.STYLES[int(np.argmax(self.style))]
-            start = self.start_poses.get(name, self.start_poses.get("normal", next(iter(self.start_poses.values()))))
-            parts = IO.unpack_pose(start[: IO.POSE_SIZE])
-            self.joint_pos, self.joint_vel, self.rot6d = parts["joint_pos"], parts["joint_vel"], parts["rot6d"]
-            self.contacts = start[IO.POSE_SIZE :].copy()
+            self.joint_pos, self.joint_vel, self.rot6d, self.contacts = (a.copy() for a in self._stance(name))
             self.root_vel = np.zeros(3, dtype=np.float32)
         else:
             self._set_pose(pose)
@@ -329,6 +328,37 @@ class LocomotionController:
         if pose is None and self.idle_stand:
             self._stand = ([], shown, self.contacts.copy())
         self._feet_from(shown)
+
+    def _start_motion(self, name: str) -> Motion:
+        """The stored start pose of style ``name`` (the stillest two-feet-down
+        training frame) as a one-frame Motion at the origin, facing -Y."""
+        start = self.start_poses.get(name, self.start_poses.get("normal", next(iter(self.start_poses.values()))))
+        parts = IO.unpack_pose(start[: IO.POSE_SIZE])
+        sk = self.skeleton
+        rot = np.empty((len(sk), 4))
+        rot[0] = (1.0, 0.0, 0.0, 0.0)
+        rot[1:] = quats_from_6d(parts["rot6d"])
+        trans = sk.offsets.copy()
+        trans[self.top] = parts["joint_pos"][self.top_in_pose]
+        trans[0] = 0.0
+        return Motion(sk, rot[None], np.zeros((1, 3)), self.fps, trans[None])
+
+    def _stance(self, name: str):
+        """The standing pose of style ``name`` as the network's state
+        ``(joint_pos, joint_vel, rot6d, contacts)``: :func:`.stance.idle_stance`
+        of the style's start pose (its upper body, legs at a hip-width
+        stance), feet flat as in the normal style's start pose (frame 0 of
+        ``walk_normal_001``, the one real standing frame the data has).
+        Computed once per style."""
+        cache = self.__dict__.setdefault("_stances", {})
+        if name not in cache:
+            pose = idle_stance(self._start_motion(name), self._start_motion("normal"))
+            keys = ("joint_pos", "joint_vel", "rot6d", "contacts", "root_vel")
+            saved = {k: getattr(self, k, None) for k in keys}
+            self._set_pose(pose)
+            cache[name] = tuple(np.asarray(a, dtype=np.float32).copy() for a in (self.joint_pos, self.joint_vel, self.rot6d, self.contacts))
+            self.__dict__.update(saved)
+        return cache[name]
 
     def _set_pose(self, motion: Motion) -> None:
         if list(motion.skeleton.names) != list(self.skeleton.names):
@@ -487,17 +517,25 @@ class LocomotionController:
         frames, so asked for zero velocity it keeps creeping (~0.3 m/s); an
         animator pressing nothing expects the character to stop. The
         network's state is reset to that standing pose, so walking off again
-        starts the network from exactly what is shown."""
+        starts the network from exactly what is shown. Meanwhile the feet
+        step into the stance one at a time (:func:`.stance.settle_steps`):
+        :attr:`feet` and :attr:`contacts` say where and which is planted, and
+        the blend lasts as long as the steps need when that is longer."""
         n = max(int(round(STAND_BLEND_SECONDS * self.fps)), 1)
         prev = self._prev_shown if self._prev_shown is not None else self._last_shown
         last = self._last_shown
         v = (last.root_positions[0, :2] - prev.root_positions[0, :2]) * self.fps
         rest = last.root_positions[0, :2] + v * (0.5 * n / self.fps)
         yaw, style, frame = self.root_yaw, self.style.copy(), self.frame
+        start_feet, lifted = self.feet.copy(), np.asarray(self.contacts)[[0, 2]] < 0.5
         self.reset(position=rest, yaw=yaw, style=style)
         self.frame = frame
         target = self._stand[1]
-        self._stand = (list(_frames(blend_to_pose(prev, last, target, n))), target, self._stand[2])
+        # The feet step into the stance one at a time (:func:`.stance.settle_steps`)
+        # while the body blends: blended, they would slide over the floor.
+        n = max(n, settle_frames(start_feet, self.feet, self.fps))
+        feet, contacts = settle_steps(start_feet, self.feet, n, self.fps, lifted)
+        self._stand = (list(_frames(blend_to_pose(prev, last, target, n))), target, self._stand[2], list(feet), list(contacts))
         self._last_shown = last
 
     def _standing_step(self) -> Motion:
@@ -505,15 +543,21 @@ class LocomotionController:
         standing pose. While blending, :attr:`contacts` is 0 (the blend's
         feet move; a cleanup should detect, not trust, them); standing, both
         feet are down (the standing pose's contacts)."""
-        frames, target, contacts = self._stand
+        frames, target, contacts = self._stand[:3]
+        steps = self._stand[3:] if len(self._stand) > 3 else ([], [])
         shown = frames.pop(0) if frames else target
-        self.contacts = np.zeros_like(contacts) if frames else contacts.copy()
         self.root_pos = shown.root_positions[0, :2].copy()
         self.frame += 1
         held = shown is self._last_shown  # the same standing pose again: its feet are known
         self._prev_shown, self._last_shown = self._last_shown, shown
-        if not held:
+        if steps[0]:
+            feet, self.contacts = steps[0].pop(0), steps[1].pop(0).astype(np.float32)
             self._feet_from(shown)
+            self.feet = feet
+        else:
+            self.contacts = contacts.copy()
+            if not held:
+                self._feet_from(shown)
         return shown
 
     def _update_shown(self) -> None:

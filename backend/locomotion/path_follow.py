@@ -43,6 +43,7 @@ from ..motion import Motion
 from ..resample import resample
 from . import features as FT
 from .inertialize import blend_to_pose
+from .stance import settle_frames, settle_steps
 from .motion_matching import Control
 
 #: Spacing (m) of the dense resampling of the path.
@@ -336,8 +337,8 @@ def _gait_limits(top_speed: float):
 def standing_pose(controller, position, yaw: float, style) -> Motion:
     """The controller's standing pose (one frame, world space) at
     ``position`` (m, XY) facing ``yaw`` (rad): what ``reset`` starts from
-    (the neural controller: the stillest two-feet-down training frame of the
-    style). The controller is reset there."""
+    (the neural controller: the style's idle stance, :mod:`.stance`). The
+    controller is reset there."""
     controller.reset(position=tuple(position), yaw=float(yaw), style=style)
     return controller.pose()
 
@@ -414,7 +415,10 @@ def follow_path(
             (:func:`standing_pose`) with its root on the end point, facing
             along the last segment, and holds it: a learned controller
             trained on clips with few idle frames never quite stops by
-            itself (it creeps at ~0.3 m/s), and the end must stand.
+            itself (it creeps at ~0.3 m/s), and the end must stand. With a
+            controller that predicts its feet, the feet step into the
+            stance one at a time meanwhile (:func:`.stance.settle_steps`;
+            the blend lasts as long as the steps when that is longer).
     """
     path = Path2D(points_xy)
     if callable(speed):
@@ -521,17 +525,29 @@ def follow_path(
         # End standing: an inertialised blend into the standing pose on the end point.
         stand = standing_pose(controller, end, FT.yaw_from_facing(path.end_dir), style)
         n_blend = max(int(round(stand_blend_seconds * ctl_fps)), 1)
-        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
         n_hold = int(round(stand_hold_seconds * ctl_fps))
-        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
-        # The blend and the stand are shown as they are: their feet are the pose's own.
-        tail_feet = None
+        tail_feet = tail_contacts = None
         if feet and feet[-1] is not None:
-            tail_feet = tail.world_positions()[:, list(FT.CONTACT_INDEX)]
+            # The feet step into the stance one at a time (the other planted)
+            # while the body blends into it: blending the feet too would
+            # slide them, and the cleanup would pin them where they were
+            # and bend the knees to reach.
+            stance_feet = stand.world_positions()[0][list(FT.CONTACT_INDEX)]
+            n_blend = max(n_blend, settle_frames(feet[-1], stance_feet, ctl_fps))
+            last_c = contact_probs[-1]
+            lifted = None if last_c is None else np.asarray(last_c)[[0, 2]] < 0.5
+            steps, step_contacts = settle_steps(feet[-1], stance_feet, n_blend, ctl_fps, lifted)
+            tail_feet = np.concatenate([steps, np.repeat(stance_feet[None], n_hold, 0)])
+            tail_contacts = np.concatenate([step_contacts, np.ones((n_hold, 4))])
+        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
+        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
         for k in range(tail.num_frames):
             poses.append(tail.slice(k, k + 1))
-            # Blending: no prediction (detection decides); standing: both feet down.
-            contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
+            if tail_contacts is not None:
+                contact_probs.append(tail_contacts[k])
+            else:
+                # Blending: no prediction (detection decides); standing: both feet down.
+                contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
             feet.append(tail_feet[k] if tail_feet is not None else None)
             root = tail.root_positions[k, :2].copy()
             s_proj = path.project(root, s_proj)
