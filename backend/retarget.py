@@ -58,6 +58,11 @@ _EPS = 1e-9
 _PLANT_CAP = 0.015
 #: ...and at most this far below it (a toe the rotation transfer tips down).
 _SINK_CAP = 0.005
+#: A swinging toe keeps the source's (scaled) clearance over the floor up to
+#: about this much (m, a soft cap): enough to leave the skate metric's 3.3 cm
+#: contact band the way the source's toe does, without lifting a foot of
+#: another shape far off the source's path when it is pitched far toe-down.
+_TOE_CLEARANCE = 0.05
 
 
 class RetargetError(ValueError):
@@ -981,7 +986,20 @@ def retarget(
                 # the floor at touch-down / toe-off: 2 cm through it on the
                 # mannequin) the ankle goes up instead.
                 toe_rel = Pw[:, tt, 2] - Pw[:, tf, 2]
-                goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] + toe_drop[g["side"]] - _SINK_CAP - toe_rel)
+                toe_floor = t_level[g["side"]] + toe_drop[g["side"]] - _SINK_CAP - toe_rel
+                st = s_toes[g["side"]]
+                if st is not None:
+                    # A swinging toe clears the floor as far as the source's
+                    # (scaled) does: the floor alone left a target foot that
+                    # is pitched further toe-down than the source's skimming
+                    # it at full walking speed (read as a sliding contact).
+                    s_tz = s_pos_w[:, st, 2]
+                    c_ = contacts[:, g["side"]]
+                    flat_toe = np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
+                    clear = _TOE_CLEARANCE * np.tanh(k * np.maximum(s_tz - flat_toe, 0.0) / _TOE_CLEARANCE)
+                    clear = clear * (1.0 - g["w"][:, 0])
+                    toe_floor = toe_floor + clear
+                goal[:, 2] = np.maximum(goal[:, 2], toe_floor)
             bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
             knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), fwd_rest))
             pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
