@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .backend.atomic_write import atomic_output, check_output_path, write_atomically
-from .backend.interrupts import record_interrupts
+from .backend.interrupts import quiet_interrupts, record_interrupts
 
 EXIT_USER_ERROR = 2
 
@@ -524,6 +524,16 @@ COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk"
 
 
 def main(argv=None) -> int:
+    record_interrupts()
+    try:
+        return _main(argv)
+    finally:
+        # The command is over (its file written or not); a Ctrl-C while the
+        # process exits changes nothing and must not print a traceback.
+        quiet_interrupts()
+
+
+def _main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
     if extra and args.command not in PASS_THROUGH:
@@ -531,7 +541,6 @@ def main(argv=None) -> int:
     if not args.command:
         ap.print_help()
         return EXIT_USER_ERROR
-    record_interrupts()
     try:
         if args.command in PASS_THROUGH:
             return PASS_THROUGH[args.command](args, extra)

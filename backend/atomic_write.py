@@ -153,10 +153,11 @@ def atomic_output(target):
     else:
         tmp = folder / _temp_name(target)
         leftovers = _leftovers(tmp)
+    hold = interrupts.deferred()
+    hold.__enter__()  # until the rename is done: see backend.interrupts
     try:
         try:
-            with interrupts.deferred():
-                yield tmp
+            yield tmp
         except RuntimeError as e:
             if _cancelled_in_blender(e):
                 raise KeyboardInterrupt from None
@@ -186,6 +187,8 @@ def atomic_output(target):
     else:
         for p in (leftovers if multi else leftovers[1:]):
             _remove_quietly(p)
+    finally:
+        hold.__exit__(None, None, None)
 
 
 def _commit_folder(tmp_dir: Path, target: Path, mode: int) -> None:

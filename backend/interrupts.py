@@ -20,22 +20,32 @@ import contextlib
 import signal
 import threading
 
-_state = {"installed": False, "count": 0, "defer": 0}
+_state = {"installed": False, "count": 0, "defer": 0, "quiet": False}
 
 
 def _on_sigint(signum, frame):
     _state["count"] += 1
-    if _state["defer"] and _state["count"] == 1:
+    if _state["quiet"] or (_state["defer"] and _state["count"] == 1):
         return
     raise KeyboardInterrupt
 
 
 def record_interrupts() -> None:
     """Count SIGINTs from now on (main thread only; a no-op elsewhere)."""
-    _state["count"] = 0
+    _state["count"], _state["quiet"] = 0, False
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
         _state["installed"] = True
+
+
+def quiet_interrupts() -> None:
+    """Ignore Ctrl-C from now on: the command has finished (its file is
+    written or not) and the process is exiting, which with Blender takes a
+    second. Python's default action during shutdown would kill the process
+    by the signal instead of letting it exit with its code."""
+    _state["quiet"] = True
+    if _state["installed"] and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def interrupted() -> bool:
