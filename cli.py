@@ -217,11 +217,12 @@ def cmd_render(args) -> int:
 
 
 def cmd_retarget(args) -> int:
-    from .operators import export, retarget_scene, rig_files
+    from .operators import export, retarget_scene, rig_checks, rig_files
 
     check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
+    rig_checks.check_object_scale(arm)
     motion, src_map = retarget_scene.load_source(args.src)
     tgt_map = retarget_scene.target_mapping(arm, preset=args.map)
     action, tgt_map, result = retarget_scene.retarget_onto(
@@ -240,7 +241,7 @@ def cmd_walk(args) -> int:
     import numpy as np
 
     from .backend.locomotion.dataset import D2_STYLES
-    from .operators import export, rig_files
+    from .operators import export, rig_checks, rig_files
     from .operators import locomotion_scene as LS
 
     # Check everything the user typed before the (slow) rig load and generation.
@@ -260,6 +261,7 @@ def cmd_walk(args) -> int:
 
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
+    rig_checks.check_object_scale(arm)
     controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
     what = type(controller).__name__
     if points is None:
@@ -312,10 +314,11 @@ def cmd_gesture(args) -> int:
     import bpy
 
     from .backend.face.arkit_names import resolve_arkit_names
-    from .operators import gesture_scene, rig_files
+    from .operators import gesture_scene, rig_checks, rig_files
 
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
+    rig_checks.check_object_scale(arm)
     mesh = None
     if args.face:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]

@@ -466,6 +466,9 @@ def _check_armature(arm) -> None:
 
     if arm is None or getattr(arm, "type", None) != "ARMATURE":
         raise scene_io.SceneError("pick an armature to animate (RigMind ▸ Armature, or make one active)")
+    from .rig_checks import check_object_scale
+
+    check_object_scale(arm)
 
 
 # --- one call: generate + apply ----------------------------------------------------------
