@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .backend.atomic_write import atomic_output, check_output_path, write_atomically
 from .backend.interrupts import quiet_interrupts, record_interrupts
+from .backend.limits import check_options, check_path
 
 EXIT_USER_ERROR = 2
 
@@ -248,6 +249,8 @@ def cmd_walk(args) -> int:
     if args.style not in D2_STYLES:
         raise UserError(f"unknown --style {args.style!r}; use one of {', '.join(D2_STYLES)}")
     points = LS.parse_path(args.path) if args.path is not None else None
+    if points is not None:
+        check_path(points, args.speed, args.seconds)
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
@@ -545,6 +548,7 @@ def _main(argv=None) -> int:
         ap.print_help()
         return EXIT_USER_ERROR
     try:
+        check_options(args)
         if args.command in PASS_THROUGH:
             return PASS_THROUGH[args.command](args, extra)
         return COMMANDS[args.command](args)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend.limits import check_path
 from ..backend.motion import Motion
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -285,6 +286,7 @@ def generate_path(
     from ..backend.locomotion.path_follow import Path2D, follow_path
 
     _check_speed(speed)
+    check_path(points_xy, speed, max_seconds)  # bounded time and memory: see backend.limits
     path = Path2D(points_xy)  # validates the points before anything runs
     _check(cancel)
     # Expected duration: the path at the requested speed, plus start-up and the stop.
