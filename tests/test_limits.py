@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -78,15 +77,12 @@ def test_cli_refuses_out_of_range_in_one_line(tmp_path, args, expect):
         "gesture": ["--audio", tmp_path / "missing.wav", "--out", tmp_path / "g.npz"],
         "render": ["--scene", tmp_path / "missing.blend", "--out", tmp_path / ("r.mp4" if "--frames" in args else "r.png")],
     }[cmd]
-    t = time.perf_counter()
-    r = run(*args, *rest)
-    took = time.perf_counter() - t
+    r = run(*args, *rest)  # its timeout is the hang guard; no timing is asserted
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"rigmind {cmd}: ") and expect in lines[0], r.stderr
     # refused before the (missing) input is even opened, and nothing written
     assert "missing" not in lines[0] and list(tmp_path.iterdir()) == []
-    assert took < 60  # a hang guard only (the refusal takes well under a second)
 
 
 def test_walk_path_operator_refuses_a_huge_curve(bpy_clean):

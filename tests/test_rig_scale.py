@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -99,10 +98,8 @@ def test_operators_report_the_fix_and_leave_the_rig(registered, speech_wav, scal
     s.target_armature = arm
     s.audio_path = str(speech_wav)
     actions = len(bpy.data.actions)
-    t = time.perf_counter()
     with pytest.raises(RuntimeError, match=r"Object ▸ Apply ▸ Scale"):
         getattr(bpy.ops.rigmind, op)()
-    assert time.perf_counter() - t < 30  # refused up front, not after a generation (loose: a hang guard)
     assert len(bpy.data.actions) == actions
     assert arm.animation_data is None or arm.animation_data.action is None
 
