@@ -12,6 +12,12 @@ output file is being written (:func:`deferred`), the first Ctrl-C is only
 counted: the writer finishes its temporary file without a Blender traceback,
 and the caller then discards it and raises KeyboardInterrupt. A second
 Ctrl-C interrupts at once.
+
+A Ctrl-C that lands while Blender's own Python runs (its start-up scripts
+when bpy loads, ``bpy.ops``, the exporters) is not raised there: Blender
+would print a traceback and could be left half initialised (a segfault at
+exit was measured). It is retried every 50 ms (SIGALRM) until control is
+back in RigMind's code.
 """
 
 from __future__ import annotations
@@ -21,13 +27,40 @@ import signal
 import threading
 
 _state = {"installed": False, "count": 0, "defer": 0, "quiet": False}
+#: How often a Ctrl-C that landed inside Blender's own Python is retried.
+RETRY_S = 0.05
+
+
+def _in_blender_scripts(frame) -> bool:
+    """Is Blender's bundled Python (its start-up scripts, ``bpy.ops``, the
+    exporters in ``addons_core``) on the stack? An exception raised there is
+    caught by Blender, printed as a traceback, and can leave Blender half
+    initialised (a crash at exit was seen)."""
+    while frame is not None:
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if "/bpy/" in name and "/scripts/" in name:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _raise_when_safe(frame) -> None:
+    if _state["quiet"] or (_state["defer"] and _state["count"] == 1):
+        return
+    if _in_blender_scripts(frame) and hasattr(signal, "setitimer"):
+        # Not here: try again shortly, once control is back in RigMind's code.
+        signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+        return
+    raise KeyboardInterrupt
 
 
 def _on_sigint(signum, frame):
     _state["count"] += 1
-    if _state["quiet"] or (_state["defer"] and _state["count"] == 1):
-        return
-    raise KeyboardInterrupt
+    _raise_when_safe(frame)
+
+
+def _on_retry(signum, frame):
+    _raise_when_safe(frame)
 
 
 def record_interrupts() -> None:
@@ -35,6 +68,8 @@ def record_interrupts() -> None:
     _state["count"], _state["quiet"] = 0, False
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_sigint)
+        if hasattr(signal, "setitimer"):  # not on Windows: there a Ctrl-C inside Blender raises at once
+            signal.signal(signal.SIGALRM, _on_retry)
         _state["installed"] = True
 
 
