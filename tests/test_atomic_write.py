@@ -246,3 +246,13 @@ def test_export_operator_bad_path_reports_one_error_and_keeps_previous(registere
     assert bpy.ops.rigmind.export() == {"FINISHED"}
     assert (tmp_path / "good.fbx").stat().st_size > 10_000
     assert temps(tmp_path) == []
+
+
+def test_cli_gltf_lands_with_its_bin(gesture_setup, tmp_path):
+    """A .gltf is several files: they are written in a hidden folder and moved out together."""
+    _, setup = gesture_setup
+    out = tmp_path / "take.gltf"
+    r = run("export", "--rig", setup["rig"], "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert '"uri":"take.bin"' in out.read_text() and (tmp_path / "take.bin").stat().st_size > 1000
+    assert temps(tmp_path) == []
