@@ -163,6 +163,7 @@ def main(argv=None) -> int:
         delay = rnd.uniform(0.5, setup["formats"][fmt]["seconds"])
         rec = ctrl_c_trial(setup, fmt, delay)
         trials.append(rec)
+        Path(args.json).write_text(json.dumps({"partial": True, "trials": trials}, indent=1, default=str))
         print(f"ctrl-c {i + 1:2d} {fmt:5s} at {delay:5.1f} s: {rec['outcome']:9s} ok={rec['ok']}", flush=True)
     conc = []
     blend = setup["formats"].get("blend", {}).get("out")
