@@ -190,6 +190,8 @@ def cmd_mannequin(args) -> int:
 def cmd_export(args) -> int:
     from .operators import export, rig_files
 
+    if Path(args.out).suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{args.out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
@@ -220,6 +222,8 @@ def cmd_render(args) -> int:
 def cmd_retarget(args) -> int:
     from .operators import export, retarget_scene, rig_checks, rig_files
 
+    if Path(args.out).suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{args.out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)

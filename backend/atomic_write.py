@@ -168,6 +168,8 @@ def atomic_output(target):
             if e.filename is not None and not str(e.filename).startswith(str(folder)):
                 raise
             raise OutputPathError(f"cannot write {target}: {e.strerror or e}") from None
+        except Exception as e:
+            raise _naming_target(e, tmp, target) from None
         if interrupts.interrupted():
             raise KeyboardInterrupt
         if not tmp.is_file() or tmp.stat().st_size == 0:
@@ -189,6 +191,18 @@ def atomic_output(target):
             _remove_quietly(p)
     finally:
         hold.__exit__(None, None, None)
+
+
+def _naming_target(exc: Exception, tmp: Path, target: Path) -> Exception:
+    """The same error with the user's path in its message instead of the
+    temporary one (the user never sees ``.rigmind-…`` names)."""
+    text = str(exc)
+    if str(tmp) not in text:
+        return exc
+    try:
+        return type(exc)(text.replace(str(tmp), str(target)))
+    except Exception:
+        return exc
 
 
 def _commit_folder(tmp_dir: Path, target: Path, mode: int) -> None:

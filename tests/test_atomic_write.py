@@ -256,3 +256,14 @@ def test_cli_gltf_lands_with_its_bin(gesture_setup, tmp_path):
     assert r.returncode == 0, r.stderr
     assert '"uri":"take.bin"' in out.read_text() and (tmp_path / "take.bin").stat().st_size > 1000
     assert temps(tmp_path) == []
+
+
+def test_errors_name_the_users_path_not_the_temporary_one(tmp_path):
+    target = tmp_path / "take.fbx"
+    with pytest.raises(ValueError) as e:
+        with atomic_output(target) as tmp:
+            raise ValueError(f"{tmp}: the exporter failed")
+    assert str(e.value) == f"{target}: the exporter failed"
+    r = run("export", "--rig", tmp_path / "missing.blend", "--out", tmp_path / "x.txt")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        f"rigmind export: {tmp_path / 'x.txt'}: unsupported output type; use one of .blend .bvh .fbx .glb .gltf")
