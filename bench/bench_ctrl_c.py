@@ -121,6 +121,8 @@ def ctrl_c_trial(setup: dict, fmt: str, delay: float) -> dict:
         rec.update(outcome=f"exit {p.returncode}", ok=False, check=check_take(out))
     if out.exists():  # what the next trial must keep
         info["sha"] = sha256(out)
+    if rec["traceback"]:
+        rec["stderr"] = stderr[-4000:]  # to see where it came from
     rec["ok"] = rec["ok"] and not rec["leftovers"] and not rec["traceback"]
     return rec
 
