@@ -12,6 +12,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from .backend.atomic_write import atomic_output, check_output_path, write_atomically
+from .backend.interrupts import quiet_interrupts, record_interrupts
+from .backend.limits import check_options, check_path
+
 EXIT_USER_ERROR = 2
 
 # Models with `rigmind train MODEL` / `rigmind eval MODEL`: backend packages
@@ -213,7 +217,9 @@ def cmd_mannequin(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() != ".blend":
         raise UserError(f"{out}: the mannequin is saved as a .blend; give --out FILE.blend")
-    path = mannequin.save_mannequin(out)
+    with atomic_output(out) as tmp:
+        mannequin.save_mannequin(tmp)
+    path = out
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -224,11 +230,13 @@ def cmd_export(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    check_output_path(args.out)
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
         arm = rig_files.find_armature(args.armature)
     with _phase("export"):
-        path = export.export_character(arm, out, take=args.take, preset=args.preset, with_mesh=not args.no_mesh)
+        path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, take=args.take, preset=args.preset,
+                                                                         with_mesh=not args.no_mesh))
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -241,21 +249,26 @@ def cmd_render(args) -> int:
     scene_path = Path(args.scene)
     if scene_path.suffix.lower() != ".blend":
         raise UserError(f"{scene_path}: render takes a .blend scene")
+    check_output_path(args.out)
     rig_files.load_rig_file(scene_path)
     if args.frame is not None:
         bpy.context.scene.frame_set(args.frame)
-    path = render.render(
-        args.out, engine=args.engine, resolution=args.resolution, samples=args.samples, frames=args.frames
-    )
+    path = write_atomically(args.out, lambda tmp: render.render(
+        tmp, engine=args.engine, resolution=args.resolution, samples=args.samples, frames=args.frames
+    ))
     print(f"wrote {Path(path).resolve()}")
     return 0
 
 
 def cmd_retarget(args) -> int:
-    from .operators import export, retarget_scene, rig_files
+    from .operators import export, retarget_scene, rig_checks, rig_files
 
+    if Path(args.out).suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{args.out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
+    rig_checks.check_object_scale(arm)
     motion, src_map = retarget_scene.load_source(args.src)
     tgt_map = retarget_scene.target_mapping(arm, preset=args.map)
     action, tgt_map, result = retarget_scene.retarget_onto(
@@ -263,7 +276,7 @@ def cmd_retarget(args) -> int:
     )
     print(f"source {Path(args.src).name}: {motion.num_frames} frames at {motion.fps:g} fps, mapping '{src_map.preset}'")
     print(f"target {arm.name}: mapping '{tgt_map.preset}' (confidence {tgt_map.overall:.2f}), leg scale {result.leg_scale:.3f}")
-    path = export.export_character(arm, args.out)
+    path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp))
     print(f"wrote {Path(path).resolve()} (action '{action.name}')")
     return 0
 
@@ -274,18 +287,21 @@ def cmd_walk(args) -> int:
     import numpy as np
 
     from .backend.locomotion.dataset import D2_STYLES
-    from .operators import export, rig_files
+    from .operators import export, rig_checks, rig_files
     from .operators import locomotion_scene as LS
 
     # Check everything the user typed before the (slow) rig load and generation.
     if args.style not in D2_STYLES:
         raise UserError(f"unknown --style {args.style!r}; use one of {', '.join(D2_STYLES)}")
     points = LS.parse_path(args.path) if args.path is not None else None
+    if points is not None:
+        check_path(points, args.speed, args.seconds)
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     if args.seconds is not None and not args.seconds > 0:
         raise UserError(f"--seconds must be positive, got {args.seconds:g}")
+    check_output_path(out)
     random.seed(args.seed)
     np.random.seed(args.seed)
     if "torch" in sys.modules:
@@ -294,6 +310,7 @@ def cmd_walk(args) -> int:
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
         arm = rig_files.find_armature(args.armature)
+        rig_checks.check_object_scale(arm)
         controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
     what = type(controller).__name__
     with _phase("generate"):
@@ -310,7 +327,7 @@ def cmd_walk(args) -> int:
     scene = arm.users_scene[0] if arm.users_scene else None
     rng = (scene.frame_start, scene.frame_end) if scene is not None and out.suffix.lower() == ".blend" else None
     with _phase("export"):
-        path = export.export_character(arm, args.out, frame_range=rng)
+        path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -331,6 +348,7 @@ def cmd_gesture(args) -> int:
         raise UserError(f"--amount must be between 0 and 1, got {args.amount:g}")
     if suffix != ".npz" and not args.rig:
         raise UserError(f"a {suffix} output needs --rig RIG (the character to animate)")
+    check_output_path(out)
     if suffix == ".npz":
         # The EMAGE schema describes the SMPL-X body itself, not a rig.
         from .backend.audio import load_audio
@@ -339,7 +357,7 @@ def cmd_gesture(args) -> int:
 
         clip = load_audio(args.audio)
         res = generate_gesture(clip, amount=args.amount, seed=args.seed, runtime=args.runtime)
-        path = write_npz(out, res)
+        path = write_atomically(out, lambda tmp: write_npz(tmp, res))
         print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
         print(f"wrote {Path(path).resolve()}")
         return 0
@@ -347,11 +365,12 @@ def cmd_gesture(args) -> int:
     import bpy
 
     from .backend.face.arkit_names import resolve_arkit_names
-    from .operators import gesture_scene, rig_files
+    from .operators import gesture_scene, rig_checks, rig_files
 
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
     arm = rig_files.find_armature(args.armature)
+    rig_checks.check_object_scale(arm)
     mesh = None
     if args.face:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
@@ -372,7 +391,7 @@ def cmd_gesture(args) -> int:
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
     with _phase("export"):
-        path = export.export_character(arm, out, frame_range=rng)
+        path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -476,12 +495,13 @@ def cmd_face(args) -> int:
         raise UserError(f"--smile must be between 0 and 1, got {args.smile:g}")
     if suffix == ".blend" and not args.mesh:
         raise UserError("a .blend output needs --mesh FILE[:OBJECT] with ARKit shape keys")
+    check_output_path(out)
     clip = load_audio(args.audio)
     transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
     if not args.mesh:
         anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
                              runtime=args.runtime)
-        write_animation(anim, out)
+        write_atomically(out, lambda tmp: write_animation(anim, tmp))
         print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
         for note in anim.notes:
             print(f"note: {note}")
@@ -511,14 +531,14 @@ def cmd_face(args) -> int:
         res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,
                                                start_frame=args.start_frame, method=args.method, runtime=args.runtime)
         anim = res.animation
-        bpy.ops.wm.save_as_mainfile(filepath=str(out.resolve()))
+        write_atomically(out, lambda tmp: bpy.ops.wm.save_as_mainfile(filepath=str(tmp), copy=True))
     else:
         anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
                              runtime=args.runtime)
         keys = [k.name for k in mesh.data.shape_keys.key_blocks]
         found = resolve_arkit_names(keys)
         res = None
-        write_animation(anim, out)
+        write_atomically(out, lambda tmp: write_animation(anim, tmp))
     print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}, mesh '{mesh.name}'")
     if res is not None:
         print(res.summary())
@@ -574,6 +594,16 @@ COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk"
 
 
 def main(argv=None) -> int:
+    record_interrupts()
+    try:
+        return _main(argv)
+    finally:
+        # The command is over (its file written or not); a Ctrl-C while the
+        # process exits changes nothing and must not print a traceback.
+        quiet_interrupts()
+
+
+def _main(argv=None) -> int:
     ap = build_parser()
     args, extra = ap.parse_known_args(argv)
     if extra and args.command not in PASS_THROUGH:
@@ -582,6 +612,7 @@ def main(argv=None) -> int:
         ap.print_help()
         return EXIT_USER_ERROR
     try:
+        check_options(args)
         if args.command in PASS_THROUGH:
             return PASS_THROUGH[args.command](args, extra)
         return COMMANDS[args.command](args)
@@ -592,10 +623,17 @@ def main(argv=None) -> int:
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         # Ctrl-C: one line, no traceback, the shell's code for SIGINT.
-        print(f"rigmind {args.command}: cancelled", file=sys.stderr)
-        return 130
+        return _cancelled(args.command)
     except RuntimeError as e:
+        if "KeyboardInterrupt" in str(e):
+            return _cancelled(args.command)  # Ctrl-C inside a Blender Python operator
         # Blender operators report failures as RuntimeError("Error: ...").
         first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
         print(f"rigmind {args.command}: Blender could not do it: {first.removeprefix('Error: ')}", file=sys.stderr)
         return EXIT_USER_ERROR
+
+
+def _cancelled(command: str) -> int:
+    # Outputs are written atomically (backend.atomic_write): nothing is left half-written.
+    print(f"rigmind {command}: cancelled, nothing written", file=sys.stderr)
+    return 130

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..backend.atomic_write import write_atomically
+
 # Needs a rig (a scene to write keys into) per kind and format.
 _SCENE_FORMATS = {
     "gesture": ("fbx", "bvh", "glb", "blend"),
@@ -171,13 +173,14 @@ class TakeWorker:
         cfg = self.config
         clip = load_audio(source)
         if cfg.fmt == "csv":
-            write_animation(self._face_curves(clip, item, seed), out)
+            anim = self._face_curves(clip, item, seed)
+            write_atomically(out, lambda tmp: write_animation(anim, tmp))
             return
         res = generate_gesture(clip, amount=cfg.amount, seed=seed)
         if cfg.fmt == "npz":
             from .gesture_scene import write_npz
 
-            write_npz(out, res)
+            write_atomically(out, lambda tmp: write_npz(tmp, res))
             return
         import bpy
 
@@ -190,7 +193,8 @@ class TakeWorker:
                             start_frame=1, base=cfg.base, face_mesh=mesh, add_sound=cfg.fmt == "blend",
                             face_method=cfg.face_method, face_animation=face_anim)
         scene = bpy.context.scene
-        export.export_character(arm, out, frame_range=(scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None)
+        rng = (scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None
+        write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
 
     def _face(self, item, source, seed, out) -> None:
         from ..backend.audio import load_audio
@@ -198,7 +202,8 @@ class TakeWorker:
 
         clip = load_audio(source)
         if self.config.fmt != "blend":
-            write_animation(self._face_curves(clip, item, seed), out)
+            anim = self._face_curves(clip, item, seed)
+            write_atomically(out, lambda tmp: write_animation(anim, tmp))
             return
         import bpy
 
@@ -208,7 +213,7 @@ class TakeWorker:
         face_scene.generate_face_on_mesh(mesh, clip, seed=seed, start_frame=1, method=self.config.face_method,
                                          animation=self._face_curves(clip, item, seed), add_sound=False,
                                          action_name=f"RigMind Face · {item.name}")
-        bpy.ops.wm.save_as_mainfile(filepath=str(out), copy=True)
+        write_atomically(out, lambda tmp: bpy.ops.wm.save_as_mainfile(filepath=str(tmp), copy=True))
 
     def _walk(self, item, source, seed, out) -> None:
         import bpy
@@ -227,7 +232,8 @@ class TakeWorker:
         kwargs = {} if speed is None else {"speed": float(speed)}
         LS.walk_along_path(arm, points, style=style, gait=gait, controller=ctl, **kwargs)
         scene = bpy.context.scene
-        export.export_character(arm, out, frame_range=(scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None)
+        rng = (scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None
+        write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)

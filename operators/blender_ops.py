@@ -259,6 +259,7 @@ class RIGMIND_OT_export(bpy.types.Operator):
         return _target_armature(context) is not None and _settings(context) is not None
 
     def execute(self, context):
+        from ..backend.atomic_write import write_atomically
         from . import export
 
         s = _settings(context)
@@ -267,7 +268,8 @@ class RIGMIND_OT_export(bpy.types.Operator):
             suffix = "." + s.export_format.lower()
             if not path.lower().endswith(suffix):
                 path += suffix
-            written = export.export_character(_target_armature(context), path)
+            arm = _target_armature(context)
+            written = write_atomically(path, lambda tmp: export.export_character(arm, tmp))
         except (ValueError, RuntimeError) as e:
             self.report({"ERROR"}, str(e).splitlines()[0])
             return {"CANCELLED"}
@@ -287,12 +289,13 @@ class RIGMIND_OT_render(bpy.types.Operator):
         return _settings(context) is not None
 
     def execute(self, context):
+        from ..backend.atomic_write import write_atomically
         from . import render
 
         s = _settings(context)
         try:
             path = _output_path(s.render_path, "a render output path (.png or .mp4)")
-            out = render.render(path, engine=s.render_engine)
+            out = write_atomically(path, lambda tmp: render.render(tmp, engine=s.render_engine))
         except (ValueError, RuntimeError) as e:
             self.report({"ERROR"}, str(e).splitlines()[0])
             return {"CANCELLED"}

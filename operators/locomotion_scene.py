@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend.limits import check_path
 from ..backend.motion import Motion
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -298,6 +299,8 @@ def generate_path(
     from ..backend.locomotion.path_follow import Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
+    # Bounded time and memory (backend.limits), at the path's mean asked speed.
+    check_path(points_xy, float(np.mean(np.atleast_1d(np.asarray(speed, dtype=np.float64)))), max_seconds)
     scale = float(scale)
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be positive, got {scale!r}")
@@ -591,6 +594,9 @@ def _check_armature(arm) -> None:
 
     if arm is None or getattr(arm, "type", None) != "ARMATURE":
         raise scene_io.SceneError("pick an armature to animate (RigMind ▸ Armature, or make one active)")
+    from .rig_checks import check_object_scale
+
+    check_object_scale(arm)
 
 
 # --- one call: generate + apply ----------------------------------------------------------

@@ -22,6 +22,7 @@ from ..backend.motion import Motion
 from ..backend.retarget import retarget
 from ..backend.skeleton import Skeleton
 from . import scene_io
+from .rig_checks import check_object_scale
 
 SOURCE_SUFFIXES = (".bvh", ".gz", ".npz", ".fbx", ".glb", ".gltf")
 
@@ -213,6 +214,7 @@ def retarget_onto(
     """
     from . import rigify
 
+    check_object_scale(arm_obj)
     arm_skel = scene_io.read_skeleton(arm_obj)
     rot, scale, trans = _object_transform(arm_obj)
     tgt_map = tgt_map if tgt_map is not None else target_mapping(arm_obj)

@@ -30,6 +30,7 @@ abstract notion of "elderly".
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,11 +151,12 @@ class StyleClassifier:
             {
                 "state": self.net.state_dict(),
                 "styles": list(self.styles),
-                "mean": self.mean,
-                "std": self.std,
-                "window": self.window,
-                "hop": self.hop,
-                "info": self.info or {},
+                # Plain numbers only, so that load() can use weights_only=True.
+                "mean": np.asarray(self.mean, dtype=np.float64).tolist(),
+                "std": np.asarray(self.std, dtype=np.float64).tolist(),
+                "window": int(self.window),
+                "hop": int(self.hop),
+                "info": json.loads(json.dumps(self.info or {}, default=_plain)),
             },
             path,
         )
@@ -163,11 +165,23 @@ class StyleClassifier:
     def load(cls, path) -> "StyleClassifier":
         import torch
 
-        d = torch.load(path, map_location="cpu", weights_only=False)
-        net = _build_net(len(d["mean"]), len(d["styles"]))
-        net.load_state_dict(d["state"])
+        try:
+            # weights_only: a .pt is a pickle, and only a restricted one
+            # cannot run code. Torch's own message would suggest turning
+            # that off, so it is not passed on.
+            d = torch.load(path, map_location="cpu", weights_only=True)
+            net = _build_net(len(d["mean"]), len(d["styles"]))
+            net.load_state_dict(d["state"])
+        except Exception:
+            raise ValueError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
+                             "delete it and it is retrained") from None
         net.eval()
         return cls(net, tuple(d["styles"]), np.asarray(d["mean"]), np.asarray(d["std"]), d["window"], d["hop"], d["info"])
+
+
+def _plain(value):
+    """JSON for NumPy scalars and arrays in ``info``."""
+    return value.tolist() if hasattr(value, "tolist") else str(value)
 
 
 def load_training_clips(cache_dir=None, split: str = "train", include_d1: bool = True, mirrored: bool = True) -> list:

@@ -1,0 +1,114 @@
+"""The documented range of every numeric option, and the size of a walk.
+
+A value outside sense either crashed (``face --fps 0``: ZeroDivisionError),
+silently did something useless (``--fps -30``: one frame for 5 s of speech;
+``render --resolution 0x0``: a 4x4 PNG; ``--frames 10:1``: a 1-frame MP4)
+or ran without bound (``walk --cycle --seconds 1e9`` forever; ``--path
+"0,0;1e9,0"`` tried to allocate 373 GiB). Each is refused up front with one
+line that says the limit. The same table is printed in README.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: option → (lowest, highest, unit). Inclusive on both ends.
+RANGES = {
+    "speed": (0.1, 8.0, "m/s"),
+    "amount": (0.0, 1.0, ""),
+    "smile": (0.0, 1.0, ""),
+    "fps": (1.0, 240.0, "frames per second"),
+    "samples": (1, 4096, "samples"),
+    "resolution": (16, 8192, "pixels a side"),
+    # Blender's own frame limits (scene frame_start/frame_end: 0 … 1048574).
+    "frame": (0, 1048574, ""),
+    "start_frame": (0, 1048574, ""),
+    "seed": (0, 2**32 - 1, ""),
+    "workers": (1, 256, ""),
+    # walk --cycle: seconds of steady walking searched for the loop.
+    "cycle_seconds": (1.0, 60.0, "s"),
+    # walk --path: the longest take, and the path itself.
+    "path_seconds": (1.0, 3600.0, "s"),
+}
+#: A walk path: at most this long (m), this far from the origin (m), with
+#: this many points. A take lasts length / speed, at most ``path_seconds``.
+PATH_MAX_LENGTH_M = 1000.0
+PATH_MAX_COORDINATE_M = 10_000.0
+PATH_MAX_POINTS = 10_000
+
+
+class OutOfRange(ValueError):
+    """A value outside its documented range; the message is one line."""
+
+
+def _fmt(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def check(name: str, value, *, option: str = None):
+    """Return ``value`` if it lies in ``RANGES[name]``, else raise
+    :class:`OutOfRange` naming the option (``--name`` by default)."""
+    lo, hi, unit = RANGES[name]
+    option = option or "--" + name.replace("_", "-")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and lo <= value <= hi
+    if not ok:
+        unit = f" {unit}" if unit else ""
+        raise OutOfRange(f"{option} must be between {_fmt(lo)} and {_fmt(hi)}{unit}, got {_fmt(value)}")
+    return value
+
+
+def check_frame_range(start: int, end: int, option: str = "--frames") -> tuple:
+    check("frame", start, option=f"{option} start")
+    check("frame", end, option=f"{option} end")
+    if end < start:
+        raise OutOfRange(f"{option} {start}:{end} ends before it starts; give START:END with START <= END")
+    return start, end
+
+
+def check_path(points_xy, speed: float = None, max_seconds: float = None) -> float:
+    """Refuse a walk path that is too long, too far out or too detailed, or
+    that would take longer than ``path_seconds`` at ``speed`` m/s (unless
+    ``max_seconds`` caps the take). ``points_xy [N, 2]`` metres. Returns the
+    path length in metres."""
+    import numpy as np
+
+    xy = np.asarray(points_xy, dtype=float).reshape(-1, 2)
+    if len(xy) > PATH_MAX_POINTS:
+        raise OutOfRange(f"the path has {len(xy)} points; RigMind walks paths of up to {PATH_MAX_POINTS} points")
+    if not np.all(np.isfinite(xy)):
+        raise OutOfRange("the path has a point that is not a finite number")
+    far = float(np.abs(xy).max()) if len(xy) else 0.0
+    if far > PATH_MAX_COORDINATE_M:
+        raise OutOfRange(f"the path reaches {far:g} m from the origin; keep its points within "
+                         f"±{PATH_MAX_COORDINATE_M:g} m (paths up to {PATH_MAX_LENGTH_M / 1000:g} km long)")
+    length = float(np.linalg.norm(np.diff(xy, axis=0), axis=1).sum()) if len(xy) > 1 else 0.0
+    if length > PATH_MAX_LENGTH_M:
+        raise OutOfRange(f"the path is {length:g} m long; RigMind walks paths up to {PATH_MAX_LENGTH_M:g} m "
+                         f"({PATH_MAX_LENGTH_M / 1000:g} km): split it into several takes")
+    if max_seconds is not None:
+        check("path_seconds", max_seconds, option="--seconds")
+    elif speed is not None and speed > 0:
+        hi = RANGES["path_seconds"][1]
+        if length / speed > hi:
+            raise OutOfRange(f"walking {length:g} m at {speed:g} m/s takes {length / speed:.0f} s; takes are limited "
+                             f"to {hi:g} s: walk faster, shorten the path or cap it with --seconds")
+    return length
+
+
+def check_options(args) -> None:
+    """Check every numeric option present on a parsed ``rigmind`` command
+    line (an ``argparse.Namespace``); raise :class:`OutOfRange`."""
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    for name in ("speed", "amount", "smile", "fps", "samples", "start_frame", "seed", "workers"):
+        if get(name) is not None:
+            check(name, get(name))
+    if get("resolution") is not None:
+        w, h = args.resolution
+        check("resolution", w, option="--resolution width")
+        check("resolution", h, option="--resolution height")
+    if get("frames") is not None:
+        check_frame_range(*args.frames)
+    if get("frame") is not None:
+        check("frame", args.frame)
+    if get("seconds") is not None:
+        check("cycle_seconds" if get("cycle") else "path_seconds", args.seconds, option="--seconds")
