@@ -18,10 +18,9 @@ from pathlib import Path
 
 
 def export_onnx(onnx_path=None, weights=None) -> Path:
-    import onnx
     import torch
 
-    from ..gesture.generate import file_sha256
+    from ..onnx_models import file_sha256, stamp_and_install
     from .model import DEFAULT_ONNX, IN_DIM, ONNX_FORMAT, default_weights, load_model
 
     files = list(weights or default_weights())
@@ -45,16 +44,10 @@ def export_onnx(onnx_path=None, weights=None) -> Path:
                           input_names=["x"], output_names=["posteriors", "jaw"],
                           dynamic_axes={"x": {1: "T"}, "posteriors": {1: "T"}, "jaw": {1: "T"}},
                           do_constant_folding=True)
-    proto = onnx.load(str(tmp))
     meta = {"rigmind_format": ONNX_FORMAT, "rigmind_meta": json.dumps(fm.meta),
             "rigmind_members": json.dumps([Path(f).name for f in files]),
             "rigmind_members_sha256": json.dumps([file_sha256(f) for f in files])}
-    for k, v in meta.items():
-        e = proto.metadata_props.add()
-        e.key, e.value = k, v
-    onnx.save(proto, str(tmp))
-    tmp.replace(onnx_path)
-    return onnx_path
+    return stamp_and_install(tmp, onnx_path, meta)
 
 
 if __name__ == "__main__":

@@ -103,15 +103,9 @@ class OrtEnsemble:
     name = "onnxruntime"
 
     def __init__(self, path, threads: int = 2):
-        import onnxruntime as ort
+        from ..onnx_models import cpu_session
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        # Idle pool threads sleep instead of spinning: the process goes on
-        # with other work (retargeting, the other model) on the same 2 cores.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(path, threads)
         md = dict(self.session.get_modelmeta().custom_metadata_map)
         if md.get("rigmind_format") != ONNX_FORMAT:
             raise ValueError(f"{path} is not a RigMind face model")
@@ -217,7 +211,7 @@ def _default(runtime):
 
 
 def _members_match(ens, files) -> bool:
-    from ..gesture.generate import file_sha256
+    from ..onnx_models import file_sha256
 
     return ens.members_sha256 == [file_sha256(f) for f in files]
 

@@ -22,11 +22,11 @@ import numpy as np
 
 
 def export_onnx(pt_path=None, onnx_path=None) -> Path:
-    import onnx
     import torch
 
     from . import dims as M
-    from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel, file_sha256
+    from ..onnx_models import file_sha256, stamp_and_install
+    from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel
     from .representation import POSE_DIM
 
     pt_path = Path(pt_path or DEFAULT_WEIGHTS)
@@ -62,13 +62,7 @@ def export_onnx(pt_path=None, onnx_path=None) -> Path:
         "rigmind_source": pt_path.name,
         "rigmind_source_sha256": file_sha256(pt_path),
     }
-    proto = onnx.load(str(tmp))
-    for k, v in meta.items():
-        e = proto.metadata_props.add()
-        e.key, e.value = k, v
-    onnx.save(proto, str(tmp))
-    tmp.replace(onnx_path)
-    return onnx_path
+    return stamp_and_install(tmp, onnx_path, meta)
 
 
 if __name__ == "__main__":

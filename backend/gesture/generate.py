@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from ..filters import gaussian_filter1d
 
+from ..filters import gaussian_filter1d
+from ..onnx_models import file_sha256
 from . import controls as C
 from . import dims as M
 from . import representation as G
@@ -63,15 +64,9 @@ class _OrtDecoder:
     name = "onnxruntime"
 
     def __init__(self, path, threads: int = 2):
-        import onnxruntime as ort
+        from ..onnx_models import cpu_session
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        # Idle pool threads sleep instead of spinning: the process goes on
-        # with other work (retargeting, the other model) on the same 2 cores.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(path, threads)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
 
     def __call__(self, z, context, mask, finger_flag, cond) -> np.ndarray:
@@ -152,12 +147,6 @@ class GestureResult:
     energy: np.ndarray
     speech: np.ndarray
     fps: float = FPS
-
-
-def file_sha256(path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _export_matches(metadata: dict, pt_path) -> bool:

@@ -1,0 +1,41 @@
+"""What the gesture and face models share in ONNX Runtime: a CPU session
+that leaves the cores to the rest of the process between calls, the
+metadata stamped into an exported graph, and the SHA-256 that ties an export
+to the ``.pt`` weights it came from. Imports neither torch nor bpy."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def file_sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def cpu_session(path, threads: int = 2):
+    """An ``onnxruntime.InferenceSession`` on the CPU with ``threads``
+    intra-op threads. Idle pool threads sleep instead of spinning: the
+    process goes on with other work (retargeting, the other model) on the
+    same 2 cores."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def stamp_and_install(tmp, onnx_path, meta: dict) -> Path:
+    """Add ``meta`` (str → str) to the exported graph at ``tmp`` as metadata
+    properties, then move it over ``onnx_path``."""
+    import onnx
+
+    proto = onnx.load(str(tmp))
+    for k, v in meta.items():
+        e = proto.metadata_props.add()
+        e.key, e.value = k, v
+    onnx.save(proto, str(tmp))
+    Path(tmp).replace(onnx_path)
+    return Path(onnx_path)
