@@ -364,8 +364,7 @@ def cmd_gesture(args) -> int:
 
     import bpy
 
-    from .backend.face.arkit_names import resolve_arkit_names
-    from .operators import gesture_scene, rig_checks, rig_files
+    from .operators import face_scene, gesture_scene, rig_checks, rig_files
 
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
@@ -375,8 +374,7 @@ def cmd_gesture(args) -> int:
     if args.face:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
         if args.face == "auto":
-            scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
-            mesh = scored[0] if scored else None
+            mesh = face_scene.most_arkit_mesh(meshes)
         else:
             mesh = bpy.data.objects.get(args.face)
         if mesh is None or mesh.type != "MESH":
@@ -522,10 +520,9 @@ def cmd_face(args) -> int:
             raise UserError(f"{path} has no mesh object named {obj_name!r}; meshes with shape keys: "
                             f"{', '.join(o.name for o in meshes) or 'none'}")
     else:
-        scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
-        if not scored:
+        mesh = face_scene.most_arkit_mesh(meshes)
+        if mesh is None:
             raise UserError(f"{path} has no mesh with shape keys; give a face mesh with ARKit shape keys")
-        mesh = scored[0]
     clip.path = str(Path(args.audio).resolve())
     if suffix == ".blend":
         res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,

@@ -50,6 +50,19 @@ def add_sound_strip(scene, audio_path, frame_start: int):
     return strips.new_sound(name=name, filepath=str(audio_path), channel=1, frame_start=int(frame_start))
 
 
+def arkit_key_count(mesh_obj) -> int:
+    """How many ARKit-52 shapes ``mesh_obj``'s shape keys provide."""
+    from ..backend.face.arkit_names import resolve_arkit_names
+
+    return len(resolve_arkit_names([k.name for k in mesh_obj.data.shape_keys.key_blocks]))
+
+
+def most_arkit_mesh(meshes):
+    """The mesh (with shape keys) with the most ARKit shapes: a character's
+    head rather than its eyes or teeth. None for no meshes."""
+    return max(meshes, key=arkit_key_count, default=None)
+
+
 def companion_meshes(mesh_obj, arm=None) -> list:
     """Other meshes of the same character with ARKit shape keys — split
     teeth, eyes, tongue, beard (Ready Player Me, VRoid and CC exports keep
