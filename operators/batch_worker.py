@@ -21,8 +21,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backend.atomic_write import write_atomically
-
 # Needs a rig (a scene to write keys into) per kind and format.
 _SCENE_FORMATS = {
     "gesture": ("fbx", "bvh", "glb", "blend"),
@@ -174,13 +172,13 @@ class TakeWorker:
         clip = load_audio(source)
         if cfg.fmt == "csv":
             anim = self._face_curves(clip, item, seed)
-            write_atomically(out, lambda tmp: write_animation(anim, tmp))
+            write_animation(anim, out)
             return
         res = generate_gesture(clip, amount=cfg.amount, seed=seed)
         if cfg.fmt == "npz":
             from .gesture_scene import write_npz
 
-            write_atomically(out, lambda tmp: write_npz(tmp, res))
+            write_npz(out, res)
             return
         import bpy
 
@@ -194,7 +192,7 @@ class TakeWorker:
                             face_method=cfg.face_method, face_animation=face_anim)
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None
-        write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
+        export.export_character(arm, out, frame_range=rng)
 
     def _face(self, item, source, seed, out) -> None:
         from ..backend.audio import load_audio
@@ -203,7 +201,7 @@ class TakeWorker:
         clip = load_audio(source)
         if self.config.fmt != "blend":
             anim = self._face_curves(clip, item, seed)
-            write_atomically(out, lambda tmp: write_animation(anim, tmp))
+            write_animation(anim, out)
             return
         import bpy
 
@@ -213,7 +211,7 @@ class TakeWorker:
         face_scene.generate_face_on_mesh(mesh, clip, seed=seed, start_frame=1, method=self.config.face_method,
                                          animation=self._face_curves(clip, item, seed), add_sound=False,
                                          action_name=f"RigMind Face · {item.name}")
-        write_atomically(out, lambda tmp: bpy.ops.wm.save_as_mainfile(filepath=str(tmp), copy=True))
+        bpy.ops.wm.save_as_mainfile(filepath=str(out), copy=True)
 
     def _walk(self, item, source, seed, out) -> None:
         import bpy
@@ -233,7 +231,7 @@ class TakeWorker:
         LS.walk_along_path(arm, points, style=style, gait=gait, controller=ctl, **kwargs)
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None
-        write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
+        export.export_character(arm, out, frame_range=rng)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -242,13 +240,13 @@ class TakeWorker:
 def _face_mesh(bpy, face: str, rig_path):
     """The face mesh: an object name, or ``auto`` for the mesh with the most
     ARKit shape keys (the head, never the eyes or teeth)."""
-    from ..backend.face.arkit_names import resolve_arkit_names
     from ..cli import UserError
+    from .face_scene import arkit_key_count, most_arkit_mesh
 
     meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
     if face == "auto":
-        scored = sorted(meshes, key=lambda o: -len(resolve_arkit_names([k.name for k in o.data.shape_keys.key_blocks])))
-        mesh = scored[0] if scored and resolve_arkit_names([k.name for k in scored[0].data.shape_keys.key_blocks]) else None
+        mesh = most_arkit_mesh(meshes)
+        mesh = mesh if mesh is not None and arkit_key_count(mesh) else None
     else:
         mesh = bpy.data.objects.get(face)
     if mesh is None or mesh.type != "MESH" or mesh.data.shape_keys is None:

@@ -109,6 +109,7 @@ def test_write_atomic_keeps_old_file_on_failure(tmp_path):
         batch.write_atomic(target, object())  # the write fails half-way
     assert target.read_bytes() == b"old"
     assert not list(tmp_path.glob("*.partial"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["take.bvh"]  # no temporary file either
     batch.write_atomic(target, b"new")
     assert target.read_bytes() == b"new"
 
@@ -215,6 +216,7 @@ def test_interrupted_batch_leaves_no_partial_file(speech_dir, mannequin_blend, f
     for p in finals:  # whatever has a final name is the whole take
         assert p.read_bytes() == (reference / p.name).read_bytes()
     assert not list(out.glob("*.partial"))
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no hidden temporary file either
     report = json.loads((out / "batch_report.json").read_text())
     assert report["interrupted"] and report["counts"]["cancelled"] > 0
     # A rerun finishes the rest and keeps what was done.
