@@ -41,7 +41,7 @@ CLIPS = [
     D2 + "dataset-2_run_normal_003.bvh.gz",  # validation
 ]
 TINY = {"hidden": 32, "experts": 2, "gating_hidden": 8}
-TRAIN_KW = dict(steps=6, batch=16, window=6, threads=1, minutes=1.0, config=TINY, verbose=False)
+TRAIN_KW = dict(steps=6, batch=16, window=6, threads=1, minutes=1.0, model=TINY)
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +61,7 @@ def tiny(tmp_path_factory):
     cache = root / "cache"
     FT.build_cache(data, cache, clips=names)
     pt = root / "tiny.pt"
-    summary = TR.train_locomotion(data, pt, cache_dir=cache, clips=names, seed=0, **TRAIN_KW)
+    summary = TR.train_locomotion(data, pt, TR.TrainConfig(seed=0, **TRAIN_KW), cache_dir=cache, clips=names, verbose=False)
     onnx_path = TR.export_onnx(pt)
     return {"root": root, "data": data, "cache": cache, "names": names, "pt": pt, "onnx": onnx_path, "summary": summary}
 
@@ -187,14 +187,16 @@ def test_training_writes_loadable_checkpoint_and_log(tiny):
 
 def test_training_is_deterministic(tiny):
     again = tiny["root"] / "again.pt"
-    TR.train_locomotion(tiny["data"], again, cache_dir=tiny["cache"], clips=tiny["names"], seed=0, **TRAIN_KW)
+    TR.train_locomotion(tiny["data"], again, TR.TrainConfig(seed=0, **TRAIN_KW), cache_dir=tiny["cache"],
+                        clips=tiny["names"], verbose=False)
     a = torch.load(tiny["pt"], weights_only=True)["state_dict"]
     b = torch.load(again, weights_only=True)["state_dict"]
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
     other = tiny["root"] / "other.pt"
-    TR.train_locomotion(tiny["data"], other, cache_dir=tiny["cache"], clips=tiny["names"], seed=1, **TRAIN_KW)
+    TR.train_locomotion(tiny["data"], other, TR.TrainConfig(seed=1, **TRAIN_KW), cache_dir=tiny["cache"],
+                        clips=tiny["names"], verbose=False)
     c = torch.load(other, weights_only=True)["state_dict"]
     assert not torch.equal(a["layers.0.weight"], c["layers.0.weight"])
 
@@ -301,8 +303,8 @@ def test_main_train_parses_and_exports(monkeypatch, tmp_path):
     """The CLI hook: arguments reach train_locomotion, then ONNX export runs."""
     seen = {}
 
-    def fake_train(data, out, **kw):
-        seen.update(data=data, out=out, **kw)
+    def fake_train(data, out, config, **kw):
+        seen.update(data=data, out=out, seed=config.seed, minutes=config.minutes, threads=config.threads, **kw)
         return {"out_path": str(out)}
 
     monkeypatch.setattr(TR, "train_locomotion", fake_train)

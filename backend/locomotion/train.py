@@ -36,11 +36,14 @@ bit-reproducible (it still stops at the budget).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import math
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Mapping, Optional
 
 import numpy as np
 import torch
@@ -309,61 +312,134 @@ def model_from_checkpoint(ck: dict) -> M.MANN:
 # --- training --------------------------------------------------------------------------------
 
 
-def train_locomotion(
-    data_dir=None,
-    out_path=DEFAULT_OUT,
-    *,
-    seed: int = 0,
-    minutes: float = 55.0,
-    threads: int = 2,
-    batch: int = 256,
-    log_path=None,
-    cache_dir=None,
-    clips=None,
-    window: int = 16,
-    lr: float = 1e-3,
-    lr_min: float = 1e-5,
-    weight_decay: float = 0.0,
-    noise: float = 0.05,
-    feedback_max: float = 1.0,
-    steps: int = None,
-    max_val_windows: int = 4096,
-    config: dict = None,
-    verbose: bool = True,
-) -> dict:
+@dataclass(frozen=True)
+class TrainConfig:
+    """What a locomotion training run does; saved in the checkpoint and its log.
+
+    Attributes:
+        seed: initial weights, data order and random draws.
+        minutes: wall-clock budget of the whole call (cache, loading,
+            training); training stops cleanly at it, keeping the weights of the
+            best validation loss.
+        threads: ``torch.set_num_threads`` while training (restored after).
+        batch: windows per optimiser step.
+        window: autoregressive rollout length (frames) per training sample.
+        lr, lr_min: Adam learning rate, cosine-decayed to ``lr_min``.
+        weight_decay: Adam weight decay.
+        noise: input noise std (normalised units).
+        feedback_max: final scheduled-sampling probability.
+        steps: number of optimiser steps (None: planned from the budget).
+        max_val_windows: cap on validation windows (spread over the split).
+        model: overrides of :data:`.model.DEFAULT_CONFIG` (``hidden``,
+            ``experts``, ``gating_hidden``, ``dropout``).
+    """
+
+    seed: int = 0
+    minutes: float = 55.0
+    threads: int = 2
+    batch: int = 256
+    window: int = 16
+    lr: float = 1e-3
+    lr_min: float = 1e-5
+    weight_decay: float = 0.0
+    noise: float = 0.05
+    feedback_max: float = 1.0
+    steps: Optional[int] = None
+    max_val_windows: int = 4096
+    model: Mapping = field(default_factory=dict)
+
+
+#: Steps timed before the first plan of the step count from the budget.
+_PROBE_STEPS = 10
+
+
+@dataclass
+class _Run:
+    """The state of one training run, shared by its phases."""
+
+    cfg: TrainConfig
+    t0: float
+    deadline: float
+    model: M.MANN
+    opt: torch.optim.Optimizer
+    rng: np.random.Generator
+    train: WindowData
+    val: WindowData
+    val_starts: np.ndarray
+    log: dict
+    planned: Optional[int]
+    progress: float = 0.0  # fraction of the plan done; never decreases
+    step: int = 0
+    epoch: int = 0
+    stop: Optional[str] = None
+    probe_t: Optional[float] = None
+    best: dict = field(default_factory=lambda: {"val": math.inf, "epoch": -1, "state": None, "step": 0})
+
+    def schedule(self) -> tuple:
+        """(learning rate, feedback probability) at the current step."""
+        cfg = self.cfg
+        total = self.planned or 10**9
+        self.progress = max(self.progress, min(self.step / max(total, 1), 1.0))
+        rate = cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1.0 + math.cos(math.pi * self.progress))
+        p = cfg.feedback_max * min(max((self.progress - 0.1) / 0.6, 0.0), 1.0)
+        return rate, p
+
+    def plan(self, fraction: float, steps_timed: int) -> None:
+        """Plan the step count from the pace so far, ``fraction`` of the time left."""
+        per = (time.perf_counter() - self.probe_t) / steps_timed
+        self.planned = max(self.step, self.step + int(fraction * (self.deadline - time.perf_counter()) / per))
+        self.log["planned_steps"] = self.planned
+        self.log["seconds_per_step"] = per
+
+    def out_of_steps(self) -> Optional[str]:
+        if self.planned is not None and self.step >= self.planned:
+            return "steps"
+        if time.perf_counter() >= self.deadline:
+            return "budget"
+        return None
+
+
+def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = TrainConfig(), *,
+                     cache_dir=None, clips=None, log_path=None, verbose: bool = True) -> dict:
     """Train the locomotion MANN and write ``out_path`` (``.pt``) and its log.
 
     Args:
         data_dir: Bandai data folder (default ``../shared/data``).
         out_path: checkpoint path (see :func:`make_checkpoint`).
-        seed: initial weights, data order and random draws.
-        minutes: wall-clock budget for the whole call (cache, loading,
-            training); training stops cleanly at it, keeping the weights of
-            the best validation loss.
-        threads: ``torch.set_num_threads`` while training (restored after).
-        batch: windows per optimiser step.
+        config: the run's :class:`TrainConfig`.
+        cache_dir: feature cache (default ``<repo>/.cache/locomotion``).
+        clips: restrict to these clip file names (tests).
         log_path: JSON log (default ``out_path`` with ``.log.json``): config,
             per-epoch train/validation losses, learning rate, feedback
             probability and wall time.
-        cache_dir: feature cache (default ``<repo>/.cache/locomotion``).
-        clips: restrict to these clip file names (tests).
-        window: autoregressive rollout length (frames) per training sample.
-        lr, lr_min: Adam learning rate, cosine-decayed to ``lr_min``.
-        noise: input noise std (normalised units).
-        feedback_max: final scheduled-sampling probability.
-        steps: number of optimiser steps (default: planned from the budget).
-        max_val_windows: cap on validation windows (spread over the split).
-        config: overrides of :data:`.model.DEFAULT_CONFIG` (``hidden``,
-            ``experts``, ``gating_hidden``, ``dropout``).
 
     Returns a summary dict (``steps``, ``epochs``, ``best_epoch``,
     ``best_val``, ``out_path``, ``log_path``, ``seconds``).
     """
     t0 = time.perf_counter()
-    deadline = t0 + 60.0 * float(minutes)
     out_path = Path(out_path)
     log_path = Path(log_path) if log_path is not None else out_path.with_suffix(".log.json")
     cache_dir = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
+    with _torch_training_settings(config.threads):
+        run, skeleton, starts = _start_run(config, t0, data_dir, cache_dir, clips, verbose)
+        while run.stop is None:
+            if not _train_epoch(run, verbose):
+                break
+            _write_json(log_path, run.log)
+        training = _finish_run(run)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        torch.save(make_checkpoint(run.model, skeleton, starts, training, FT.FPS), tmp)
+        tmp.replace(out_path)
+        run.log.update(stopped=run.stop, steps=run.step, best_epoch=run.best["epoch"], best_val=run.best["val"],
+                       seconds=training["seconds"])
+        _write_json(log_path, run.log)
+        return dict(training, out_path=str(out_path), log_path=str(log_path))
+
+
+@contextlib.contextmanager
+def _torch_training_settings(threads: int):
+    """Deterministic, denormal-free torch with ``threads`` threads; restored after."""
     prev_threads = torch.get_num_threads()
     prev_det = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(int(threads))
@@ -373,142 +449,144 @@ def train_locomotion(
     # them to zero removes that and stays deterministic.
     torch.set_flush_denormal(True)
     try:
-        build = FT.build_cache(data_dir, cache_dir, seed=0, clips=clips, verbose=verbose)
-        train = load_split_data(cache_dir, "train", True, clips)
-        val = load_split_data(cache_dir, "validation", False, clips)
-        if len(train.windows(window)) == 0:
-            raise ValueError("no training windows: too few or too short clips")
-        fps = FT.FPS
-        cfg = M.make_config(**(config or {}))
-        model = M.build_model(cfg, seed=seed)
-        model.set_normalisation(*normalisation(train))
-        model.set_mode("mix").train()
-        starts = start_poses(train)
-        skeleton = _skeleton_of(cache_dir, clips)
-        val_starts = val.windows(window)
-        if len(val_starts) > max_val_windows:
-            val_starts = val_starts[np.linspace(0, len(val_starts) - 1, max_val_windows).round().astype(np.int64)]
-        load_s = time.perf_counter() - t0
-        if verbose:
-            print(
-                f"[locomotion train] {len(train.start)} train clips ({len(train)} frames, mirrored incl.), "
-                f"{len(val.start)} validation clips ({len(val_starts)} windows), "
-                f"{M.parameter_count(cfg)} parameters, loaded in {load_s:.1f} s",
-                flush=True,
-            )
-
-        torch.manual_seed(seed)
-        rng = np.random.default_rng(seed)
-        opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-        fixed = int(steps) if steps is not None else None
-        planned = fixed
-        probe = 10  # steps timed before planning from the budget
-
-        progress = [0.0]  # never decreases, even when a re-plan adds steps
-
-        def schedule(step):
-            total = planned or 10**9
-            prog = max(progress[0], min(step / max(total, 1), 1.0))
-            progress[0] = prog
-            rate = lr_min + 0.5 * (lr - lr_min) * (1.0 + math.cos(math.pi * prog))
-            p = feedback_max * min(max((prog - 0.1) / 0.6, 0.0), 1.0)
-            return rate, p
-
-        log = {
-            "format": FORMAT,
-            "seed": seed, "minutes": minutes, "threads": threads, "batch": batch, "window": window,
-            "lr": lr, "lr_min": lr_min, "noise": noise, "feedback_max": feedback_max,
-            "loss_weights": LOSS_WEIGHTS, "config": cfg, "parameters": M.parameter_count(cfg),
-            "train_clips": len(train.start), "train_frames": len(train), "validation_clips": len(val.start),
-            "validation_windows": int(len(val_starts)), "cache": {k: build[k] for k in ("built", "skipped", "seconds")},
-            "load_seconds": load_s, "planned_steps": planned, "epochs": [],
-            "torch": str(torch.__version__),
-        }
-        best = {"val": math.inf, "epoch": -1, "state": None, "step": 0}
-        step, epoch, stop = 0, 0, None
-        probe_t = None
-        while stop is None:
-            epoch += 1
-            order = train.windows(window, rng)
-            tr_sum, tr_n = 0.0, 0
-            for i in range(0, len(order), batch):
-                if step == 1:
-                    probe_t = time.perf_counter()  # the first step pays one-off costs (~7 s)
-                if fixed is None and step == probe + 1:
-                    per = (time.perf_counter() - probe_t) / probe
-                    # 8 % of the remaining time is kept for validation and saving.
-                    planned = step + int(0.92 * (deadline - time.perf_counter()) / per)
-                    log["planned_steps"] = planned
-                    log["seconds_per_step"] = per
-                if planned is not None and step >= planned:
-                    stop = "steps"
-                    break
-                if time.perf_counter() >= deadline:
-                    stop = "budget"
-                    break
-                rate, p = schedule(step)
-                for g in opt.param_groups:
-                    g["lr"] = rate
-                loss, _ = rollout_loss(model, train, order[i : i + batch], window, p, noise, fps)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                step += 1
-                tr_sum += float(loss.detach()) * len(order[i : i + batch])
-                tr_n += len(order[i : i + batch])
-            if tr_n == 0:
-                epoch -= 1
-                break
-            v = evaluate(model, val, val_starts, window, fps) if len(val_starts) else {"loss": tr_sum / tr_n}
-            rate, p = schedule(step)
-            rec = {
-                "epoch": epoch, "steps": step, "train_loss": tr_sum / tr_n, "val_loss": v["loss"],
-                "val_groups": {k: v[k] for k in LOSS_WEIGHTS if k in v}, "lr": rate, "feedback_p": p,
-                "wall_s": time.perf_counter() - t0,
-            }
-            log["epochs"].append(rec)
-            if v["loss"] < best["val"]:
-                best = {"val": v["loss"], "epoch": epoch, "step": step, "state": copy.deepcopy(model.state_dict())}
-            if verbose:
-                print(
-                    f"[locomotion train] epoch {epoch} step {step}/{planned} train {rec['train_loss']:.4f} "
-                    f"val {v['loss']:.4f} lr {rate:.2e} p {p:.2f} {rec['wall_s']:.0f} s",
-                    flush=True,
-                )
-            if fixed is None and planned is not None and step > probe + 1:
-                # Re-plan from the average pace so far, validations included:
-                # the pace drifts (other work on the machine, the rising
-                # feedback probability), and the cosine should end at the budget.
-                per = (time.perf_counter() - probe_t) / (step - 1)
-                planned = max(step, step + int(0.98 * (deadline - time.perf_counter()) / per))
-                log["planned_steps"] = planned
-                log["seconds_per_step"] = per
-            _write_json(log_path, log)
-            if planned is not None and step >= planned:
-                stop = "steps"
-            elif time.perf_counter() >= deadline:
-                stop = "budget"
-        if best["state"] is not None:
-            model.load_state_dict(best["state"])
-        model.eval()
-        training = {
-            "seed": int(seed), "steps": int(step), "epochs": int(epoch), "best_epoch": int(best["epoch"]),
-            "best_step": int(best["step"]), "best_val": float(best["val"]), "stopped": str(stop),
-            "minutes": float(minutes), "threads": int(threads), "batch": int(batch), "window": int(window),
-            "train_clips": int(len(train.start)), "train_frames": int(len(train)),
-            "seconds": float(time.perf_counter() - t0), "torch": str(torch.__version__),
-        }
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        torch.save(make_checkpoint(model, skeleton, starts, training, fps), tmp)
-        tmp.replace(out_path)
-        log.update(stopped=stop, steps=step, best_epoch=best["epoch"], best_val=best["val"], seconds=training["seconds"])
-        _write_json(log_path, log)
-        return dict(training, out_path=str(out_path), log_path=str(log_path))
+        yield
     finally:
         torch.set_flush_denormal(False)  # torch's default
         torch.set_num_threads(prev_threads)
         torch.use_deterministic_algorithms(prev_det)
+
+
+def _start_run(cfg: TrainConfig, t0: float, data_dir, cache_dir: Path, clips, verbose: bool):
+    """Load the data, build the model and optimiser: the run's starting state,
+    plus the skeleton and start poses the checkpoint carries."""
+    build = FT.build_cache(data_dir, cache_dir, seed=0, clips=clips, verbose=verbose)
+    train = load_split_data(cache_dir, "train", True, clips)
+    val = load_split_data(cache_dir, "validation", False, clips)
+    if len(train.windows(cfg.window)) == 0:
+        raise ValueError("no training windows: too few or too short clips")
+    model_cfg = M.make_config(**dict(cfg.model))
+    model = M.build_model(model_cfg, seed=cfg.seed)
+    model.set_normalisation(*normalisation(train))
+    model.set_mode("mix").train()
+    starts = start_poses(train)
+    skeleton = _skeleton_of(cache_dir, clips)
+    val_starts = val.windows(cfg.window)
+    if len(val_starts) > cfg.max_val_windows:
+        val_starts = val_starts[np.linspace(0, len(val_starts) - 1, cfg.max_val_windows).round().astype(np.int64)]
+    load_s = time.perf_counter() - t0
+    if verbose:
+        print(
+            f"[locomotion train] {len(train.start)} train clips ({len(train)} frames, mirrored incl.), "
+            f"{len(val.start)} validation clips ({len(val_starts)} windows), "
+            f"{M.parameter_count(model_cfg)} parameters, loaded in {load_s:.1f} s",
+            flush=True,
+        )
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    planned = int(cfg.steps) if cfg.steps is not None else None
+    log = {
+        "format": FORMAT,
+        "seed": cfg.seed, "minutes": cfg.minutes, "threads": cfg.threads, "batch": cfg.batch, "window": cfg.window,
+        "lr": cfg.lr, "lr_min": cfg.lr_min, "noise": cfg.noise, "feedback_max": cfg.feedback_max,
+        "loss_weights": LOSS_WEIGHTS, "config": model_cfg, "parameters": M.parameter_count(model_cfg),
+        "train_clips": len(train.start), "train_frames": len(train), "validation_clips": len(val.start),
+        "validation_windows": int(len(val_starts)), "cache": {k: build[k] for k in ("built", "skipped", "seconds")},
+        "load_seconds": load_s, "planned_steps": planned, "epochs": [],
+        "torch": str(torch.__version__), "train_config": _config_record(cfg),
+    }
+    run = _Run(cfg=cfg, t0=t0, deadline=t0 + 60.0 * float(cfg.minutes), model=model, opt=opt, rng=rng,
+               train=train, val=val, val_starts=val_starts, log=log, planned=planned)
+    return run, skeleton, starts
+
+
+def _train_epoch(run: _Run, verbose: bool) -> bool:
+    """One pass over the shuffled training windows, then a validation.
+    False when the plan or the budget ran out before a single step."""
+    cfg = run.cfg
+    run.epoch += 1
+    order = run.train.windows(cfg.window, run.rng)
+    tr_sum, tr_n = 0.0, 0
+    for i in range(0, len(order), cfg.batch):
+        if run.step == 1:
+            run.probe_t = time.perf_counter()  # the first step pays one-off costs (~7 s)
+        if cfg.steps is None and run.step == _PROBE_STEPS + 1:
+            # 8 % of the remaining time is kept for validation and saving.
+            run.plan(0.92, _PROBE_STEPS)
+        run.stop = run.out_of_steps()
+        if run.stop is not None:
+            break
+        rate, p = run.schedule()
+        for g in run.opt.param_groups:
+            g["lr"] = rate
+        batch = order[i : i + cfg.batch]
+        loss, _ = rollout_loss(run.model, run.train, batch, cfg.window, p, cfg.noise, FT.FPS)
+        run.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        run.opt.step()
+        run.step += 1
+        tr_sum += float(loss.detach()) * len(batch)
+        tr_n += len(batch)
+    if tr_n == 0:
+        run.epoch -= 1
+        return False
+    _validate_epoch(run, tr_sum / tr_n, verbose)
+    if cfg.steps is None and run.planned is not None and run.step > _PROBE_STEPS + 1:
+        # Re-plan from the average pace so far, validations included: the pace
+        # drifts (other work on the machine, the rising feedback probability),
+        # and the cosine should end at the budget.
+        run.plan(0.98, run.step - 1)
+    run.stop = run.out_of_steps()
+    return True
+
+
+def _validate_epoch(run: _Run, train_loss: float, verbose: bool) -> None:
+    """Score the epoch on the validation windows, log it, keep the best weights."""
+    cfg = run.cfg
+    if len(run.val_starts):
+        v = evaluate(run.model, run.val, run.val_starts, cfg.window, FT.FPS)
+    else:
+        v = {"loss": train_loss}
+    rate, p = run.schedule()
+    rec = {
+        "epoch": run.epoch, "steps": run.step, "train_loss": train_loss, "val_loss": v["loss"],
+        "val_groups": {k: v[k] for k in LOSS_WEIGHTS if k in v}, "lr": rate, "feedback_p": p,
+        "wall_s": time.perf_counter() - run.t0,
+    }
+    run.log["epochs"].append(rec)
+    if v["loss"] < run.best["val"]:
+        run.best = {"val": v["loss"], "epoch": run.epoch, "step": run.step,
+                    "state": copy.deepcopy(run.model.state_dict())}
+    if verbose:
+        print(
+            f"[locomotion train] epoch {run.epoch} step {run.step}/{run.planned} train {train_loss:.4f} "
+            f"val {v['loss']:.4f} lr {rate:.2e} p {p:.2f} {rec['wall_s']:.0f} s",
+            flush=True,
+        )
+
+
+def _finish_run(run: _Run) -> dict:
+    """Load the best weights into the model; the checkpoint's training record."""
+    if run.best["state"] is not None:
+        run.model.load_state_dict(run.best["state"])
+    run.model.eval()
+    cfg = run.cfg
+    return {
+        "seed": int(cfg.seed), "steps": int(run.step), "epochs": int(run.epoch),
+        "best_epoch": int(run.best["epoch"]), "best_step": int(run.best["step"]),
+        "best_val": float(run.best["val"]), "stopped": str(run.stop),
+        "minutes": float(cfg.minutes), "threads": int(cfg.threads), "batch": int(cfg.batch),
+        "window": int(cfg.window), "train_clips": int(len(run.train.start)), "train_frames": int(len(run.train)),
+        "seconds": float(time.perf_counter() - run.t0), "torch": str(torch.__version__),
+        "config": _config_record(cfg),
+    }
+
+
+def _config_record(cfg: TrainConfig) -> dict:
+    """``cfg`` as plain JSON/weights_only-safe values."""
+    rec = asdict(cfg)
+    rec["model"] = dict(cfg.model)
+    return rec
 
 
 def _write_json(path: Path, obj) -> None:
@@ -599,17 +677,16 @@ def main_train(argv=None) -> int:
     ap.add_argument("--log", type=Path, default=None, help="JSON log (default next to --out)")
     ap.add_argument("--cache", type=Path, default=None, help="feature cache (default .cache/locomotion)")
     args = ap.parse_args(argv)
-    summary = train_locomotion(
-        args.data, args.out, seed=args.seed, minutes=args.minutes, threads=args.threads, batch=args.batch,
-        log_path=args.log, cache_dir=args.cache, steps=args.steps or None,
-    )
+    config = TrainConfig(seed=args.seed, minutes=args.minutes, threads=args.threads, batch=args.batch,
+                         steps=args.steps or None)
+    summary = train_locomotion(args.data, args.out, config, log_path=args.log, cache_dir=args.cache)
     onnx_path = export_onnx(args.out)
     print(json.dumps(dict(summary, onnx_path=str(onnx_path)), indent=1))
     return 0
 
 
 __all__ = [
-    "train_locomotion", "export_onnx", "main_train", "load_checkpoint", "model_from_checkpoint",
+    "train_locomotion", "TrainConfig", "export_onnx", "main_train", "load_checkpoint", "model_from_checkpoint",
     "make_checkpoint", "WindowData", "normalisation", "start_poses", "rollout_loss", "evaluate",
     "LOSS_WEIGHTS", "DEFAULT_OUT", "FORMAT",
 ]
