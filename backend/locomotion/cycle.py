@@ -183,22 +183,63 @@ def extract_cycle(
     """
     if root not in ("root_motion", "in_place"):
         raise ValueError(f"root must be 'root_motion' or 'in_place', got {root!r}")
-    sk = motion.skeleton
-    fps = motion.fps
-    period = cycle_period(motion, contacts, joints)
     counts = (1, 2) if cycles is None else (int(cycles),)
-    world_rot, world_pos = motion.world()
-    rpos, ryaw = _root_frame(world_pos, sk.names, fps, joints=joints)
-    origin = np.concatenate([rpos, np.zeros((len(rpos), 1))], axis=1)
-    p = R.rotate(FT.yaw_quat(-ryaw)[:, None], world_pos - origin[:, None])
-    vel = R.rotate(FT.yaw_quat(-ryaw)[:, None], np.gradient(world_pos, axis=0) * fps)
+    frame = _RootFrame.of(motion, joints)
+    a, length = _find_loop(motion, frame, cycle_period(motion, contacts, joints), counts, tolerance)
+    local, top_pos, trans, yaw, root3 = _loop_in_root_frame(motion, frame, a, length)
+    n = length
+    local = local[:n]
+    local[:, 0] = FT.yaw_quat(np.full(n, yaw))
+    if root == "in_place":
+        root_out = np.broadcast_to(np.array([frame.pos[a, 0], frame.pos[a, 1], 0.0]), (n, 3)).copy()
+    else:
+        root_out = root3[:n]
+    trans = trans[:n]
+    trans[:, 0] = root_out
+    trans[:, np.nonzero(motion.skeleton.parents == 0)[0]] = top_pos[:n]
+    return Motion(
+        motion.skeleton,
+        R.make_continuous(local, axis=0),
+        root_out,
+        motion.fps,
+        trans,
+        name=(motion.name or "motion") + "_cycle",
+    )
 
+
+class _RootFrame(NamedTuple):
+    """The clip in its character-root frame: world rotations/positions
+    ``[F, J, 4]``/``[F, J, 3]`` (metres), root ground position ``[F, 2]`` and
+    yaw ``[F]`` (radians), and joint positions and velocities (m/s) relative
+    to the root ``[F, J, 3]``."""
+
+    world_rot: np.ndarray
+    world_pos: np.ndarray
+    pos: np.ndarray
+    yaw: np.ndarray
+    rel_pos: np.ndarray
+    rel_vel: np.ndarray
+
+    @classmethod
+    def of(cls, motion: Motion, joints) -> "_RootFrame":
+        world_rot, world_pos = motion.world()
+        rpos, ryaw = _root_frame(world_pos, motion.skeleton.names, motion.fps, joints=joints)
+        origin = np.concatenate([rpos, np.zeros((len(rpos), 1))], axis=1)
+        unyaw = FT.yaw_quat(-ryaw)[:, None]
+        rel_pos = R.rotate(unyaw, world_pos - origin[:, None])
+        rel_vel = R.rotate(unyaw, np.gradient(world_pos, axis=0) * motion.fps)
+        return cls(world_rot, world_pos, rpos, ryaw, rel_pos, rel_vel)
+
+
+def _find_loop(motion: Motion, frame: _RootFrame, period: float, counts, tolerance: float) -> tuple:
+    """(first frame, length) of the best-matching loop of ``counts`` cycles,
+    its length searched within ``tolerance`` of ``period`` frames per cycle."""
     best = (None, None, np.inf)
     for k in counts:
         target = k * period
         w = max(int(np.ceil(tolerance * target)), 1)
         lengths = range(max(int(round(target)) - w, 2), int(round(target)) + w + 1)
-        cand = _best_cut(p, vel, lengths)
+        cand = _best_cut(frame.rel_pos, frame.rel_vel, lengths)
         if cand[0] is not None and cand[2] < best[2]:
             best = cand
     a, length, _ = best
@@ -206,51 +247,42 @@ def extract_cycle(
         raise ValueError(
             f"clip of {motion.num_frames} frames is too short for a loop of {counts[0]} cycle(s) of {period:.1f} frames"
         )
-    idx = np.arange(a, a + length + 1)  # the loop plus the frame that follows it
-    t = (idx - a) / length  # 0 .. 1
+    return a, length
 
-    # Constant-yaw, constant-velocity character root over the loop.
-    face = np.mean(FT.facing_from_yaw(ryaw[idx[:-1]]), axis=0)
-    yaw = float(FT.yaw_from_facing(face)) if np.linalg.norm(face) > 1e-6 else float(ryaw[a])
-    disp = rpos[a + length] - rpos[a]
-    root_lin = rpos[a] + t[:, None] * disp  # [L+1, 2]
+
+def _loop_in_root_frame(motion: Motion, frame: _RootFrame, a: int, length: int) -> tuple:
+    """Frames ``a .. a+length`` (the loop plus the frame that follows it)
+    relative to a constant-yaw, constant-velocity root, with the residual
+    (frame L should equal frame 0) spread linearly over the loop.
+
+    Returns (local rotations ``[L+1, J, 4]``, positions of the root's children
+    ``[L+1, C, 3]``, local translations ``[L+1, J, 3]``, the loop's yaw
+    (radians), the root's positions ``[L+1, 3]``)."""
+    sk = motion.skeleton
+    idx = np.arange(a, a + length + 1)
+    t = (idx - a) / length  # 0 .. 1
+    face = np.mean(FT.facing_from_yaw(frame.yaw[idx[:-1]]), axis=0)
+    yaw = float(FT.yaw_from_facing(face)) if np.linalg.norm(face) > 1e-6 else float(frame.yaw[a])
+    disp = frame.pos[a + length] - frame.pos[a]
+    root_lin = frame.pos[a] + t[:, None] * disp  # [L+1, 2]
     inv_yaw = FT.yaw_quat(-yaw)
 
     # Local rotations, the children of joint 0 expressed relative to the new root.
     top = np.nonzero(sk.parents == 0)[0]
     local = motion.rotations[idx].copy()
-    local[:, top] = R.mul(inv_yaw, world_rot[idx][:, top])
+    local[:, top] = R.mul(inv_yaw, frame.world_rot[idx][:, top])
     local[:, 0] = R.identity((len(idx),))
     local = R.make_continuous(local, axis=0)
     root3 = np.concatenate([root_lin, np.zeros((len(idx), 1))], axis=1)
-    top_pos = R.rotate(inv_yaw, world_pos[idx][:, top] - root3[:, None])
+    top_pos = R.rotate(inv_yaw, frame.world_pos[idx][:, top] - root3[:, None])
     trans = motion.local_translations()[idx]
 
-    # Spread the residual (frame L should equal frame 0) linearly over the loop.
     fix = R.mul(local[0], R.inv(local[-1]))  # left-multiplied, in the parent's frame
     corr = R.slerp(R.identity((1, len(fix))), fix[None], t[:, None])  # [L+1, J, 4]
     local = R.mul(corr, local)
     top_pos = top_pos + t[:, None, None] * (top_pos[0] - top_pos[-1])[None]
     trans = trans + t[:, None, None] * (trans[0] - trans[-1])[None]
-
-    n = length
-    local = local[:n]
-    local[:, 0] = FT.yaw_quat(np.full(n, yaw))
-    if root == "in_place":
-        root_out = np.broadcast_to(np.array([rpos[a, 0], rpos[a, 1], 0.0]), (n, 3)).copy()
-    else:
-        root_out = root3[:n]
-    trans = trans[:n]
-    trans[:, 0] = root_out
-    trans[:, top] = top_pos[:n]
-    return Motion(
-        sk,
-        R.make_continuous(local, axis=0),
-        root_out,
-        fps,
-        trans,
-        name=(motion.name or "motion") + "_cycle",
-    )
+    return local, top_pos, trans, yaw, root3
 
 
 __all__ = ["extract_cycle", "seam_jump", "cycle_period", "root_space_positions", "Jumps", "VELOCITY_WEIGHT"]
