@@ -249,54 +249,83 @@ def prepare(arm_obj, tgt_map=None, root_bone=None) -> RigifyPlan:
     full = scene_io.read_skeleton(arm_obj)
     cmap = control_mapping(arm_obj, full, tgt_map)
     switches = set_switches(arm_obj)
-    hum_parents = load_humanoid()["parents"]
     mapped = [b for b in cmap.bones.values() if b in arm_obj.pose.bones]
     extra = [b for b in REST_CONTROLS if b in arm_obj.pose.bones and b not in mapped]
     if root_bone and root_bone in arm_obj.pose.bones and root_bone not in mapped:
         extra.append(root_bone)
-    S = set(mapped) | set(extra)
+    controls = set(mapped) | set(extra)
     # The probe moves the mapped controls (and the root bone); the rest
     # controls stay at rest in every evaluation, as they will be keyed.
     moved = list(mapped) + ([root_bone] if root_bone in extra else [])
-    canon_of = {b: c for c, b in cmap.bones.items()}
     pb_index = {pb.name: i for i, pb in enumerate(arm_obj.pose.bones)}
-
-    def candidates(name):
-        out = []
-        b = arm_obj.data.bones[name].parent
-        while b is not None:
-            if b.name in S:
-                out.append(b.name)
-            b = b.parent
-        c = hum_parents.get(canon_of.get(name))
-        while c is not None:
-            if c in cmap.bones and cmap.bones[c] in S and cmap.bones[c] not in out:
-                out.append(cmap.bones[c])
-            c = hum_parents.get(c)
-        if root_bone in S and root_bone != name and root_bone not in out:
-            out.append(root_bone)
-        return out + [None]
-
     rng = np.random.default_rng(0)
-    with _Pose(arm_obj, sorted(S)) as pose:
+    with _Pose(arm_obj, sorted(controls)) as pose:
         pose.set({})
         zero = pose.evaluate()
         probes = []
         for _ in range(2):
             pose.set(_random_basis(rng, moved, {cmap.bones["hips"], root_bone}))
             probes.append(pose.evaluate())
+    eff, warnings = _effective_parents(arm_obj, cmap, controls, root_bone, pb_index, zero, probes)
+    # Start from the hips control so that its top ancestor (the torso or the
+    # root bone) becomes joint 0, the root a Motion's root_positions are for.
+    hips_ctrl = cmap.bones["hips"]
+    order = _parents_first(eff, [hips_ctrl] + sorted(controls, key=lambda x: pb_index[x]))
+    idx = {n: i for i, n in enumerate(order)}
+    skel, pivot = _control_skeleton(arm_obj, full, tgt_map, hips_ctrl, order, eff, zero, pb_index)
+
+    # Real parent frame relative to the effective parent's frame, from the
+    # zero pose (-2: the control has no parent bone at all).
+    actual, rel = np.full(len(order), -2), np.tile(np.eye(4), (len(order), 1, 1))
+    for i, n in enumerate(order):
+        e, k = eff[n]
+        if k is None:
+            continue
+        # relative to the effective parent's BONE frame (to_bone_locals moves
+        # the hips joint back from the pelvis to its bone head first)
+        actual[i] = idx[e] if e is not None else -1
+        rel[i] = k
+    return RigifyPlan(skel, {c: b for c, b in cmap.bones.items() if b in idx}, switches, actual, rel, pivot, warnings)
+
+
+def _follow_candidates(arm_obj, cmap, controls, root_bone, name) -> list:
+    """Controls that ``name`` may follow, nearest first: its bone ancestors
+    that are controls, then its humanoid ancestors' controls, the root bone,
+    and None (the armature)."""
+    hum_parents = load_humanoid()["parents"]
+    canon_of = {b: c for c, b in cmap.bones.items()}
+    out = []
+    b = arm_obj.data.bones[name].parent
+    while b is not None:
+        if b.name in controls:
+            out.append(b.name)
+        b = b.parent
+    c = hum_parents.get(canon_of.get(name))
+    while c is not None:
+        if c in cmap.bones and cmap.bones[c] in controls and cmap.bones[c] not in out:
+            out.append(cmap.bones[c])
+        c = hum_parents.get(c)
+    if root_bone in controls and root_bone != name and root_bone not in out:
+        out.append(root_bone)
+    return out + [None]
+
+
+def _effective_parents(arm_obj, cmap, controls, root_bone, pb_index, zero, probes) -> tuple:
+    """For each control, the control it rigidly follows in the probe poses
+    (its effective parent) and its parent bone's frame relative to it in the
+    zero pose: ``{name: (parent or None, 4x4 or None)}``, plus warnings."""
 
     def mat(m, name):
         return np.eye(4) if name is None else m[pb_index[name]]
 
     eff, warnings = {}, []
-    for name in S:
+    for name in controls:
         parent = arm_obj.data.bones[name].parent
         if parent is None:
             eff[name] = (None, None)
             continue
         best = None
-        for e in candidates(name):
+        for e in _follow_candidates(arm_obj, cmap, controls, root_bone, name):
             if e == name:
                 continue
             k0 = np.linalg.inv(mat(zero, e)) @ zero[pb_index[parent.name]]
@@ -309,8 +338,12 @@ def prepare(arm_obj, tgt_map=None, root_bone=None) -> RigifyPlan:
             warnings.append(f"{name} follows no single control (closest {best[1] or 'armature'}, "
                             f"error {best[0]:.3g}); its keys may be off")
         eff[name] = (best[1], best[2])
+    return eff, warnings
 
-    # Parents before children; a cycle would mean contradicting candidates.
+
+def _parents_first(eff, starts) -> list:
+    """The controls ordered parents before children (depth first from
+    ``starts``); a cycle would mean contradicting candidates."""
     order, state = [], {}
 
     def visit(n):
@@ -324,14 +357,15 @@ def prepare(arm_obj, tgt_map=None, root_bone=None) -> RigifyPlan:
         state[n] = 2
         order.append(n)
 
-    # Start from the hips control so that its top ancestor (the torso or the
-    # root bone) becomes joint 0, the root a Motion's root_positions are for.
-    hips_ctrl = cmap.bones["hips"]
-    for n in [hips_ctrl] + sorted(S, key=lambda x: pb_index[x]):
+    for n in starts:
         visit(n)
-    idx = {n: i for i, n in enumerate(order)}
+    return order
 
-    # Joint frames = evaluated zero pose; the hips joint sits on the pelvis.
+
+def _control_skeleton(arm_obj, full, tgt_map, hips_ctrl, order, eff, zero, pb_index) -> tuple:
+    """The control skeleton (joint frames = the evaluated zero pose; the hips
+    joint sits on the pelvis) and the hips pivot ``(joint, offset)``."""
+    idx = {n: i for i, n in enumerate(order)}
     M0 = np.stack([zero[pb_index[n]] for n in order])
     rot0 = R.from_matrix(M0[:, :3, :3])
     pos0 = M0[:, :3, 3].copy()
@@ -355,16 +389,4 @@ def prepare(arm_obj, tgt_map=None, root_bone=None) -> RigifyPlan:
     tails = np.zeros((len(order), 3))
     tails[:, 1] = [arm_obj.data.bones[n].length for n in order]
     skel = Skeleton(order, parents, offsets, rests, tails, dict(full.meta, name=f"{arm_obj.name} (Rigify controls)"))
-
-    # Real parent frame relative to the effective parent's frame, from the
-    # zero pose (-2: the control has no parent bone at all).
-    actual, rel = np.full(len(order), -2), np.tile(np.eye(4), (len(order), 1, 1))
-    for i, n in enumerate(order):
-        e, k = eff[n]
-        if k is None:
-            continue
-        # relative to the effective parent's BONE frame (to_bone_locals moves
-        # the hips joint back from the pelvis to its bone head first)
-        actual[i] = idx[e] if e is not None else -1
-        rel[i] = k
-    return RigifyPlan(skel, {c: b for c, b in cmap.bones.items() if b in idx}, switches, actual, rel, pivot, warnings)
+    return skel, pivot
