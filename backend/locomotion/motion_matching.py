@@ -156,6 +156,52 @@ class SpringTrajectory:
 # --- database ------------------------------------------------------------------------
 
 
+def _clip_features(cf, future, feet, hip) -> np.ndarray:
+    """One clip's raw matching features ``[F, 4K + 15]``: future trajectory
+    positions and directions (``K`` future samples, root frame), the feet's
+    positions and velocities and the hips' velocity (metres, m/s)."""
+    f = cf.num_frames
+    return np.concatenate(
+        [
+            cf.traj_pos[:, future].reshape(f, -1),
+            cf.traj_dir[:, future].reshape(f, -1),
+            cf.joint_pos[:, feet].reshape(f, -1),
+            cf.joint_vel[:, feet].reshape(f, -1),
+            cf.joint_vel[:, hip],
+        ],
+        axis=1,
+    )
+
+
+def _feature_groups(k: int) -> dict:
+    """Slices of the feature vector by group, for ``k`` future samples."""
+    return {
+        "traj_pos": slice(0, 2 * k),
+        "traj_dir": slice(2 * k, 4 * k),
+        "foot_pos": slice(4 * k, 4 * k + 6),
+        "foot_vel": slice(4 * k + 6, 4 * k + 12),
+        "hip_vel": slice(4 * k + 12, 4 * k + 15),
+    }
+
+
+def _feature_normalisation(raw: np.ndarray, groups: dict, weights: dict) -> tuple:
+    """(mean, scale) per feature: each group is divided by its mean std over
+    its weight, so a group's weight says how much it counts in a match."""
+    std = raw.std(axis=0)
+    scale = np.ones(raw.shape[1])
+    for g, sl in groups.items():
+        scale[sl] = max(float(std[sl].mean()), 1e-6) / weights[g]
+    return raw.mean(axis=0), scale
+
+
+def _searchable_frames(f: int, end_margin: int) -> np.ndarray:
+    """``[f]`` bool: frames a search may jump to (room to play on)."""
+    s = np.zeros(f, dtype=bool)
+    s[: max(f - end_margin, 1)] = True
+    s[f - 1] = f == 1
+    return s
+
+
 class MotionDatabase:
     """Plain arrays over every frame of a set of clips (``N`` frames, ``J``
     joints, ``D = 27`` features).
@@ -191,8 +237,7 @@ class MotionDatabase:
         raw, quats, top_pos, rv, rav, clip_of, style_of, searchable = [], [], [], [], [], [], [], []
         self.clip_names, self.clip_labels = [], []
         styles = []
-        starts, stops = [], []
-        n = 0
+        stops = np.cumsum([cf.num_frames for cf in clips])
         for c, cf in enumerate(clips):
             if abs(cf.fps - fps) > 1e-6:
                 raise ValueError(f"clip {cf.name} is at {cf.fps} fps, the database at {fps}")
@@ -200,48 +245,20 @@ class MotionDatabase:
             style = cf.labels.get("style_key", cf.labels.get("style", ""))
             if style not in styles:
                 styles.append(style)
-            raw.append(
-                np.concatenate(
-                    [
-                        cf.traj_pos[:, self.future].reshape(f, -1),
-                        cf.traj_dir[:, self.future].reshape(f, -1),
-                        cf.joint_pos[:, feet].reshape(f, -1),
-                        cf.joint_vel[:, feet].reshape(f, -1),
-                        cf.joint_vel[:, hip],
-                    ],
-                    axis=1,
-                )
-            )
+            raw.append(_clip_features(cf, self.future, feet, hip))
             quats.append(cf.local_quats().astype(np.float32))
             top_pos.append(cf.joint_pos[:, self.top])
             rv.append(cf.root_vel)
             rav.append(cf.root_ang_vel)
             clip_of.append(np.full(f, c))
             style_of.append(np.full(f, styles.index(style)))
-            s = np.zeros(f, dtype=bool)
-            s[: max(f - end_margin, 1)] = True
-            s[f - 1] = f == 1
-            searchable.append(s)
-            starts.append(n)
-            n += f
-            stops.append(n)
+            searchable.append(_searchable_frames(f, end_margin))
             self.clip_names.append(cf.name + ("" if not cf.mirrored or cf.name.endswith("_mirror") else "_mirror"))
             self.clip_labels.append(dict(cf.labels))
-        k = len(self.future)
-        self.groups = {
-            "traj_pos": slice(0, 2 * k),
-            "traj_dir": slice(2 * k, 4 * k),
-            "foot_pos": slice(4 * k, 4 * k + 6),
-            "foot_vel": slice(4 * k + 6, 4 * k + 12),
-            "hip_vel": slice(4 * k + 12, 4 * k + 15),
-        }
-        raw = np.concatenate(raw).astype(np.float64)
+        self.groups = _feature_groups(len(self.future))
         self.weights = dict(DEFAULT_WEIGHTS, **(weights or {}))
-        self.feature_mean = raw.mean(axis=0)
-        std = raw.std(axis=0)
-        self.feature_scale = np.ones(raw.shape[1])
-        for g, sl in self.groups.items():
-            self.feature_scale[sl] = max(float(std[sl].mean()), 1e-6) / self.weights[g]
+        raw = np.concatenate(raw).astype(np.float64)
+        self.feature_mean, self.feature_scale = _feature_normalisation(raw, self.groups, self.weights)
         self.features = ((raw - self.feature_mean) / self.feature_scale).astype(np.float32)
         self.local_quats = np.concatenate(quats)
         self.top_pos = np.concatenate(top_pos).astype(np.float32)
@@ -250,8 +267,8 @@ class MotionDatabase:
         self.clip_of = np.concatenate(clip_of)
         self.style_of = np.concatenate(style_of)
         self.searchable = np.concatenate(searchable)
-        self.clip_start = np.array(starts)
-        self.clip_stop = np.array(stops)
+        self.clip_start = np.concatenate([[0], stops[:-1]]).astype(int)
+        self.clip_stop = stops.astype(int)
         self.styles = styles
         self._trees = {}
 
