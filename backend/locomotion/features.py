@@ -580,48 +580,21 @@ def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror
         all_clips = [c for c in all_clips if c.file in wanted]
     which = _resolve_split(all_clips, seed) if all_clips else {}
     index_path = cache_dir / "index.json"
-    index = {"version": FEATURE_VERSION, "clips": {}}
-    if index_path.exists():
-        try:
-            old = json.loads(index_path.read_text())
-            if old.get("version") == FEATURE_VERSION:
-                index = old
-        except (json.JSONDecodeError, OSError):
-            pass
-    reflections = None
+    index = _read_index(index_path)
+    reflections = [None]  # the mirror's joint pairing, found on the first mirrored clip
     built = skipped = frames = 0
     dirty = False
     for k, info in enumerate(all_clips):
         h = _file_hash(info.path)
         split = which.get(info.file, "train")
         files = [info.stem + ".npz"] + ([info.stem + "_mirror.npz"] if mirror and split == "train" else [])
-        entry = index["clips"].get(info.stem)
-        if (
-            entry
-            and entry.get("hash") == h
-            and entry.get("split") == split
-            and entry.get("files") == files
-            and all((cache_dir / f).exists() for f in files)
-        ):
+        if _is_cached(index["clips"].get(info.stem), h, split, files, cache_dir):
             skipped += 1
             continue
-        m = load_clip(info)
-        labels = dict(info.labels(), split=split)
-        feats = compute_features(m, labels)
-        feats.save(cache_dir / files[0], extra={"source_hash": h})
-        if len(files) > 1:
-            if reflections is None:
-                reflections = mirror_reflections(m)
-            mf = compute_features(mirror_motion(m, reflections), dict(labels, mirrored=True))
-            mf.mirrored = True
-            mf.save(cache_dir / files[1], extra={"source_hash": h})
-        else:
-            stale = cache_dir / (info.stem + "_mirror.npz")
-            if stale.exists():
-                stale.unlink()
-        index["clips"][info.stem] = {"hash": h, "split": split, "files": files, "frames": m.num_frames, **info.labels()}
+        n = _cache_clip(info, split, files, h, cache_dir, reflections)
+        index["clips"][info.stem] = {"hash": h, "split": split, "files": files, "frames": n, **info.labels()}
         built += 1
-        frames += m.num_frames * len(files)
+        frames += n * len(files)
         dirty = True
         if verbose and built % 50 == 0:
             print(f"[locomotion cache] {k + 1}/{len(all_clips)} clips, {time.perf_counter() - t0:.1f} s", flush=True)
@@ -638,6 +611,52 @@ def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror
         "bytes": size,
         "cache_dir": str(cache_dir),
     }
+
+
+def _read_index(path: Path) -> dict:
+    """The cache's index, or an empty one when missing, unreadable or of
+    another :data:`FEATURE_VERSION`."""
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+            if old.get("version") == FEATURE_VERSION:
+                return old
+        except (json.JSONDecodeError, OSError):
+            pass
+    return {"version": FEATURE_VERSION, "clips": {}}
+
+
+def _is_cached(entry, source_hash: str, split: str, files: list, cache_dir: Path) -> bool:
+    """Whether an index entry matches the source and split and its files exist."""
+    return bool(
+        entry
+        and entry.get("hash") == source_hash
+        and entry.get("split") == split
+        and entry.get("files") == files
+        and all((cache_dir / f).exists() for f in files)
+    )
+
+
+def _cache_clip(info, split: str, files: list, source_hash: str, cache_dir: Path, reflections: list) -> int:
+    """Compute and save one clip's features (and its mirror's when ``files``
+    has two names; a stale mirror is removed otherwise). ``reflections`` is a
+    one-item list holding the mirror's joint pairing once found. Returns the
+    clip's frame count."""
+    m = load_clip(info)
+    labels = dict(info.labels(), split=split)
+    feats = compute_features(m, labels)
+    feats.save(cache_dir / files[0], extra={"source_hash": source_hash})
+    if len(files) > 1:
+        if reflections[0] is None:
+            reflections[0] = mirror_reflections(m)
+        mf = compute_features(mirror_motion(m, reflections[0]), dict(labels, mirrored=True))
+        mf.mirrored = True
+        mf.save(cache_dir / files[1], extra={"source_hash": source_hash})
+    else:
+        stale = cache_dir / (info.stem + "_mirror.npz")
+        if stale.exists():
+            stale.unlink()
+    return m.num_frames
 
 
 def _write_index(path: Path, index: dict) -> None:
