@@ -92,7 +92,7 @@ def run_once(exe: Path, argv, cwd: Path, out: Path | None, env) -> dict:
     return {"wall": wall, "phases": phases}
 
 
-def main():
+def _parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", action="append", default=[],
                     help="NAME=PATH of a checkout with .venv/bin/rigmind (repeatable; default after=this checkout)")
@@ -103,87 +103,76 @@ def main():
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--blender", action="store_true",
                     help="also time Generate Gesture/Face/Walk Along Path inside Blender (bench_blender_clicks.py)")
-    args = ap.parse_args()
-    trees = [t.split("=", 1) for t in (args.tree or [f"after={REPO}"])]
-    trees = [(name, Path(path).resolve()) for name, path in trees]
+    return ap.parse_args()
 
-    tmp = Path(tempfile.mkdtemp(prefix="rigmind-bench-cmd-"))
-    env = dict(os.environ, RIGMIND_TIMINGS="1", BLENDER_USER_RESOURCES=str(tmp / "blender_user"),
-               OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
-    wav = speech_60s(args.data, tmp / "speech_60s.wav")
-    rpm = args.data / "character_rpm_arkit" / "brunette-t.glb"
 
-    results = {}
-    for name, root in trees:
+def _tree_commands(exe: Path, root: Path, d: Path, wav: Path, rpm: Path, env: dict) -> dict:
+    """Make the inputs in ``d`` (the mannequin, a 60 s gesture take) with the
+    tree's own rigmind; return its commands ``{label: (argv, output)}``."""
+    d.mkdir()
+    mannequin = d / "mannequin.blend"
+    run_once(exe, ["mannequin", "--out", str(mannequin)], root, mannequin, env)
+    take = d / "take.blend"  # a 60 s gesture take with face, for `export`
+    run_once(exe, ["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto", "--out", str(take)],
+             root, take, env)
+    cmds = {
+        "help": (["--help"], None),
+        "gesture_face_bvh": (["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto",
+                              "--out", str(d / "g.bvh")], d / "g.bvh"),
+        "gesture_face_fbx": (["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto",
+                              "--out", str(d / "g.fbx")], d / "g.fbx"),
+        "walk_path_22m_bvh": (["walk", "--rig", str(mannequin), f"--path={PATH_22M}", "--out", str(d / "w.bvh")],
+                              d / "w.bvh"),
+        "export_take_bvh": (["export", "--rig", str(take), "--out", str(d / "e.bvh")], d / "e.bvh"),
+        "export_take_fbx": (["export", "--rig", str(take), "--out", str(d / "e.fbx")], d / "e.fbx"),
+        "open_take_only": (["info", str(take)], None),
+    }
+    if rpm.exists():
+        cmds["face_rpm_csv"] = (["face", "--audio", str(wav), "--mesh", str(rpm), "--out", str(d / "f.csv")],
+                                d / "f.csv")
+    return cmds
+
+
+def _time_label(label: str, trees, results: dict, args, env: dict, evict_paths) -> None:
+    """Time one command on every tree: an optional cold run, a warm-up, then
+    ``args.repeat`` warm runs. Trees alternate run by run, so a change in the
+    machine's load (other jobs on the same cores) falls on both sides of a
+    ratio alike."""
+    todo = [(name, root) for name, root in trees if label in results[name]["cmds"]]
+    for name, root in todo:
+        r = results[name]
+        argv, out = r["cmds"][label]
         exe = root / ".venv" / "bin" / "rigmind"
-        d = tmp / name
-        d.mkdir()
-        mannequin = d / "mannequin.blend"
-        run_once(exe, ["mannequin", "--out", str(mannequin)], root, mannequin, env)
-        take = d / "take.blend"  # a 60 s gesture take with face, for `export`
-        run_once(exe, ["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto", "--out", str(take)],
-                 root, take, env)
-        cmds = {
-            "help": (["--help"], None),
-            "gesture_face_bvh": (["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto",
-                                  "--out", str(d / "g.bvh")], d / "g.bvh"),
-            "gesture_face_fbx": (["gesture", "--audio", str(wav), "--rig", str(mannequin), "--face", "auto",
-                                  "--out", str(d / "g.fbx")], d / "g.fbx"),
-            "walk_path_22m_bvh": (["walk", "--rig", str(mannequin), f"--path={PATH_22M}", "--out", str(d / "w.bvh")],
-                                  d / "w.bvh"),
-            "export_take_bvh": (["export", "--rig", str(take), "--out", str(d / "e.bvh")], d / "e.bvh"),
-            "export_take_fbx": (["export", "--rig", str(take), "--out", str(d / "e.fbx")], d / "e.fbx"),
-            "open_take_only": (["info", str(take)], None),
-        }
-        if rpm.exists():
-            cmds["face_rpm_csv"] = (["face", "--audio", str(wav), "--mesh", str(rpm), "--out", str(d / "f.csv")],
-                                    d / "f.csv")
-        results[name] = {"root": str(root), "cmds": cmds, "runs": {}}
-
-    labels = list(results[trees[0][0]]["cmds"])
-    if args.only:
-        labels = [x for x in labels if x in args.only.split(",")]
-    # Trees alternate run by run, so a change in the machine's load (other
-    # jobs on the same cores) falls on both sides of a ratio alike.
-    for label in labels:
-        todo = [(name, root) for name, root in trees if label in results[name]["cmds"]]
+        rec = r["runs"].setdefault(label, {"warm": []})
+        if args.cold:
+            evict([root / ".venv", root, *evict_paths])
+            rec["cold"] = run_once(exe, argv, root, out, env)
+        run_once(exe, argv, root, out, env)  # warm the cache
+    for _ in range(args.repeat):
         for name, root in todo:
-            r = results[name]
-            argv, out = r["cmds"][label]
-            exe = root / ".venv" / "bin" / "rigmind"
-            rec = r["runs"].setdefault(label, {"warm": []})
-            if args.cold:
-                evict([root / ".venv", root, wav, rpm])
-                rec["cold"] = run_once(exe, argv, root, out, env)
-            run_once(exe, argv, root, out, env)  # warm the cache
-        for _ in range(args.repeat):
-            for name, root in todo:
-                argv, out = results[name]["cmds"][label]
-                rec = results[name]["runs"][label]
-                rec["warm"].append(run_once(root / ".venv" / "bin" / "rigmind", argv, root, out, env))
-        for name, _ in todo:
+            argv, out = results[name]["cmds"][label]
             rec = results[name]["runs"][label]
-            w = statistics.median(x["wall"] for x in rec["warm"])
-            cold = f", cold {rec['cold']['wall']:.2f} s" if "cold" in rec else ""
-            print(f"{label:<20} {name:<8} warm median {w:.2f} s{cold}  phases {rec['warm'][-1]['phases']}", flush=True)
+            rec["warm"].append(run_once(root / ".venv" / "bin" / "rigmind", argv, root, out, env))
+    for name, _ in todo:
+        rec = results[name]["runs"][label]
+        w = statistics.median(x["wall"] for x in rec["warm"])
+        cold = f", cold {rec['cold']['wall']:.2f} s" if "cold" in rec else ""
+        print(f"{label:<20} {name:<8} warm median {w:.2f} s{cold}  phases {rec['warm'][-1]['phases']}", flush=True)
 
-    feats = Path(__file__).with_name("bench_audio_features.py")
+
+def _run_result_script(script: str, key: str, trees, results: dict, wav: Path, env: dict) -> None:
+    """Run a bench script that prints ``RESULT {json}`` under each tree's python."""
+    path = Path(__file__).with_name(script)
     for name, root in trees:
         py = root / ".venv" / "bin" / "python"
-        p = subprocess.run([str(py), str(feats), str(wav)], cwd=root, env=env, capture_output=True, text=True)
+        p = subprocess.run([str(py), str(path), str(wav)], cwd=root, env=env, capture_output=True, text=True)
         line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-        results[name]["audio_features"] = json.loads(line[-1][7:]) if line else {"error": p.stderr[-2000:]}
-        print(f"audio features {name}: {results[name]['audio_features']}", flush=True)
+        results[name][key] = json.loads(line[-1][7:]) if line else {"error": p.stderr[-2000:]}
+        print(f"{key} {name}: {results[name][key]}", flush=True)
 
-    if args.blender:
-        clicks = Path(__file__).with_name("bench_blender_clicks.py")
-        for name, root in trees:
-            py = root / ".venv" / "bin" / "python"
-            p = subprocess.run([str(py), str(clicks), str(wav)], cwd=root, env=env, capture_output=True, text=True)
-            line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-            results[name]["blender"] = json.loads(line[-1][7:]) if line else {"error": p.stderr[-2000:]}
-            print(f"blender clicks {name}: {results[name]['blender']}", flush=True)
 
+def _summary(results: dict, trees) -> dict:
+    """Medians, minima and phases per tree and command; speed-ups against the first tree."""
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
                "load_avg_end": os.getloadavg(), "trees": {}}
     for name, r in results.items():
@@ -195,14 +184,37 @@ def main():
                 "warm_median_s": statistics.median(walls), "warm_min_s": min(walls), "warm_runs": walls,
                 "cold_s": rec.get("cold", {}).get("wall"), "phases_last_warm": rec["warm"][-1]["phases"],
                 "argv": r["cmds"][label][0]}
-    if len(trees) > 1:
-        base = trees[0][0]
-        for name, _ in trees[1:]:
-            for label, v in summary["trees"][name]["commands"].items():
-                b = summary["trees"][base]["commands"].get(label)
-                if b:
-                    v[f"speedup_vs_{base}"] = b["warm_median_s"] / v["warm_median_s"]
-    text = json.dumps(summary, indent=1)
+    base = trees[0][0]
+    for name, _ in trees[1:]:
+        for label, v in summary["trees"][name]["commands"].items():
+            b = summary["trees"][base]["commands"].get(label)
+            if b:
+                v[f"speedup_vs_{base}"] = b["warm_median_s"] / v["warm_median_s"]
+    return summary
+
+
+def main():
+    args = _parse_args()
+    trees = [t.split("=", 1) for t in (args.tree or [f"after={REPO}"])]
+    trees = [(name, Path(path).resolve()) for name, path in trees]
+    tmp = Path(tempfile.mkdtemp(prefix="rigmind-bench-cmd-"))
+    env = dict(os.environ, RIGMIND_TIMINGS="1", BLENDER_USER_RESOURCES=str(tmp / "blender_user"),
+               OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
+    wav = speech_60s(args.data, tmp / "speech_60s.wav")
+    rpm = args.data / "character_rpm_arkit" / "brunette-t.glb"
+    results = {}
+    for name, root in trees:
+        cmds = _tree_commands(root / ".venv" / "bin" / "rigmind", root, tmp / name, wav, rpm, env)
+        results[name] = {"root": str(root), "cmds": cmds, "runs": {}}
+    labels = list(results[trees[0][0]]["cmds"])
+    if args.only:
+        labels = [x for x in labels if x in args.only.split(",")]
+    for label in labels:
+        _time_label(label, trees, results, args, env, [wav, rpm])
+    _run_result_script("bench_audio_features.py", "audio_features", trees, results, wav, env)
+    if args.blender:
+        _run_result_script("bench_blender_clicks.py", "blender", trees, results, wav, env)
+    text = json.dumps(_summary(results, trees), indent=1)
     if args.json:
         args.json.write_text(text)
     print(text)
