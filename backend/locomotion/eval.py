@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import importlib
-import inspect
 import json
 import os
 import platform
@@ -40,10 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from ..motion import Motion
+from . import cleanup as CL
 from . import dataset as D
 from . import features as FT
 from . import metrics as M
+from . import path_follow as PF
 from . import style_classifier as SC
+from .controller import LocomotionController
 from .motion_matching import Control, MotionMatchingController
 
 #: Default neural checkpoint and report.
@@ -243,9 +244,8 @@ def pursue_path(
             if done_frames <= 0:
                 break
     motion = _concat(poses)
-    from .path_follow import stack_rows
-
-    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=stack_rows(predicted), feet=stack_rows(feet))
+    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=PF.stack_rows(predicted),
+                        feet=PF.stack_rows(feet))
 
 
 def _concat(poses) -> Motion:
@@ -263,74 +263,32 @@ def _concat(poses) -> Motion:
     )
 
 
-def _optional(module: str):
-    """``backend.locomotion.<module>`` or None when it does not exist yet
-    (another part of issue #4); any other import error propagates."""
-    try:
-        return importlib.import_module(f"{__package__}.{module}")
-    except ModuleNotFoundError as e:
-        if e.name and e.name.endswith(f"locomotion.{module}"):
-            return None
-        raise
-
-
 def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None, notes=None):
-    """Walk ``path`` with ``path_follow.follow_path`` when it exists (and
-    supports the path's pauses), else with :func:`pursue_path`. Returns an
-    object with ``motion``, ``target_xy``, ``arc`` and ``follower``."""
-    pf = _optional("path_follow")
-    fn = getattr(pf, "follow_path", None) if pf is not None else None
-    if fn is not None:
-        params = inspect.signature(fn).parameters
-        takes_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
-        if not path.pauses or "pauses" in params or takes_kw:
-            extra = {}
-            if path.pauses:
-                extra["pauses"] = path.pauses
-            if max_seconds is not None and ("max_seconds" in params or takes_kw):
-                extra["max_seconds"] = max_seconds
-            start = path.points[0]
-            yaw0 = float(FT.yaw_from_facing(path.points[1] - start))
-            controller.reset(position=start, yaw=yaw0, style=style)
-            if "speed" in params and "style" in params:
-                res = fn(controller, path.points, speed=speed, style=style, **extra)
-            else:  # the documented positional order
-                res = fn(controller, path.points, speed, style, **extra)
-            if not hasattr(res, "follower"):
-                try:
-                    res.follower = "path_follow.follow_path"
-                except AttributeError:
-                    pass
-            return res
+    """Walk ``path`` with ``path_follow.follow_path``, the follower Walk Along
+    Path uses; a path with pauses (which it does not take) is walked with
+    :func:`pursue_path`, said in ``notes``. Returns an object with ``motion``,
+    ``target_xy``, ``arc`` and ``follower``."""
+    if path.pauses:
         if notes is not None:
             notes.add(f"path_follow.follow_path takes no pauses: {path.name} used the built-in pure-pursuit follower")
-    return pursue_path(controller, path.points, speed, style, pauses=path.pauses, max_seconds=max_seconds)
+        return pursue_path(controller, path.points, speed, style, pauses=path.pauses, max_seconds=max_seconds)
+    extra = {} if max_seconds is None else {"max_seconds": max_seconds}
+    start = path.points[0]
+    controller.reset(position=start, yaw=float(FT.yaw_from_facing(path.points[1] - start)), style=style)
+    res = PF.follow_path(controller, path.points, speed=speed, style=style, **extra)
+    res.follower = "path_follow.follow_path"
+    return res
 
 
-def _find_cleanup():
-    """A foot clean-up ``fn(Motion) -> Motion`` from ``cleanup.py`` if it
-    provides one under a known name, else None."""
-    mod = _optional("cleanup")
-    if mod is None:
-        return None
-    for name in ("pin_feet", "cleanup_feet", "clean_feet", "foot_cleanup", "cleanup"):
-        fn = getattr(mod, name, None)
-        if callable(fn):
-            return fn
-    return None
-
-
-def _clean(clean_fn, res):
-    """``clean_fn`` on the run's motion, given the controller's predicted
-    contacts and foot positions when the run recorded them and the function
-    takes them."""
-    params = inspect.signature(clean_fn).parameters
+def _clean(res):
+    """The foot clean-up (``cleanup.pin_feet``) of a run's motion, given the
+    controller's predicted contacts and foot positions when it recorded them."""
     kw = {}
-    if getattr(res, "contacts", None) is not None and "predicted" in params:
+    if getattr(res, "contacts", None) is not None:
         kw["predicted"] = res.contacts
-    if getattr(res, "feet", None) is not None and "feet" in params:
+    if getattr(res, "feet", None) is not None:
         kw["feet"] = res.feet
-    return clean_fn(res.motion, **kw)
+    return CL.pin_feet(res.motion, **kw)
 
 
 # --- controllers -----------------------------------------------------------------------
@@ -338,23 +296,14 @@ def _clean(clean_fn, res):
 
 def load_neural(model_path=DEFAULT_MODEL):
     """``(controller, note)``: the neural controller from ``model_path``, or
-    ``(None, why not)``. Tries ``LocomotionController.load(path)``,
-    ``.from_checkpoint(path)`` then ``.build(path)``."""
+    ``(None, why not)`` when the file is absent or does not load."""
     model_path = Path(model_path)
     if not model_path.exists():
         return None, f"{model_path.name} is absent: the neural controller is not evaluated"
-    mod = _optional("controller")
-    cls = getattr(mod, "LocomotionController", None) if mod is not None else None
-    if cls is None:
-        return None, "backend/locomotion/controller.py (LocomotionController) is absent"
-    for meth in ("load", "from_checkpoint", "build"):
-        fn = getattr(cls, meth, None)
-        if fn is not None:
-            try:
-                return fn(model_path), f"neural: {meth}({model_path.name})"
-            except Exception as e:  # report and go on with the baseline
-                return None, f"LocomotionController.{meth}({model_path}) failed: {type(e).__name__}: {e}"
-    return None, "LocomotionController has no load/from_checkpoint/build"
+    try:
+        return LocomotionController.load(model_path), f"neural: load({model_path.name})"
+    except (OSError, ValueError, RuntimeError) as e:  # report and go on with the baseline
+        return None, f"LocomotionController.load({model_path}) failed: {type(e).__name__}: {e}"
 
 
 def walking_speeds(clips, styles) -> dict:
@@ -440,8 +389,8 @@ def evaluate_locomotion(
             cache's validation clips of walking gait in ``styles``).
         train_clips: training ClipFeatures for the per-style walking speeds
             (default: the cache's).
-        cleanup: also score each controller after ``cleanup.py``'s foot
-            clean-up when that exists.
+        cleanup: also score each controller after the foot clean-up
+            (``cleanup.pin_feet``).
 
     Returns:
         ``{"rows": [{"name", metrics...}], "per_path": {name: {path: metrics}},
@@ -474,7 +423,6 @@ def evaluate_locomotion(
         acc = SC.evaluate_classifier(classifier, mocap_clips)
         cls_info = {k: acc[k] for k in ("clip_accuracy", "window_accuracy", "clips", "windows", "per_style")}
 
-    clean_fn = _find_cleanup() if cleanup else None
     followers = {}  # (controller, follower) -> path names
     runs, rows, per_path = [], [], {}
     mocap_scores = []
@@ -488,7 +436,7 @@ def evaluate_locomotion(
 
     for name, ctl in controllers.items():
         variants = {name: []}
-        if clean_fn is not None:
+        if cleanup:
             variants[f"{name} + foot cleanup"] = []
         for path in paths:
             for st in styles:
@@ -498,14 +446,10 @@ def evaluate_locomotion(
                 sc = score_motion(res.motion, path, classifier, st)
                 sc.update(controller=name, path=path.name, style=st, seconds=time.perf_counter() - t0)
                 variants[name].append(sc)
-                if clean_fn is not None:
-                    try:
-                        cm = _clean(clean_fn, res)
-                        cs = score_motion(cm, path, classifier, st)
-                        cs.update(controller=f"{name} + foot cleanup", path=path.name, style=st)
-                        variants[f"{name} + foot cleanup"].append(cs)
-                    except Exception as e:  # report, keep the uncleaned numbers
-                        notes.add(f"foot cleanup failed on {name}: {type(e).__name__}: {e}")
+                if cleanup:
+                    cs = score_motion(_clean(res), path, classifier, st)
+                    cs.update(controller=f"{name} + foot cleanup", path=path.name, style=st)
+                    variants[f"{name} + foot cleanup"].append(cs)
                 if verbose:
                     print(
                         f"[eval] {name} {path.name} {st}: {sc['frames']} frames, traj {sc['traj_mean_cm']:.1f} cm, "
