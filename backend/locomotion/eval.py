@@ -403,63 +403,32 @@ def evaluate_locomotion(
     by_name = {p.name: p for p in FIXED_PATHS}
     paths = [by_name[p] if isinstance(p, str) else p for p in paths]
     styles = tuple(styles)
-    need_cache = classifier is None or mocap_clips is None or train_clips is None
-    if need_cache:
+    if classifier is None or mocap_clips is None or train_clips is None:
         cache = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
         if not (cache / "index.json").exists():
             FT.build_cache(data_dir, cache, seed=seed, verbose=verbose)
     if train_clips is None:
         train_clips = FT.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
     speeds = walking_speeds(train_clips, styles)
-
-    cls_info = {}
     if classifier is None:
         classifier = SC.train_style_classifier(cache_dir, seed=seed)
     if mocap_clips is None:
         mocap_clips = [
             c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
         ]
+    cls_info = {}
     if mocap_clips:
         acc = SC.evaluate_classifier(classifier, mocap_clips)
         cls_info = {k: acc[k] for k in ("clip_accuracy", "window_accuracy", "clips", "windows", "per_style")}
+    mocap_scores = [_mocap_score(c) for c in mocap_clips]
+    mocap = _aggregate(mocap_scores)
 
     followers = {}  # (controller, follower) -> path names
     runs, rows, per_path = [], [], {}
-    mocap_scores = []
-    for c in mocap_clips:
-        m = c.to_motion() if isinstance(c, FT.ClipFeatures) else c
-        s = score_motion(m)
-        s["style_correct"] = None
-        mocap_scores.append(s)
-    mocap = _aggregate(mocap_scores)
-    mocap_jitter = mocap["jitter_m_s3"]
-
     for name, ctl in controllers.items():
-        variants = {name: []}
-        if cleanup:
-            variants[f"{name} + foot cleanup"] = []
-        for path in paths:
-            for st in styles:
-                t0 = time.perf_counter()
-                res = follow(ctl, path, speeds[st], st, max_seconds=max_seconds, notes=notes)
-                followers.setdefault((name, getattr(res, "follower", "path_follow.follow_path")), []).append(path.name)
-                sc = score_motion(res.motion, path, classifier, st)
-                sc.update(controller=name, path=path.name, style=st, seconds=time.perf_counter() - t0)
-                variants[name].append(sc)
-                if cleanup:
-                    cs = score_motion(_clean(res), path, classifier, st)
-                    cs.update(controller=f"{name} + foot cleanup", path=path.name, style=st)
-                    variants[f"{name} + foot cleanup"].append(cs)
-                if verbose:
-                    print(
-                        f"[eval] {name} {path.name} {st}: {sc['frames']} frames, traj {sc['traj_mean_cm']:.1f} cm, "
-                        f"skate {sc['skate_cm_per_frame']:.2f}, style {sc['predicted_style']}",
-                        flush=True,
-                    )
-        timing_controls = M._default_controls(timing_steps + 10)
-        st0 = "normal" if "normal" in styles else styles[0]
-        timing_controls = [Control(velocity=c.velocity, style=st0) for c in timing_controls]
-        ms = M.ms_per_step(ctl, timing_steps, controls=timing_controls, reset_kwargs={"style": st0})
+        variants = _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers,
+                               notes, verbose)
+        ms = _ms_per_step(ctl, styles, timing_steps)
         for vname, vr in variants.items():
             if not vr:
                 continue
@@ -467,7 +436,7 @@ def evaluate_locomotion(
             agg = _aggregate(vr)
             agg["name"] = vname
             agg["ms_per_step"] = ms if vname == name else None
-            agg["jitter_ratio"] = (agg["jitter_m_s3"] / mocap_jitter) if mocap_jitter else None
+            agg["jitter_ratio"] = (agg["jitter_m_s3"] / mocap["jitter_m_s3"]) if mocap["jitter_m_s3"] else None
             rows.append(agg)
             per_path[vname] = {p.name: _aggregate([r for r in vr if r["path"] == p.name]) for p in paths}
     for (name, how), names in followers.items():
@@ -491,6 +460,50 @@ def evaluate_locomotion(
         "styles": list(styles),
         "seconds": time.perf_counter() - t_start,
     }
+
+
+def _mocap_score(clip) -> dict:
+    """:func:`score_motion` of a mocap clip (no path, no style verdict)."""
+    m = clip.to_motion() if isinstance(clip, FT.ClipFeatures) else clip
+    s = score_motion(m)
+    s["style_correct"] = None
+    return s
+
+
+def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers, notes, verbose) -> dict:
+    """Walk every path in every style with one controller and score each run,
+    raw and (with ``cleanup``) after the foot clean-up: ``{variant: [scores]}``.
+    Records which follower walked which path in ``followers``."""
+    variants = {name: []}
+    if cleanup:
+        variants[f"{name} + foot cleanup"] = []
+    for path in paths:
+        for st in styles:
+            t0 = time.perf_counter()
+            res = follow(ctl, path, speeds[st], st, max_seconds=max_seconds, notes=notes)
+            followers.setdefault((name, getattr(res, "follower", "path_follow.follow_path")), []).append(path.name)
+            sc = score_motion(res.motion, path, classifier, st)
+            sc.update(controller=name, path=path.name, style=st, seconds=time.perf_counter() - t0)
+            variants[name].append(sc)
+            if cleanup:
+                cs = score_motion(_clean(res), path, classifier, st)
+                cs.update(controller=f"{name} + foot cleanup", path=path.name, style=st)
+                variants[f"{name} + foot cleanup"].append(cs)
+            if verbose:
+                print(
+                    f"[eval] {name} {path.name} {st}: {sc['frames']} frames, traj {sc['traj_mean_cm']:.1f} cm, "
+                    f"skate {sc['skate_cm_per_frame']:.2f}, style {sc['predicted_style']}",
+                    flush=True,
+                )
+    return variants
+
+
+def _ms_per_step(ctl, styles, timing_steps: int) -> float:
+    """The controller's time per step (ms) on the default control sequence, in
+    the normal style when evaluated (else the first)."""
+    st0 = "normal" if "normal" in styles else styles[0]
+    controls = [Control(velocity=c.velocity, style=st0) for c in M._default_controls(timing_steps + 10)]
+    return M.ms_per_step(ctl, timing_steps, controls=controls, reset_kwargs={"style": st0})
 
 
 # --- report ------------------------------------------------------------------------------
