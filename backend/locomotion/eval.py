@@ -403,23 +403,8 @@ def evaluate_locomotion(
     by_name = {p.name: p for p in FIXED_PATHS}
     paths = [by_name[p] if isinstance(p, str) else p for p in paths]
     styles = tuple(styles)
-    if classifier is None or mocap_clips is None or train_clips is None:
-        cache = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
-        if not (cache / "index.json").exists():
-            FT.build_cache(data_dir, cache, seed=seed, verbose=verbose)
-    if train_clips is None:
-        train_clips = FT.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
-    speeds = walking_speeds(train_clips, styles)
-    if classifier is None:
-        classifier = SC.train_style_classifier(cache_dir, seed=seed)
-    if mocap_clips is None:
-        mocap_clips = [
-            c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
-        ]
-    cls_info = {}
-    if mocap_clips:
-        acc = SC.evaluate_classifier(classifier, mocap_clips)
-        cls_info = {k: acc[k] for k in ("clip_accuracy", "window_accuracy", "clips", "windows", "per_style")}
+    speeds, classifier, mocap_clips, cls_info = _references(
+        data_dir, cache_dir, styles, seed, classifier, mocap_clips, train_clips, verbose)
     mocap_scores = [_mocap_score(c) for c in mocap_clips]
     mocap = _aggregate(mocap_scores)
 
@@ -460,6 +445,31 @@ def evaluate_locomotion(
         "styles": list(styles),
         "seconds": time.perf_counter() - t_start,
     }
+
+
+def _references(data_dir, cache_dir, styles, seed, classifier, mocap_clips, train_clips, verbose) -> tuple:
+    """What the runs are measured against, from the feature cache where not
+    given: per-style walking speeds, the style classifier (trained here when
+    None), the validation mocap clips and the classifier's accuracy on them.
+    Returns ``(speeds, classifier, mocap_clips, classifier_info)``."""
+    if classifier is None or mocap_clips is None or train_clips is None:
+        cache = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
+        if not (cache / "index.json").exists():
+            FT.build_cache(data_dir, cache, seed=seed, verbose=verbose)
+    if train_clips is None:
+        train_clips = FT.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
+    speeds = walking_speeds(train_clips, styles)
+    if classifier is None:
+        classifier = SC.train_style_classifier(cache_dir, seed=seed)
+    if mocap_clips is None:
+        mocap_clips = [
+            c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
+        ]
+    cls_info = {}
+    if mocap_clips:
+        acc = SC.evaluate_classifier(classifier, mocap_clips)
+        cls_info = {k: acc[k] for k in ("clip_accuracy", "window_accuracy", "clips", "windows", "per_style")}
+    return speeds, classifier, mocap_clips, cls_info
 
 
 def _mocap_score(clip) -> dict:
