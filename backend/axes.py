@@ -142,24 +142,23 @@ def to_blender(obj, up: str = "Y"):
     """Convert a :class:`Motion`, :class:`Skeleton` or positions ``[..., 3]``
     whose up axis is ``up`` ("Y" or "Z") to Blender axes; "Z" is a no-op
     (positions are returned as a float array, objects unchanged)."""
-    if _check_up(up) == "Z":
-        return obj if isinstance(obj, (Motion, Skeleton)) else np.asarray(obj, dtype=np.float64)
-    if isinstance(obj, Motion):
-        return motion_yup_to_blender(obj)
-    if isinstance(obj, Skeleton):
-        return skeleton_yup_to_blender(obj)
-    return positions_yup_to_blender(obj)
+    return _convert(obj, up, motion_yup_to_blender, skeleton_yup_to_blender, positions_yup_to_blender)
 
 
 def from_blender(obj, up: str = "Y"):
     """Inverse of :func:`to_blender`: Blender axes to ``up`` ("Y" or "Z")."""
+    return _convert(obj, up, motion_blender_to_yup, skeleton_blender_to_yup, positions_blender_to_yup)
+
+
+def _convert(obj, up: str, of_motion, of_skeleton, of_positions):
+    """Dispatch ``obj`` on its type to the Y-up conversion; a no-op for Z-up."""
     if _check_up(up) == "Z":
         return obj if isinstance(obj, (Motion, Skeleton)) else np.asarray(obj, dtype=np.float64)
     if isinstance(obj, Motion):
-        return motion_blender_to_yup(obj)
+        return of_motion(obj)
     if isinstance(obj, Skeleton):
-        return skeleton_blender_to_yup(obj)
-    return positions_blender_to_yup(obj)
+        return of_skeleton(obj)
+    return of_positions(obj)
 
 
 __all__ = [
