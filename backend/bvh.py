@@ -563,6 +563,33 @@ def dumps_bvh(
     src_channels = bmeta.get("channels")
     if src_channels is not None and len(src_channels) != len(motion.skeleton):
         src_channels = None
+    up, scale, decimals, order, position_channels = _export_options(
+        bmeta, src_channels, up, units, order, position_channels, decimals)
+    m = axes.from_blender(identity_rest(motion), up)
+    sk = m.skeleton
+    moving = np.zeros(len(sk), bool)
+    if position_channels == "moving" and m.translations is not None:
+        # 1e-6 m: float32 noise of a scene's curves is not motion.
+        moving = np.abs(m.translations - sk.offsets[None]).max(axis=(0, 2), initial=0.0) > 1e-6
+    layout = [_joint_channels(sk, j, src_channels, order, position_channels, moving) for j in range(len(sk))]
+    _warn_dropped_translations(m, layout)
+    children = [sk.children(j) for j in range(len(sk))]
+    data = _motion_columns(m, layout, _depth_first(sk, children), 1.0 / scale)
+
+    out = io.StringIO()
+    out.write("HIERARCHY\n")
+    for r in np.nonzero(sk.parents < 0)[0]:
+        _write_joint(out, sk, layout, children, int(r), 0, 1.0 / scale, decimals)
+    out.write(f"MOTION\nFrames: {m.num_frames}\nFrame Time: {1.0 / m.fps:.10g}\n")
+    if m.num_frames:
+        np.savetxt(out, data, fmt=f"%.{decimals}f", delimiter=" ")
+    return out.getvalue()
+
+
+def _export_options(bmeta, src_channels, up, units, order, position_channels, decimals) -> tuple:
+    """The export options with None resolved from what the clip was read with
+    (``bmeta``) or the defaults: ``(up, metres per unit, decimals, order,
+    position_channels)``; bad values raise ValueError."""
     if up is None:
         up = bmeta.get("up", "Y")
     up = str(up).upper()
@@ -583,57 +610,70 @@ def dumps_bvh(
         position_channels = "source" if src_channels is not None else "root"
     if position_channels not in ("root", "all", "source", "moving"):
         raise ValueError(f"position_channels must be 'root', 'moving' or 'all' (or None), got {position_channels!r}")
+    return up, scale, decimals, order, position_channels
 
-    m = identity_rest(motion)
-    m = axes.from_blender(m, up)
-    sk = m.skeleton
-    J = len(sk)
-    F = m.num_frames
-    s = 1.0 / scale
-    moving = np.zeros(J, bool)
-    if position_channels == "moving" and m.translations is not None:
-        # 1e-6 m: float32 noise of a scene's curves is not motion.
-        moving = np.abs(m.translations - sk.offsets[None]).max(axis=(0, 2), initial=0.0) > 1e-6
 
-    # Channel layout per joint.
-    layout = []
-    xyz = ["Xposition", "Yposition", "Zposition"]
-    for j in range(J):
-        src = src_channels[j] if src_channels is not None else None
-        src_rot = "".join(c[0] for c in src if c.endswith("rotation")) if src is not None else ""
-        src_ok = len(src_rot) == 3 and len(set(src_rot)) == 3
-        rot_seq = order if order is not None else (src_rot if src_ok else "ZXY")
-        is_root = sk.parents[j] < 0
-        if position_channels == "source" and src is not None and order is None and src_ok:
-            chans = list(src)  # exact source layout, interleaving included
+_XYZ_POSITION = ["Xposition", "Yposition", "Zposition"]
+
+
+def _joint_channels(sk: Skeleton, j: int, src_channels, order, position_channels, moving) -> tuple:
+    """Joint ``j``'s ``(channel names, Euler order)`` in the file."""
+    src = src_channels[j] if src_channels is not None else None
+    src_rot = "".join(c[0] for c in src if c.endswith("rotation")) if src is not None else ""
+    src_ok = len(src_rot) == 3 and len(set(src_rot)) == 3
+    rot_seq = order if order is not None else (src_rot if src_ok else "ZXY")
+    if position_channels == "source" and src is not None and order is None and src_ok:
+        chans = list(src)  # exact source layout, interleaving included
+    else:
+        if position_channels == "all" or moving[j]:
+            pos = list(_XYZ_POSITION)
+        elif position_channels == "source" and src is not None:
+            pos = [c for c in src if c.endswith("position")]
         else:
-            if position_channels == "all" or moving[j]:
-                pos = list(xyz)
-            elif position_channels == "source" and src is not None:
-                pos = [c for c in src if c.endswith("position")]
-            else:
-                pos = []
-            chans = pos + [a + "rotation" for a in rot_seq]
-        if is_root and not any(c.endswith("position") for c in chans):
-            chans = xyz + chans  # a root always carries its position
-        layout.append((chans, rot_seq))
+            pos = []
+        chans = pos + [a + "rotation" for a in rot_seq]
+    if sk.parents[j] < 0 and not any(c.endswith("position") for c in chans):
+        chans = _XYZ_POSITION + chans  # a root always carries its position
+    return chans, rot_seq
 
-    local_t = m.local_translations() * s  # [F, J, 3]
+
+def _warn_dropped_translations(m: Motion, layout) -> None:
+    """Warn when joints without position channels have animated translations."""
+    if m.translations is None:
+        return
+    sk = m.skeleton
     pos_joints = np.array(["position" in "".join(ch) for ch, _ in layout])
-    if m.translations is not None:
-        fixed = ~pos_joints & (sk.parents >= 0)
-        if np.any(fixed):
-            err = np.abs(m.translations[:, fixed] - sk.offsets[fixed]).max(initial=0.0)
-            if err > 1e-6:
-                warnings.warn(
-                    f"write_bvh: joint translations differ from the offsets by up to {err:.3g} m "
-                    "but those joints get no position channels; use position_channels='all' to keep them",
-                    stacklevel=3,
-                )
+    fixed = ~pos_joints & (sk.parents >= 0)
+    if np.any(fixed):
+        err = np.abs(m.translations[:, fixed] - sk.offsets[fixed]).max(initial=0.0)
+        if err > 1e-6:
+            warnings.warn(
+                f"write_bvh: joint translations differ from the offsets by up to {err:.3g} m "
+                "but those joints get no position channels; use position_channels='all' to keep them",
+                stacklevel=4,
+            )
 
-    # Euler angles (degrees), one vectorised call per order; unwrapped in time
-    # so curves do not jump by 360 degrees (the rotation is unchanged).
-    euler = np.zeros((F, J, 3))
+
+def _depth_first(sk: Skeleton, children) -> list:
+    """Joint indices in the file's order: depth first from each root. MOTION
+    columns must follow it, which differs from ours when a parent's children
+    are not contiguous."""
+    dfs = []
+    stack = [int(r) for r in np.nonzero(sk.parents < 0)[0]][::-1]
+    while stack:
+        j = stack.pop()
+        dfs.append(j)
+        stack.extend(children[j][::-1])
+    return dfs
+
+
+def _motion_columns(m: Motion, layout, dfs, s: float) -> np.ndarray:
+    """The MOTION block ``[F, channels]``: positions in file units (``s`` per
+    metre) and Euler angles (degrees), one vectorised call per order, unwrapped
+    in time so curves do not jump by 360 degrees (the rotation is unchanged)."""
+    F = m.num_frames
+    local_t = m.local_translations() * s  # [F, J, 3]
+    euler = np.zeros((F, len(layout), 3))
     by_order = {}
     for j, (_, seq) in enumerate(layout):
         by_order.setdefault(seq, []).append(j)
@@ -642,48 +682,27 @@ def dumps_bvh(
         if F > 1:
             e = np.unwrap(e, period=360.0, axis=0)
         euler[:, idx] = e
-
-    # The file lists joints depth first; MOTION columns must follow that order,
-    # which differs from ours when a parent's children are not contiguous.
-    children = [sk.children(j) for j in range(J)]
-    dfs = []
-    stack = [int(r) for r in np.nonzero(sk.parents < 0)[0]][::-1]
-    while stack:
-        j = stack.pop()
-        dfs.append(j)
-        stack.extend(children[j][::-1])
-
     columns = []
     for j in dfs:
         chans, seq = layout[j]
         for ch in chans:
             a = _AXIS.index(ch[0])
             columns.append(local_t[:, j, a] if ch.endswith("position") else euler[:, j, seq.index(ch[0])])
-    data = np.stack(columns, axis=1) if columns else np.zeros((F, 0))
+    return np.stack(columns, axis=1) if columns else np.zeros((F, 0))
 
-    out = io.StringIO()
-    out.write("HIERARCHY\n")
-    offsets = sk.offsets * s
-    tails = sk.tails * s
 
-    def emit(j, depth):
-        ind = "\t" * depth
-        out.write(f"{ind}{'ROOT' if sk.parents[j] < 0 else 'JOINT'} {sk.names[j]}\n{ind}{{\n")
-        out.write(f"{ind}\tOFFSET {_format_row(offsets[j], decimals)}\n")
-        chans = layout[j][0]
-        out.write(f"{ind}\tCHANNELS {len(chans)} {' '.join(chans)}\n")
-        for c in children[j]:
-            emit(c, depth + 1)
-        if not children[j]:
-            out.write(f"{ind}\tEnd Site\n{ind}\t{{\n{ind}\t\tOFFSET {_format_row(tails[j], decimals)}\n{ind}\t}}\n")
-        out.write(f"{ind}}}\n")
-
-    for r in np.nonzero(sk.parents < 0)[0]:
-        emit(int(r), 0)
-    out.write(f"MOTION\nFrames: {F}\nFrame Time: {1.0 / m.fps:.10g}\n")
-    if F:
-        np.savetxt(out, data, fmt=f"%.{decimals}f", delimiter=" ")
-    return out.getvalue()
+def _write_joint(out, sk: Skeleton, layout, children, j: int, depth: int, s: float, decimals: int) -> None:
+    """Joint ``j``'s HIERARCHY block (and its children's), lengths ``s`` per metre."""
+    ind = "\t" * depth
+    out.write(f"{ind}{'ROOT' if sk.parents[j] < 0 else 'JOINT'} {sk.names[j]}\n{ind}{{\n")
+    out.write(f"{ind}\tOFFSET {_format_row(sk.offsets[j] * s, decimals)}\n")
+    chans = layout[j][0]
+    out.write(f"{ind}\tCHANNELS {len(chans)} {' '.join(chans)}\n")
+    for c in children[j]:
+        _write_joint(out, sk, layout, children, c, depth + 1, s, decimals)
+    if not children[j]:
+        out.write(f"{ind}\tEnd Site\n{ind}\t{{\n{ind}\t\tOFFSET {_format_row(sk.tails[j] * s, decimals)}\n{ind}\t}}\n")
+    out.write(f"{ind}}}\n")
 
 
 def write_bvh(
