@@ -196,7 +196,7 @@ def retarget_onto(
     ik: bool = True,
     action_name: str = None,
     frame_start: int = 1,
-    set_scene_fps: bool = True,
+    set_scene_fps: bool = False,
     reference: Motion = None,
     root_scale: float = None,
 ):
