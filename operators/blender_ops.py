@@ -365,6 +365,11 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
     filepath: StringProperty(options={"SKIP_SAVE"}, name="Output", subtype="FILE_PATH", default="",
                              description="Output file (// is the .blend's folder): .png renders the current frame, "
                                          ".mp4 the frame range with sound")
+    resolution: bpy.props.IntVectorProperty(options={"SKIP_SAVE"}, name="Resolution", size=2, default=(640, 360),
+                                            min=16, max=8192,
+                                            description="Width and height of the image in pixels")
+    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, min=1, max=4096,
+                         description="Samples per pixel (Cycles, EEVEE): more is cleaner and slower")
     scene_props = {"engine": "render_engine", "filepath": "render_path"}
 
     @classmethod
@@ -380,7 +385,7 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
 
         path = _output_path(self.filepath, "a render output path (.png or .mp4)")
         check_output_path(path)
-        return render.render_job(path, engine=self.engine)
+        return render.render_job(path, engine=self.engine, resolution=tuple(self.resolution), samples=self.samples)
 
     def done(self, context, result):
         self.report({"INFO"}, f"Rendered {result}")

@@ -215,7 +215,10 @@ def report_failure(op, exc: BaseException) -> set:
     else:
         from ..backend.error_log import internal_error_line
 
-        op.report({"ERROR"}, internal_error_line(exc, op.bl_idname.replace(".", "-")))
+        # At run time bl_idname reads RIGMIND_OT_name; the log is named rigmind-name.
+        idname = op.bl_idname
+        where = "rigmind-" + idname.split("_OT_")[-1] if "_OT_" in idname else idname.replace(".", "-")
+        op.report({"ERROR"}, internal_error_line(exc, where))
     return {"CANCELLED"}
 
 
