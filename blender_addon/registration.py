@@ -51,6 +51,9 @@ def _fill_fields(scene, _depsgraph=None):
     """Fill RigMind ▸ Armature / Face Mesh from the selection or the only
     candidate when they are empty (``operators.op_common.fill_selection``)."""
     module = sys.modules.get(f"{_ROOT}.operators.op_common")
+    screen = getattr(bpy.context, "screen", None)
+    if screen is not None and screen.is_animation_playing:
+        return  # a depsgraph update per played frame: nothing to fill there
     if module is not None and getattr(scene, "rigmind", None) is not None:
         module.fill_selection(scene)
 

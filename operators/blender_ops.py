@@ -135,7 +135,7 @@ class RIGMIND_OT_apply_bvh(SceneFilledMixin, bpy.types.Operator, ImportHelper):
             )
         on_rig = motion.with_rest(rig_sub)
         scene_io.write_motion(arm, on_rig, f"RigMind BVH · {motion.name}", set_scene_fps=self.set_scene_fps,
-                              frame_start=self.start_frame)
+                              frame_start=self.start_frame, set_scene_range="grow")
         self.report({"INFO"}, f"Applied {motion.num_frames} frames of {motion.name} to {arm.name}")
         return {"FINISHED"}
 
@@ -202,7 +202,7 @@ class RIGMIND_OT_retarget_motion(SceneFilledMixin, bpy.types.Operator, ImportHel
             raise _user_error("nothing to retarget: pass filepath='…' (a clip) or source_armature='…'")
         action, tmap, result = retarget_scene.retarget_onto(
             arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik,
-            frame_start=self.start_frame,
+            frame_start=self.start_frame, set_scene_fps=False, scene_range="grow",
         )
         self.report(
             {"INFO"},
@@ -329,7 +329,7 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
     armature: _armature_prop()
     format: EnumProperty(options={"SKIP_SAVE"}, name="Format", description="File format (the file's extension follows it)",
                          items=P.EXPORT_FORMAT_ITEMS, default="FBX")
-    filepath: StringProperty(options={"SKIP_SAVE"}, name="File Path", subtype="FILE_PATH", default="",
+    filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="File Path", subtype="FILE_PATH", default="",
                              description="File to write (// is the .blend's folder); the extension follows Format")
     scene_props = {"armature": "target_armature", "format": "export_format", "filepath": "export_path"}
 
@@ -362,7 +362,7 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
     bl_options = {"REGISTER"}
 
     engine: EnumProperty(options={"SKIP_SAVE"}, name="Engine", description="Render engine", items=P.RENDER_ENGINE_ITEMS, default="CYCLES")
-    filepath: StringProperty(options={"SKIP_SAVE"}, name="Output", subtype="FILE_PATH", default="",
+    filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Output", subtype="FILE_PATH", default="",
                              description="Output file (// is the .blend's folder): .png renders the current frame, "
                                          ".mp4 the frame range with sound")
     resolution: bpy.props.IntVectorProperty(options={"SKIP_SAVE"}, name="Resolution", size=2, default=(640, 360),
@@ -477,7 +477,7 @@ class _LocomotionOperator(ModalJobMixin):
     def _common(self, context) -> dict:
         return dict(style=self.style, gait=self.gait, speed=None if self.speed_from_style else float(self.speed),
                     controller=self.controller, controller_options=_controller_options(context),
-                    in_place=self.in_place, frame_start=int(self.start_frame))
+                    in_place=self.in_place, frame_start=int(self.start_frame), user_scene=True)
 
     def done(self, context, result):
         return _done_action(self, result)
@@ -520,7 +520,7 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     armature: _armature_prop()
-    audio_path: StringProperty(options={"SKIP_SAVE"}, name="Audio", subtype="FILE_PATH", default="",
+    audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
                                description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
                                            "sound strip, starting with it")
     amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", min=0.0, max=1.0, default=0.5, subtype="FACTOR",
@@ -556,7 +556,7 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
         return gesture_scene.gesture_job(arm, audio, amount=float(self.amount), seed=int(self.seed),
                                          start_frame=int(self.start_frame), base=self.base, face_mesh=face,
                                          set_scene_fps=self.set_scene_fps, face_method=self.face_method,
-                                         runtime=_runtime(context))
+                                         runtime=_runtime(context), user_scene=True)
 
     def done(self, context, result):
         self.report({"WARNING"} if result.face is not None and result.face.missing else {"INFO"}, result.summary())
@@ -573,7 +573,7 @@ class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
     face_mesh: StringProperty(options={"SKIP_SAVE"}, name="Face Mesh", default="auto",
                               description="Mesh whose ARKit shape keys are animated: a mesh name, or 'auto' (the "
                                           "selected character's mesh with the most ARKit keys, never eyes or teeth)")
-    audio_path: StringProperty(options={"SKIP_SAVE"}, name="Audio", subtype="FILE_PATH", default="",
+    audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
                                description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
                                            "sound strip, starting with it")
     seed: IntProperty(**_SEED)

@@ -87,10 +87,13 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runt
 
 
 def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
-          base: str = "idle", set_scene_fps: bool = False, face_mesh=None, add_sound: bool = True,
-          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None):
+          base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
+          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None,
+          user_scene: bool = False):
     """Scene half: the generated motion onto ``arm`` as a new action (and the
-    face, the sound strip). Returns :class:`GestureSceneResult`."""
+    face, the sound strip). ``user_scene`` (the operator): the frame range
+    only grows to cover the take (else it becomes the take's; with
+    "keep_legs" it only grows at the end). Returns :class:`GestureSceneResult`."""
     import bpy
 
     from .retarget_scene import retarget_onto, target_mapping
@@ -111,12 +114,18 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
     name = f"RigMind Gesture · {stem} · seed {seed} · amount {amount:.2f}"
     action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), tgt_map=tgt_map,
                                        root_mode="hips", ik=base == "idle", action_name=name,
-                                       frame_start=start_frame, set_scene_fps=False)
+                                       frame_start=start_frame, set_scene_fps=False,
+                                       scene_range="grow" if user_scene else True)
     if base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
     frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
     key_eyes(arm, action, tgt_map, frames, seed, start_frame)
-    scene_io.cover_frames(scene, start_frame, action.frame_range[1])
+    if user_scene:
+        scene_io.cover_frames(scene, start_frame, action.frame_range[1])
+    else:
+        scene.frame_start = int(start_frame)
+        last = int(np.ceil(action.frame_range[1] - 1e-6))
+        scene.frame_end = max(scene.frame_end, last) if base == "keep_legs" else last
     strip = None
     if add_sound and audio_path:
         from .face_scene import add_sound_strip
@@ -176,14 +185,17 @@ def _legs_strip(arm, previous):
     for old in list(track.strips):
         track.strips.remove(old)
     track.mute = False
+    # The walk's own slot (the history strip's), not the new action's.
+    slot = next((st.action_slot for t in ad.nla_tracks for st in t.strips
+                 if st.action == previous and getattr(st, "action_slot", None) is not None), None)
     names = [st.name for t in ad.nla_tracks for st in t.strips]
     try:
         strip = track.strips.new(scene_io.unique_name(f"{previous.name} (legs)", names),
                                  int(np.floor(previous.frame_range[0])), previous)
     except RuntimeError:
         return None
-    if ad.action_slot is not None and hasattr(strip, "action_slot"):
-        strip.action_slot = ad.action_slot
+    if slot is not None and hasattr(strip, "action_slot"):
+        strip.action_slot = slot
     return strip
 
 
@@ -330,7 +342,7 @@ def _needs_sound_strip(scene, audio_path) -> bool:
 
 
 def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                            base: str = "idle", face_mesh=None, set_scene_fps: bool = False, transcript: str = None,
+                            base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None,
                             face_method: str = "model", runtime: str = None):
     """Generate Gesture run to the end (scripts, CLI, headless): :func:`gesture_job`
     through ``backend.tasks.finish``. ``audio_path`` None → the scene's first
@@ -356,13 +368,15 @@ def _audio_and_start(scene, audio_path, start_frame):
 
 
 def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                base: str = "idle", face_mesh=None, set_scene_fps: bool = False, face_method: str = "model",
-                runtime: str = None, transcript: str = None):
+                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model",
+                runtime: str = None, transcript: str = None, user_scene: bool = False):
     """Generate Gesture as a job (``backend.tasks``): checks now, the
     backend in a worker thread (yielding progress 0..1), the face curves too
     (word recognition takes ~15 s per minute of speech: not on Blender's
     main thread), and the scene is written only when it finished, so Esc
-    leaves the scene untouched. The one path of the operator and the CLI."""
+    leaves the scene untouched. The one path of the operator and the CLI.
+    ``user_scene`` (the operator, with ``set_scene_fps`` False by default):
+    see :func:`apply`."""
     import bpy
 
     from ..backend.tasks import run_in_thread
@@ -401,7 +415,8 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
         mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
         return apply(arm_now, clip_out, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
                      base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound,
-                     transcript=transcript, face_method=face_method, face_animation=face_anim)
+                     transcript=transcript, face_method=face_method, face_animation=face_anim,
+                     user_scene=user_scene)
 
     return job()
 

@@ -523,21 +523,24 @@ def make_cyclic(action, arm, *, offset_paths=()) -> int:
     return len(curves)
 
 
-def _set_frame_range(start: int, end: int) -> None:
-    """Grow the scene's frame range to cover the take (never shrink it) and go to its first frame."""
+def _set_frame_range(start: int, end: int, user_scene: bool = False) -> None:
+    """The scene's frame range: the take's, or on a user's scene
+    (``user_scene``) grown to cover the take, never shrunk; then go to its first frame."""
     import bpy
 
     from .scene_io import cover_frames
 
     scene = bpy.context.scene
-    cover_frames(scene, start, end)
+    cover_frames(scene, start, end, grow=user_scene)
     scene.frame_set(int(start))
 
 
-def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: int = 1):
+def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: int = 1, user_scene: bool = False):
     """Retarget the loop onto ``arm`` as a new cyclic action named ``name``
     (starting at the armature object's location, walking toward -Y) and set
-    the scene frame range to one cycle. Returns the action."""
+    the scene frame range to one cycle. ``user_scene`` (the operators): the
+    scene keeps its fps (keys at the right times) and its range only grows.
+    Returns the action."""
     from . import retarget_scene
 
     # The recorded loop sits wherever the controller had walked to: start it
@@ -546,6 +549,7 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     closed = _close_loop(_shift_xy(loop, origin - loop.root_positions[0, :2]))
     action, tgt_map, _ = retarget_scene.retarget_onto(
         arm, closed, _source_map(closed), root_mode="hips", action_name=name, frame_start=frame_start,
+        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
     )
     offset = ()
     hips = tgt_map.bones.get("hips")
@@ -562,12 +566,12 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     action.frame_start, action.frame_end = frame_start, frame_start + period
     action.use_cyclic = True
     # Frames start .. start + period - 1 are one cycle; frame start + period is the first again.
-    _set_frame_range(frame_start, int(round(frame_start + period)) - 1)
+    _set_frame_range(frame_start, int(round(frame_start + period)) - 1, user_scene)
     return action
 
 
 def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = None, in_place: bool = False,
-               reference: Motion = None):
+               reference: Motion = None, user_scene: bool = False):
     """Retarget a path walk onto ``arm`` as a new action; the scene frame
     range becomes the clip's. ``motion`` is the controller's walk of the
     path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
@@ -584,8 +588,9 @@ def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: f
     action, _, _ = retarget_scene.retarget_onto(
         arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
         frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
+        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
     )
-    _set_frame_range(frame_start, int(np.ceil(action.frame_range[1] - 1e-6)))
+    _set_frame_range(frame_start, int(np.ceil(action.frame_range[1] - 1e-6)), user_scene)
     return action
 
 
@@ -740,11 +745,13 @@ def _with_caller(work, progress, cancel):
 
 
 def walk_cycle_job(arm, *, style, gait="walk", speed=None, in_place=False, controller=None, controller_options=None,
-                   frame_start: int = 1, seconds: float = CYCLE_SECONDS, progress=None, cancel=None):
+                   frame_start: int = 1, seconds: float = CYCLE_SECONDS, progress=None, cancel=None,
+                   user_scene: bool = False):
     """:func:`bake_walk_cycle` as a job (``backend.tasks``: a generator of
     progress fractions for a modal operator, or run by ``tasks.finish``):
     checks now, generation (and the controller's loading) in a worker
-    thread, the action written on the main thread at the end."""
+    thread, the action written on the main thread at the end. ``user_scene``:
+    see :func:`apply_cycle`."""
     _check_armature(arm)
     if speed is not None:
         _check_speed(speed)
@@ -758,25 +765,30 @@ def walk_cycle_job(arm, *, style, gait="walk", speed=None, in_place=False, contr
                                    progress=report, cancel=stop)
 
     # Checked above, on the call; the generator below runs on the first next().
-    return _cycle_job(_with_caller(work, progress, cancel), name, style, speed, gait, in_place, frame_start, warning)
+    return _cycle_job(_with_caller(work, progress, cancel), name, style, speed, gait, in_place, frame_start, warning,
+                      user_scene)
 
 
-def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None):
+def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None, user_scene=False):
     loop = yield from run_in_thread(work, "rigmind-walk-cycle")
     yield _CLEAN_END
     action = apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
-                         in_place=in_place, frame_start=frame_start)
+                         in_place=in_place, frame_start=frame_start, user_scene=user_scene)
     _warn(action, warning)
     return action
 
 
 def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=None, controller_options=None,
-                  frame_start: int = 1, in_place: bool = False, max_seconds: float = None, progress=None, cancel=None):
+                  frame_start: int = 1, in_place: bool = False, max_seconds: float = None, progress=None, cancel=None,
+                  user_scene: bool = False):
     """:func:`walk_along_path` as a job (see :func:`walk_cycle_job`; the
     rig's leg length is read here, on the main thread)."""
     from ..backend.locomotion.path_follow import Path2D
 
     _check_armature(arm)
+    # Bounded time and memory (backend.limits) before anything is built from the path.
+    check_path(path_points_and_speeds(points_xy, 1.0)[0],
+               float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
     Path2D(path_points_and_speeds(points_xy, 1.0)[0])  # a bad path fails now, before the modal starts
     if speed is not None:
         _check_speed(speed)
@@ -792,14 +804,14 @@ def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=
                                   progress=report, cancel=stop)
         return motion, scale, sp, warning
 
-    return _path_job(_with_caller(work, progress, cancel), name, style, gait, frame_start, in_place)
+    return _path_job(_with_caller(work, progress, cancel), name, style, gait, frame_start, in_place, user_scene)
 
 
-def _path_job(work, name, style, gait, frame_start, in_place):
+def _path_job(work, name, style, gait, frame_start, in_place, user_scene=False):
     motion, scale, sp, warning = yield from run_in_thread(work, "rigmind-walk-along-path")
     yield _CLEAN_END
     action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
-                        frame_start=frame_start, scale=scale, in_place=in_place)
+                        frame_start=frame_start, scale=scale, in_place=in_place, user_scene=user_scene)
     _warn(action, warning)
     return action
 

@@ -93,21 +93,22 @@ def poll_armature(cls, context) -> bool:
 
 
 def fill_selection(scene) -> None:
-    """Fill RigMind ▸ Armature and Face Mesh when empty: the selection's
-    armature (a mesh counts as its rig) or the scene's only armature; the
-    character's mesh with the most ARKit keys. Called after depsgraph
-    updates (selection changes, imports) and when operators run."""
+    """RigMind ▸ Armature follows the selection: the selected active
+    object's armature (a character's mesh counts as its rig); when empty
+    and nothing fits, the scene's only armature. Face Mesh, when empty and
+    Auto Face is off: the character's mesh with the most ARKit keys. Called
+    after depsgraph updates (selection changes, imports); writes only on a
+    change."""
     s = getattr(scene, "rigmind", None)
     if s is None:
         return
-    ctx = bpy.context
-    if s.target_armature is None:
-        arm = armature_of(getattr(ctx, "active_object", None))
-        if arm is None:
-            arms = [o for o in scene.objects if o.type == "ARMATURE"]
-            arm = arms[0] if len(arms) == 1 else None
-        if arm is not None:
-            s.target_armature = arm
+    active = getattr(bpy.context, "active_object", None)
+    arm = armature_of(active) if active is not None and active.select_get() else None
+    if arm is None and s.target_armature is None:
+        arms = [o for o in scene.objects if o.type == "ARMATURE"]
+        arm = arms[0] if len(arms) == 1 else None
+    if arm is not None and s.target_armature != arm:
+        s.target_armature = arm
     if s.face_mesh is None and not s.face_auto:
         from .face_scene import most_arkit_mesh
 

@@ -206,9 +206,10 @@ def _render_steps(scene, out, span):
             shutil.rmtree(tmp, ignore_errors=True)
         return out
     finally:
-        scene.render.filepath, img.file_format = saved[0], saved[1]
+        # The user's output settings come back (media type before the format it allows).
         if len(saved) > 3:
             img.media_type = saved[3]
+        scene.render.filepath, img.file_format = saved[0], saved[1]
         scene.frame_set(saved[2])
 
 

@@ -184,10 +184,14 @@ def unique_name(base: str, taken) -> str:
     return f"{base} #{k}"
 
 
-def cover_frames(scene, first: float, last: float) -> None:
-    """Grow the scene's frame range to cover frames ``first..last``; never shrink it."""
-    scene.frame_start = min(int(scene.frame_start), int(np.floor(first)))
-    scene.frame_end = max(int(scene.frame_end), int(np.ceil(last)))
+def cover_frames(scene, first: float, last: float, *, grow: bool = True) -> None:
+    """``grow`` (a user's scene): grow the scene's frame range to cover
+    frames ``first..last``, never shrink it. Else (a scene made for the
+    take: scripts, the CLI) the range becomes exactly the take's."""
+    first, last = int(np.floor(first + 1e-6)), int(np.ceil(last - 1e-6))
+    if grow:
+        first, last = min(int(scene.frame_start), first), max(int(scene.frame_end), last)
+    scene.frame_start, scene.frame_end = first, last
 
 
 def _history_track(ad):
@@ -275,7 +279,7 @@ def write_motion(
     *,
     frame_start: int = 1,
     keep_previous: bool = True,
-    set_scene_range: bool = True,
+    set_scene_range=True,
     set_scene_fps: bool = False,
     interpolation: str = "LINEAR",
     object_locations=None,
@@ -288,7 +292,9 @@ def write_motion(
     unkeyed. Frame ``f`` of the motion lands at scene frame
     ``frame_start + f * scene_fps / motion.fps`` (so timing is right at any
     scene fps); ``set_scene_fps`` switches the scene to the motion's rate
-    instead. Pose bones keep their rotation mode (quaternion, any Euler order,
+    instead. ``set_scene_range``: True sets the scene's frame range to the
+    take's, "grow" only grows it to cover the take (a user's scene), False
+    leaves it. Pose bones keep their rotation mode (quaternion, any Euler order,
     axis-angle). ``object_locations [F, 3]`` (world metres) keys the armature
     object's own location in the same action (root motion on the object).
     Returns the new ``bpy.types.Action``.
@@ -353,7 +359,7 @@ def write_motion(
     _write_curves(cb, specs, frames, interpolation)
 
     if set_scene_range:
-        cover_frames(scene, frames[0], frames[-1])
+        cover_frames(scene, frames[0], frames[-1], grow=set_scene_range == "grow")
     if motion.shape_weights is not None and motion.shape_names:
         action["rigmind_shape_names"] = list(motion.shape_names)
     return action

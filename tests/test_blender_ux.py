@@ -280,6 +280,13 @@ def test_fields_fill_from_the_selection(registered):
     s.face_auto = False
     op_common.fill_selection(bpy.context.scene)
     assert s.face_mesh == parts["head"]
+    # The field follows the selection: clicking another character's mesh.
+    other = mannequin.build_mannequin()
+    bpy.ops.object.select_all(action="DESELECT")
+    other["body"].select_set(True)
+    bpy.context.view_layer.objects.active = other["body"]
+    op_common.fill_selection(bpy.context.scene)
+    assert s.target_armature == other["armature"]
 
 
 # --- the user's scene ---------------------------------------------------------------------
@@ -441,3 +448,29 @@ def test_cli_choices_are_case_insensitive():
     with pytest.raises(SystemExit):
         ap.parse_args(["render", "--scene", "x.blend", "--out", "x.png", "--engine", "povray"])
     assert "WORKBENCH" in ap._subparsers._group_actions[0].choices["render"].format_help()
+
+
+def test_closing_a_job_leaves_the_scene_as_it_was(character, speech_2s, tmp_path):
+    """What Esc does in the modal: the job is closed between steps. Render
+    stops between frames and writes no MP4; a gesture or a walk writes no action."""
+    import bpy
+
+    from rigmind.operators import face_scene, gesture_scene, locomotion_scene, render
+
+    arm, head = character["armature"], character["head"]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 4
+    fmt = scene.render.image_settings.file_format
+    mp4 = tmp_path / "stopped.mp4"
+    job = render.render_job(mp4, resolution=(32, 18), samples=1)
+    fractions = [next(job), next(job)]
+    job.close()
+    assert fractions == sorted(fractions) and not mp4.exists()
+    assert scene.render.image_settings.file_format == fmt and len(bpy.data.scenes) == 1
+    actions = set(bpy.data.actions)
+    for job in (gesture_scene.gesture_job(arm, speech_2s), face_scene.face_job(head, speech_2s),
+                locomotion_scene.walk_cycle_job(arm, style="normal", controller="neural")):
+        next(job)
+        job.close()
+    assert set(bpy.data.actions) == actions
+    assert arm.animation_data is None or arm.animation_data.action is None
