@@ -324,7 +324,8 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
 
     bl_idname = "rigmind.export"
     bl_label = "Export Character"
-    bl_options = {"REGISTER"}
+    # UNDO too: the redo panel (F9) needs it to re-run with other options.
+    bl_options = {"REGISTER", "UNDO"}
 
     armature: _armature_prop()
     format: EnumProperty(options={"SKIP_SAVE"}, name="Format", description="File format (the file's extension follows it)",

@@ -152,6 +152,8 @@ def test_redo_panel_options_are_registered_properties(registered):
         have = set(getattr(getattr(bpy.ops, module), name).get_rna_type().properties.keys())
         assert set(props) <= have, (idname, set(props) - have)
         assert "REGISTER" in cls.bl_options
+        if idname not in ("RIGMIND_OT_render",):  # non-modal: F9 needs UNDO too
+            assert "UNDO" in cls.bl_options, idname
 
 
 # --- tooltips ------------------------------------------------------------------------
