@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rig", required=True, help="input rig file")
     p.add_argument("--armature", help="armature object name (default: the largest)")
     p.add_argument("--take", help="the action to export (default: the armature's active action)")
-    p.add_argument("--preset", default="generic", choices=EXPORT_PRESETS,
+    p.add_argument("--preset", type=str.lower, default="generic", choices=EXPORT_PRESETS,
                    help="target conventions: generic (default), unreal or unity (scale, axes, leaf bones; see README)")
     p.add_argument("--no-mesh", action="store_true", help="FBX/glTF: the armature and its animation only")
     p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
     p.add_argument("--scene", required=True, help="input .blend")
     p.add_argument("--out", required=True, help="output .png or .mp4")
-    p.add_argument("--engine", default="CYCLES", choices=["CYCLES", "EEVEE", "WORKBENCH"])
+    p.add_argument("--engine", type=str.upper, default="CYCLES", choices=["CYCLES", "EEVEE", "WORKBENCH"],
+                   help="render engine, any case (default CYCLES: runs anywhere; EEVEE and WORKBENCH need OpenGL)")
     p.add_argument("--resolution", type=_resolution, default=(640, 360), help="WxH, default 640x360")
     p.add_argument("--samples", type=int, default=16)
     p.add_argument("--frames", type=_frames, help="START:END for an MP4 (default: the scene range)")
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--map", help="bone-map preset for the target (default: detect); see `rigmind info RIG`")
-    p.add_argument("--root-mode", default="hips", choices=["hips", "in_place", "root_bone", "object"])
+    p.add_argument("--root-mode", type=str.lower, default="hips", choices=["hips", "in_place", "root_bone", "object"])
     p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
@@ -97,10 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("walk", help="generate walking on any humanoid rig: a seamless cycle, or a walk along a path")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
-    p.add_argument("--style", default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
+    p.add_argument("--style", type=str.lower, default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
     p.add_argument("--speed", type=float, help="m/s (default: the style's own speed for the gait, the median of its "
                                                "clips, scaled to the rig's legs on a path; clamped to what the clips cover)")
-    p.add_argument("--gait", default="walk", choices=["walk", "run"])
+    p.add_argument("--gait", type=str.lower, default="walk", choices=["walk", "run"])
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
     how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
@@ -111,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
                                                  "--path: time limit (default: what the path needs)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--controller", default="auto", choices=["auto", "neural", "motion_matching"],
+    p.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"],
                    help="auto: the trained model when present, else motion matching on --data")
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
@@ -123,11 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transcript", help="the spoken text (forced alignment: better timing and p/b/m closures)")
     p.add_argument("--smile", type=float, default=0.0, help="smile 0..1 (default 0)")
     p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
-    p.add_argument("--method", default="model", choices=FACE_METHODS,
+    p.add_argument("--method", type=str.lower, default="model", choices=FACE_METHODS,
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
                         "recognition + alignment: fewer lip-sync errors, ~15x slower) or table (phone recognition, baseline)")
     p.add_argument("--fps", type=float, default=30.0, help="frame rate of JSON/CSV output (default 30; .blend uses the scene's)")
-    p.add_argument("--runtime", choices=RUNTIMES,
+    p.add_argument("--runtime", type=str.lower, choices=RUNTIMES,
                    help="inference engine for the face model (default: onnxruntime, faster and no torch import, "
                         "when models/face.onnx was exported from the weights; else torch)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
@@ -143,14 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name in the rig file, "
                                   "or 'auto' for the mesh with the most ARKit keys")
     p.add_argument("--transcript", help="the spoken text (used by the face: forced alignment)")
-    p.add_argument("--face-method", default="model", choices=FACE_METHODS,
+    p.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
-    p.add_argument("--runtime", choices=RUNTIMES,
+    p.add_argument("--runtime", type=str.lower, choices=RUNTIMES,
                    help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
                         "import, when models/*.onnx were exported from the weights; else torch)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
-    p.add_argument("--base", default="idle", choices=["idle", "keep_legs"],
+    p.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"],
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
     p.add_argument("--start-frame", type=int, default=1)
     dst = p.add_mutually_exclusive_group(required=True)
@@ -162,10 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_batch_parser(sub)
 
     p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
-    p.add_argument("what", choices=MODELS, help="which model")
+    p.add_argument("what", type=str.lower, choices=MODELS, help="which model")
 
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion, gesture, face)", add_help=False)
-    p.add_argument("what", choices=MODELS, help="what to evaluate")
+    p.add_argument("what", type=str.lower, choices=MODELS, help="what to evaluate")
 
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")

@@ -36,9 +36,12 @@ def _polyline(points):
     return ob
 
 
-def _click(op, **kw):
+def _click(idname, **kw):
+    """A button click: the operator with the properties the panel fills from the scene settings."""
+    from rigmind.operators.op_common import call_as_panel
+
     t = time.perf_counter()
-    res = op(**kw)
+    res = call_as_panel(idname, **kw)
     assert res == {"FINISHED"}, res
     return time.perf_counter() - t
 
@@ -52,17 +55,17 @@ def main():
     rigmind.register()
     out["register"] = time.perf_counter() - t
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    out["add_mannequin"] = _click(bpy.ops.rigmind.add_mannequin)
+    out["add_mannequin"] = _click("rigmind.add_mannequin")
     s = bpy.context.scene.rigmind
     s.audio_path = wav
     for k in (1, 2):
-        out[f"generate_gesture_click{k}"] = _click(bpy.ops.rigmind.generate_gesture)
+        out[f"generate_gesture_click{k}"] = _click("rigmind.generate_gesture")
     for k in (1, 2):
-        out[f"generate_face_click{k}"] = _click(bpy.ops.rigmind.generate_face)
+        out[f"generate_face_click{k}"] = _click("rigmind.generate_face")
     s.path_object = _polyline(PATH_22M)
     bpy.ops.object.select_all(action="DESELECT")
     for k in (1, 2):
-        out[f"walk_along_path_click{k}"] = _click(bpy.ops.rigmind.walk_along_path)
+        out[f"walk_along_path_click{k}"] = _click("rigmind.walk_along_path")
     out["torch_imported"] = "torch" in sys.modules
     out["whole_process"] = time.perf_counter() - T0
     print("RESULT " + json.dumps(out))

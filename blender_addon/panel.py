@@ -27,7 +27,7 @@ OPERATORS = {
 # Scene properties each sub-panel shows; tests check that every name exists.
 CHARACTER_PROPS = ("target_armature",)
 LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_place", "path_object")
-SPEECH_PROPS = ("audio_path", "gesture_amount", "face_mesh", "face_method")
+SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
 GENERATION_PROPS = ("seed", "start_frame")
 EXPORT_PROPS = ("export_format", "export_path")
 RENDER_PROPS = ("render_engine", "render_path")
@@ -49,9 +49,16 @@ def _button(layout, key, text=None, icon="NONE"):
     if not operator_available(idname):
         return False
     if text is None:
-        layout.operator(idname, icon=icon)
+        op = layout.operator(idname, icon=icon)
     else:
-        layout.operator(idname, text=text, icon=icon)
+        op = layout.operator(idname, text=text, icon=icon)
+    # The button carries the panel's values as the operator's properties
+    # (what a script would pass; the redo panel then shows them).
+    from ..operators.op_common import scene_args
+
+    cls = getattr(bpy.types, operator_type_name(idname), None)
+    for prop, value in scene_args(getattr(cls, "scene_props", {}), bpy.context).items():
+        setattr(op, prop, value)
     return True
 
 
@@ -157,19 +164,24 @@ class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
         layout.use_property_decorate = False
         props = _props(context)
         layout.prop(props, "audio_path")
+        # One face choice for both buttons: auto (the character's mesh with
+        # the most ARKit keys) or the mesh picked here.
+        col = layout.column()
+        col.prop(props, "face_auto")
+        sub = col.column()
+        sub.active = not props.face_auto
+        sub.prop(props, "face_mesh")
+        col.prop(props, "face_method")
 
         box = layout.box()
         box.label(text="Gesture", icon="OUTLINER_OB_ARMATURE")
         box.prop(props, "gesture_amount", slider=True)
         box.prop(props, "gesture_base")
         box.prop(props, "set_scene_fps")
-        box.prop(props, "face_mesh", text="Face Mesh (optional)")
         _button(box, "generate_gesture", icon="PLAY")
 
         box = layout.box()
-        box.label(text="Face", icon="SHAPEKEY_DATA")
-        box.prop(props, "face_mesh")
-        box.prop(props, "face_method")
+        box.label(text="Face only", icon="SHAPEKEY_DATA")
         _button(box, "generate_face", icon="PLAY")
 
 

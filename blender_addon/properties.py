@@ -27,6 +27,91 @@ RENDER_ENGINES = {
     "WORKBENCH": "BLENDER_WORKBENCH",
 }
 
+# --- option lists, shared by the scene settings and the operators' properties ------------
+
+_STYLE_LOOKS = {
+    "active": "Energetic and bouncy, with big arm swings",
+    "elderly": "Slow, short, careful steps with a slightly stooped back",
+    "exhausted": "Tired, heavy steps with the upper body slumped",
+    "feminine": "Narrow steps placed near one line, with swaying hips",
+    "masculine": "Wide, heavy steps with broad, swinging shoulders",
+    "normal": "An everyday, neutral walk or run",
+    "youthful": "Light, lively, springy steps",
+}
+
+
+def _style_speeds() -> dict:
+    """Each style's own walk / run speed (m/s, the median of its clips) from presets/locomotion_speeds.json."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads((Path(__file__).resolve().parents[1] / "presets" / "locomotion_speeds.json").read_text())
+        return {k: (v["walk"]["default"], v["run"]["default"]) for k, v in data["styles"].items()}
+    except (OSError, KeyError, ValueError):
+        return {}
+
+
+def _style_items():
+    speeds = _style_speeds()
+    items = []
+    for s in STYLES:
+        desc = _STYLE_LOOKS[s] + " (Bandai Namco motion-capture style"
+        if s in speeds:
+            desc += f"; own speed {speeds[s][0]:.2f} m/s walking, {speeds[s][1]:.2f} m/s running"
+        items.append((s, s.capitalize(), desc + ")"))
+    return items
+
+
+STYLE_ITEMS = _style_items()
+GAIT_ITEMS = (
+    ("walk", "Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
+    ("run", "Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
+)
+FACE_METHOD_ITEMS = (
+    ("model", "Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
+    ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
+                                           "errors on English, about 15 s per minute of speech"),
+    ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
+                             "per minute of speech"),
+)
+BASE_ITEMS = (
+    ("idle", "Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
+    ("keep_legs", "Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
+                               "the gesture drives the upper body"),
+)
+EXPORT_FORMAT_ITEMS = (
+    ("BVH", "BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
+    ("FBX", "FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
+    ("GLB", "glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
+)
+RENDER_ENGINE_ITEMS = (
+    ("EEVEE", "EEVEE", "Blender's real-time rasteriser: seconds per frame; needs a GPU/OpenGL driver"),
+    ("CYCLES", "Cycles", "Blender's path tracer on the CPU: slower, runs anywhere (also headless)"),
+    ("WORKBENCH", "Workbench", "Fast solid shading for previews; needs a GPU/OpenGL driver"),
+)
+CONTROLLER_ITEMS = (
+    ("auto", "Auto", "The trained neural controller when its weights exist, else motion matching on the "
+                     "Bandai Namco data"),
+    ("neural", "Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
+    ("motion_matching", "Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
+                                           "($RIGMIND_DATA or ../shared/data)"),
+)
+ROOT_MODE_ITEMS = (
+    ("hips", "On the hips", "Root translation keyed on the hips bone (metres)"),
+    ("in_place", "In place", "Horizontal root motion removed, vertical kept"),
+    ("root_bone", "On a root bone", "Ground-projected motion and facing on the rig's root bone"),
+    ("object", "On the object", "Root motion keyed on the armature object's location"),
+)
+UP_AXIS_ITEMS = (
+    ("Y", "Y up", "The file's Y axis points up (most BVH files)"),
+    ("Z", "Z up", "The file's Z axis points up (Blender's own BVH exports)"),
+)
+MODE_ITEMS = (
+    ("CYCLE", "Cycle", "Bake a looping cycle at a constant speed"),
+    ("PATH", "Path", "Walk along a curve or the keyed positions of an empty"),
+)
+
 
 # Blender calls these with (property group, candidate object). Assigning from
 # Python does not go through them, so operators must still check the type.
@@ -50,15 +135,17 @@ def poll_path_object(_self, obj):
 class RigMindBoneMapItem(bpy.types.PropertyGroup):
     """One row of the editable humanoid mapping: canonical joint -> rig bone."""
 
-    canonical: StringProperty(name="Joint", description="Canonical humanoid joint")
+    canonical: StringProperty(name="Joint", description="Canonical humanoid joint (RigMind's name, e.g. upperarm_l)")
     bone: StringProperty(name="Bone", description="The target rig's bone that plays this joint (empty: none)")
-    confidence: FloatProperty(name="Confidence", min=0.0, max=1.0)
+    confidence: FloatProperty(name="Confidence", min=0.0, max=1.0,
+                              description="How sure the automatic mapping was of this joint (0 guess, 1 certain)")
 
 
 class RigMindSceneProperties(bpy.types.PropertyGroup):
     # --- retarget mapping (filled by Detect, edited in the list) ---------------
-    bone_map: CollectionProperty(type=RigMindBoneMapItem)
-    bone_map_index: IntProperty(name="Active joint", default=0)
+    bone_map: CollectionProperty(type=RigMindBoneMapItem, name="Bone Mapping",
+                                 description="Canonical joint -> rig bone, filled by Detect Mapping, edited in the list")
+    bone_map_index: IntProperty(name="Active joint", default=0, description="Row selected in the bone mapping list")
     bone_map_name: StringProperty(
         name="Preset Name", description="Name of the user bone-map preset to save", default="my_rig"
     )
@@ -72,35 +159,34 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     face_mesh: PointerProperty(
         name="Face Mesh",
-        description="Mesh whose shape keys receive the lip-sync and facial animation",
+        description="Mesh whose ARKit shape keys receive the lip-sync and facial animation (used when Auto Face is off)",
         type=bpy.types.Object,
         poll=poll_face_mesh,
+    )
+    face_auto: BoolProperty(
+        name="Auto Face",
+        description="Animate the character's mesh with the most ARKit shape keys (its head, never eyes or teeth) "
+                    "instead of Face Mesh",
+        default=True,
     )
     face_method: EnumProperty(
         name="Lip Sync",
         description="How the mouth is found when there is no transcript (a .txt beside the audio is used when present)",
-        items=[
-            ("model", "Learned Model", "Fast (under a second per minute of speech), any language"),
-            ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
-                                                   "errors on English, about 15 s per minute of speech"),
-            ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline)"),
-        ],
+        items=FACE_METHOD_ITEMS,
         default="model",
     )
 
     # --- locomotion ------------------------------------------------------------
     style: EnumProperty(
         name="Style",
-        description="Movement style",
-        items=[(s, s.capitalize(), f"{s.capitalize()} movement style") for s in STYLES],
+        description="Movement style of the walk or run (a Bandai Namco motion-capture style; each has its own speed)",
+        items=STYLE_ITEMS,
         default="normal",
     )
     gait: EnumProperty(
         name="Gait",
-        items=(
-            ("walk", "Walk", "Walking gait"),
-            ("run", "Run", "Running gait"),
-        ),
+        description="Walk or run: picks the style's clips and its own speed",
+        items=GAIT_ITEMS,
         default="walk",
     )
     speed_from_style: BoolProperty(
@@ -121,10 +207,8 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     mode: EnumProperty(
         name="Mode",
-        items=(
-            ("CYCLE", "Cycle", "Bake a looping cycle at a constant speed"),
-            ("PATH", "Path", "Walk along a curve or the keyed positions of an empty"),
-        ),
+        description="A looping cycle on the spot or in a line, or a walk along a path",
+        items=MODE_ITEMS,
         default="CYCLE",
     )
     path_object: PointerProperty(
@@ -143,7 +227,8 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     # --- speech ----------------------------------------------------------------
     audio_path: StringProperty(
         name="Audio",
-        description="Speech recording that drives gestures and the face",
+        description="Speech recording (.wav, .flac, .ogg, .mp3) that drives gestures and the face; empty: the "
+                    "scene's first sound strip",
         subtype="FILE_PATH",
         default="",
     )
@@ -159,16 +244,14 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     gesture_base: EnumProperty(
         name="Base",
         description="What the gestures are layered over",
-        items=(
-            ("idle", "Idle", "The whole body from the gesture model (weight shifts, planted feet)"),
-            ("keep_legs", "Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs"),
-        ),
+        items=BASE_ITEMS,
         default="idle",
     )
     set_scene_fps: BoolProperty(
         name="Set Scene FPS",
-        description="Set the scene to 30 fps (the model's rate) so keys land on whole frames",
-        default=True,
+        description="Switch the scene to 30 fps (the gesture model's rate) so keys land on whole frames. Off: the "
+                    "scene keeps its frame rate and the keys are placed at the right times (seconds) on it",
+        default=False,
     )
 
     # --- generation --------------------------------------------------------------
@@ -180,33 +263,28 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     )
     start_frame: IntProperty(
         name="Start Frame",
-        description="Frame at which the generated animation begins",
+        description="Scene frame at which generated animation begins (with Audio empty, the sound strip's own "
+                    "start is used)",
         default=1,
     )
 
     # --- export & render ---------------------------------------------------------
     export_format: EnumProperty(
         name="Format",
-        items=(
-            ("BVH", "BVH", "Biovision hierarchy (skeleton and motion only)"),
-            ("FBX", "FBX", "Autodesk FBX with baked animation"),
-            ("GLB", "glTF Binary", "glTF 2.0 binary (.glb)"),
-        ),
+        description="File format of Export Character",
+        items=EXPORT_FORMAT_ITEMS,
         default="FBX",
     )
     export_path: StringProperty(
         name="Export Path",
-        description="File to export to; the extension follows the format",
+        description="File to export to (// is the .blend's folder); the extension follows Format",
         subtype="FILE_PATH",
         default="//rigmind_export",
     )
     render_engine: EnumProperty(
         name="Engine",
-        items=(
-            ("EEVEE", "EEVEE", "Real-time rasteriser"),
-            ("CYCLES", "Cycles", "Path tracer"),
-            ("WORKBENCH", "Workbench", "Fast solid shading for previews"),
-        ),
+        description="Render engine of Render (Cycles works everywhere; EEVEE and Workbench need OpenGL)",
+        items=RENDER_ENGINE_ITEMS,
         # Cycles runs anywhere; EEVEE and Workbench abort a headless Blender
         # that has no OpenGL/EGL driver.
         default="CYCLES",
@@ -223,7 +301,8 @@ CLASSES = (RigMindBoneMapItem, RigMindSceneProperties)
 
 
 def attach():
-    bpy.types.Scene.rigmind = PointerProperty(type=RigMindSceneProperties)
+    bpy.types.Scene.rigmind = PointerProperty(
+        type=RigMindSceneProperties, name="RigMind", description="RigMind settings of this scene (saved with the .blend)")
 
 
 def detach():

@@ -6,6 +6,7 @@ they run.
 """
 
 import importlib
+import sys
 
 import bpy
 
@@ -45,6 +46,27 @@ def _classes():
     )
 
 
+@bpy.app.handlers.persistent
+def _fill_fields(scene, _depsgraph=None):
+    """Fill RigMind ▸ Armature / Face Mesh from the selection or the only
+    candidate when they are empty (``operators.op_common.fill_selection``)."""
+    module = sys.modules.get(f"{_ROOT}.operators.op_common")
+    screen = getattr(bpy.context, "screen", None)
+    if screen is not None and screen.is_animation_playing:
+        return  # a depsgraph update per played frame: nothing to fill there
+    if module is not None and getattr(scene, "rigmind", None) is not None:
+        module.fill_selection(scene)
+
+
+def _handlers(add: bool) -> None:
+    handlers = bpy.app.handlers.depsgraph_update_post
+    present = _fill_fields in handlers
+    if add and not present:
+        handlers.append(_fill_fields)
+    elif not add and present:
+        handlers.remove(_fill_fields)
+
+
 def register():
     global _scene_attached
     if _registered or _scene_attached:
@@ -57,6 +79,7 @@ def register():
             _registered.append(cls)
         properties.attach()
         _scene_attached = True
+        _handlers(add=True)
     except Exception:
         unregister()
         raise
@@ -64,6 +87,7 @@ def register():
 
 def unregister():
     global _scene_attached
+    _handlers(add=False)
     if _scene_attached:
         properties.detach()
         _scene_attached = False

@@ -1,25 +1,64 @@
 """Blender operators (thin: read the scene, call the backend, write results).
 
-Each operator declares UNDO, writes a NEW action per run and reports errors
-a user can fix in Blender's report bar. ``CLASSES`` is what
-``blender_addon.registration`` registers.
+Each operator takes its options as operator properties, so scripts call
+``bpy.ops.rigmind.generate_gesture(armature="Armature", audio_path=..., seed=3)``
+and the redo panel (F9) re-runs the non-modal ones; a panel button fills the
+properties it does not set from RigMind's scene settings (``invoke``). An
+empty ``armature`` means the selection's armature (a mesh counts as its rig),
+then RigMind ▸ Armature, then the scene's only armature. Each run writes a NEW
+action; errors are reported by kind (``op_common.report_failure``).
+``CLASSES`` is what ``blender_addon.registration`` registers.
 """
 
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
+from ..blender_addon import properties as P
+from .op_common import (
+    ModalJobMixin,
+    SceneFilledMixin,
+    fill_from_scene,
+    poll_armature,
+    report_failure,
+    resolve_armature,
+    resolve_face_mesh,
+    run_reported,
+    scene_face_choice,
+    settings,
+)
 
-def _settings(context):
-    return getattr(context.scene, "rigmind", None)
+
+def _user_error(msg: str):
+    from ..backend.errors import UserError
+
+    return UserError(msg)
 
 
-def _target_armature(context):
-    s = _settings(context)
-    ob = s.target_armature if s is not None and s.target_armature is not None else context.active_object
-    return ob if ob is not None and ob.type == "ARMATURE" else None
+def _armature_or_error(context, name: str):
+    arm = resolve_armature(context, name)
+    if arm is None:
+        raise _user_error(f"no armature named '{name}' (nor a mesh deformed by one)" if name else
+                          "no armature to animate: select the character (its armature or a mesh it deforms), "
+                          "or set RigMind ▸ Armature")
+    return arm
+
+
+def _armature_prop():
+    return StringProperty(
+        options={"SKIP_SAVE"},
+        name="Armature",
+        description="Name of the armature to animate (or of a mesh it deforms); empty: the selected character, "
+                    "then RigMind ▸ Armature, then the scene's only armature",
+        default="",
+    )
+
+
+_SEED = dict(options={"SKIP_SAVE"}, name="Seed", description="Random seed (integer); the same seed and inputs give the same animation",
+             min=0, default=0)
+_START = dict(options={"SKIP_SAVE"}, name="Start Frame", description="Scene frame at which the new take begins (frames)", default=1)
 
 
 class RIGMIND_OT_add_mannequin(bpy.types.Operator):
@@ -32,16 +71,19 @@ class RIGMIND_OT_add_mannequin(bpy.types.Operator):
     def execute(self, context):
         from . import mannequin
 
-        parts = mannequin.build_mannequin()
-        s = _settings(context)
-        if s is not None:
-            s.target_armature = parts["armature"]
-            s.face_mesh = parts["head"]
-        self.report({"INFO"}, f"Added {parts['armature'].name} with {len(parts['armature'].data.bones)} bones")
-        return {"FINISHED"}
+        def run():
+            parts = mannequin.build_mannequin()
+            s = settings(context)
+            if s is not None:
+                s.target_armature = parts["armature"]
+                s.face_mesh = parts["head"]
+            self.report({"INFO"}, f"Added {parts['armature'].name} with {len(parts['armature'].data.bones)} bones")
+            return {"FINISHED"}
+
+        return run_reported(self, run)
 
 
-class RIGMIND_OT_apply_bvh(bpy.types.Operator, ImportHelper):
+class RIGMIND_OT_apply_bvh(SceneFilledMixin, bpy.types.Operator, ImportHelper):
     """Put a BVH clip on the target armature when its bone names match the clip's joints (as a new action; the rig's previous action is kept)"""
 
     bl_idname = "rigmind.apply_bvh"
@@ -49,103 +91,119 @@ class RIGMIND_OT_apply_bvh(bpy.types.Operator, ImportHelper):
     bl_options = {"REGISTER", "UNDO"}
 
     filename_ext = ".bvh"
-    filter_glob: StringProperty(default="*.bvh;*.bvh.gz", options={"HIDDEN"})
-    up_axis: EnumProperty(name="Up axis", items=[("Y", "Y up", "most BVH files"), ("Z", "Z up", "Blender's own exports")], default="Y")
+    filter_glob: StringProperty(default="*.bvh;*.bvh.gz", options={"HIDDEN"},
+                                description="File types shown in the file browser")
+    armature: _armature_prop()
+    up_axis: EnumProperty(options={"SKIP_SAVE"}, name="Up axis", description="Which axis of the BVH file points up", items=P.UP_AXIS_ITEMS,
+                          default="Y")
+    set_scene_fps: BoolProperty(options={"SKIP_SAVE"}, name="Set Scene FPS", default=False,
+                                description="Switch the scene to the clip's frame rate; off: keys are placed at the "
+                                            "clip's times (seconds) at the scene's own frame rate")
+    start_frame: IntProperty(**_START)
+    scene_props = {"armature": "target_armature", "start_frame": "start_frame"}
 
     @classmethod
     def poll(cls, context):
-        return _target_armature(context) is not None
+        return poll_armature(cls, context)
+
+    def invoke(self, context, event):
+        fill_from_scene(self, context, self.scene_props)
+        return ImportHelper.invoke(self, context, event)
 
     def execute(self, context):
+        return run_reported(self, lambda: self._apply(context))
+
+    def _apply(self, context):
         from ..backend.bvh import read_bvh
         from . import scene_io
 
-        arm = _target_armature(context)
-        try:
-            motion = read_bvh(self.filepath, up=self.up_axis)
-            rig = scene_io.read_skeleton(arm)
-            missing = [n for n in motion.skeleton.names if n not in rig.names]
-            if missing:
-                raise scene_io.SceneError(
-                    f"'{arm.name}' lacks the clip's joints {missing[:5]}: this clip needs retargeting onto this rig"
-                )
-            # The armature may have extra bones; put the clip on the bones it names.
-            rig_sub = rig.subset(motion.skeleton.names).reorder(motion.skeleton.names)
-            if list(rig_sub.parents) != list(motion.skeleton.parents):
-                raise scene_io.SceneError(
-                    f"'{arm.name}' has the clip's joint names but another hierarchy: retarget the clip instead"
-                )
-            on_rig = motion.with_rest(rig_sub)
-            scene_io.write_motion(arm, on_rig, f"RigMind BVH · {motion.name}", set_scene_fps=True)
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+        arm = _armature_or_error(context, self.armature)
+        if not self.filepath:
+            raise _user_error("no BVH file: pass filepath='…/clip.bvh'")
+        motion = read_bvh(self.filepath, up=self.up_axis)
+        rig = scene_io.read_skeleton(arm)
+        missing = [n for n in motion.skeleton.names if n not in rig.names]
+        if missing:
+            raise scene_io.SceneError(
+                f"'{arm.name}' lacks the clip's joints {missing[:5]}: this clip needs retargeting onto this rig"
+            )
+        # The armature may have extra bones; put the clip on the bones it names.
+        rig_sub = rig.subset(motion.skeleton.names).reorder(motion.skeleton.names)
+        if list(rig_sub.parents) != list(motion.skeleton.parents):
+            raise scene_io.SceneError(
+                f"'{arm.name}' has the clip's joint names but another hierarchy: retarget the clip instead"
+            )
+        on_rig = motion.with_rest(rig_sub)
+        scene_io.write_motion(arm, on_rig, f"RigMind BVH · {motion.name}", set_scene_fps=self.set_scene_fps,
+                              frame_start=self.start_frame, set_scene_range="grow")
         self.report({"INFO"}, f"Applied {motion.num_frames} frames of {motion.name} to {arm.name}")
         return {"FINISHED"}
 
 
 def _output_path(raw: str, what: str) -> str:
-    """An absolute output path, or a ValueError that says what to set."""
+    """An absolute output path, or a UserError that says what to set."""
     if not raw:
-        raise ValueError(f"Set {what} in RigMind ▸ Export & Render first")
+        raise _user_error(f"Set {what} (RigMind ▸ Export & Render, or the operator's filepath)")
     if raw.startswith("//") and not bpy.data.filepath:
-        raise ValueError(
+        raise _user_error(
             f"{what} '{raw}' is relative to the .blend file, which is not saved yet: save it first or pick an absolute path"
         )
     return bpy.path.abspath(raw)
 
 
-ROOT_MODES = [
-    ("hips", "On the hips", "Root translation on the hips bone"),
-    ("in_place", "In place", "Horizontal root motion removed, vertical kept"),
-    ("root_bone", "On a root bone", "Ground-projected motion and facing on the rig's root bone"),
-    ("object", "On the object", "Root motion keyed on the armature object"),
-]
-
-
-class RIGMIND_OT_retarget_motion(bpy.types.Operator, ImportHelper):
+class RIGMIND_OT_retarget_motion(SceneFilledMixin, bpy.types.Operator, ImportHelper):
     """Retarget a clip (BVH, FBX, glTF, EMAGE/BEAT2 SMPL-X .npz, or another armature's action) onto the target armature as a new action"""
 
     bl_idname = "rigmind.retarget_motion"
     bl_label = "Retarget Motion"
     bl_options = {"REGISTER", "UNDO"}
 
-    filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz", options={"HIDDEN"})
-    source_armature: StringProperty(name="Source armature", description="Use this armature's action instead of a file")
-    root_mode: EnumProperty(name="Root motion", items=ROOT_MODES, default="hips")
-    root_bone: StringProperty(name="Root bone", description="For 'On a root bone'")
-    use_ik: bpy.props.BoolProperty(name="Foot IK", description="Keep planted feet on the ground", default=True)
+    filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz", options={"HIDDEN"},
+                                description="File types shown in the file browser")
+    armature: _armature_prop()
+    source_armature: StringProperty(options={"SKIP_SAVE"}, name="Source armature",
+                                    description="Name of an armature whose active action is retargeted instead of a file")
+    root_mode: EnumProperty(options={"SKIP_SAVE"}, name="Root motion", description="Where the clip's travel (root motion, metres) is keyed",
+                            items=P.ROOT_MODE_ITEMS, default="hips")
+    root_bone: StringProperty(name="Root bone", description="The rig's root bone, for 'On a root bone'")
+    use_ik: BoolProperty(name="Foot IK", description="Keep planted feet on the ground (leg IK where the source's "
+                                                     "feet are in contact)", default=True)
+    start_frame: IntProperty(**_START)
+    scene_props = {"armature": "target_armature", "start_frame": "start_frame"}
 
     @classmethod
     def poll(cls, context):
-        return _target_armature(context) is not None
+        return poll_armature(cls, context)
 
     def invoke(self, context, event):
+        fill_from_scene(self, context, self.scene_props)
         if self.source_armature:
             return self.execute(context)
         return ImportHelper.invoke(self, context, event)
 
     def execute(self, context):
+        return run_reported(self, lambda: self._retarget(context))
+
+    def _retarget(self, context):
         from . import retarget_scene
 
-        arm = _target_armature(context)
-        try:
-            if self.source_armature:
-                src = bpy.data.objects.get(self.source_armature)
-                if src is None or src.type != "ARMATURE":
-                    raise ValueError(f"no armature named '{self.source_armature}' to take the motion from")
-                from ..backend.bone_mapping import auto_map
+        arm = _armature_or_error(context, self.armature)
+        if self.source_armature:
+            src = bpy.data.objects.get(self.source_armature)
+            if src is None or src.type != "ARMATURE":
+                raise _user_error(f"no armature named '{self.source_armature}' to take the motion from")
+            from ..backend.bone_mapping import auto_map
 
-                motion = retarget_scene.motion_from_action(src)
-                src_map = auto_map(motion.skeleton)
-            else:
-                motion, src_map = retarget_scene.load_source(self.filepath)
-            action, tmap, result = retarget_scene.retarget_onto(
-                arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik
-            )
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+            motion = retarget_scene.motion_from_action(src)
+            src_map = auto_map(motion.skeleton)
+        elif self.filepath:
+            motion, src_map = retarget_scene.load_source(self.filepath)
+        else:
+            raise _user_error("nothing to retarget: pass filepath='…' (a clip) or source_armature='…'")
+        action, tmap, result = retarget_scene.retarget_onto(
+            arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik,
+            frame_start=self.start_frame, set_scene_fps=False, scene_range="grow",
+        )
         self.report(
             {"INFO"},
             f"Retargeted {motion.num_frames} frames onto {arm.name} as '{action.name}' "
@@ -166,28 +224,30 @@ def user_bone_map_dir():
         return Path(bpy.utils.user_resource("CONFIG", path="rigmind/bone_maps", create=True))
 
 
-class RIGMIND_OT_detect_bone_map(bpy.types.Operator):
+class RIGMIND_OT_detect_bone_map(SceneFilledMixin, bpy.types.Operator):
     """Detect how the target armature's bones map onto RigMind's canonical humanoid and show the mapping for editing"""
 
     bl_idname = "rigmind.detect_bone_map"
     bl_label = "Detect Mapping"
     bl_options = {"REGISTER", "UNDO"}
 
+    armature: _armature_prop()
+    scene_props = {"armature": "target_armature"}
+
     @classmethod
     def poll(cls, context):
-        return _target_armature(context) is not None and _settings(context) is not None
+        return poll_armature(cls, context)
 
     def execute(self, context):
+        return run_reported(self, lambda: self._detect(context))
+
+    def _detect(self, context):
         from ..backend.bone_mapping import load_humanoid
         from . import retarget_scene
 
-        arm = _target_armature(context)
-        s = _settings(context)
-        try:
-            mapping = retarget_scene.target_mapping(arm)
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+        arm = _armature_or_error(context, self.armature)
+        s = settings(context)
+        mapping = retarget_scene.target_mapping(arm)
         s.bone_map.clear()
         for joint in load_humanoid()["joints"]:
             item = s.bone_map.add()
@@ -195,30 +255,43 @@ class RIGMIND_OT_detect_bone_map(bpy.types.Operator):
             item.bone = mapping.bones.get(joint, "")
             item.confidence = float(mapping.confidence.get(joint, 0.0))
         s.bone_map_index = 0
+        s.target_armature = arm
         self.report({"INFO"}, f"{arm.name}: mapping '{mapping.preset}', confidence {mapping.overall:.2f}, "
                               f"{len(mapping.bones)} joints")
         return {"FINISHED"}
 
 
-class RIGMIND_OT_save_bone_map(bpy.types.Operator):
-    """Use the edited mapping for this armature (stored with it in the .blend) and save it as a user preset"""
+class RIGMIND_OT_save_bone_map(SceneFilledMixin, bpy.types.Operator):
+    """Use the edited mapping (RigMind ▸ Retarget list) for this armature (stored with it in the .blend) and save it as a user preset"""
 
     bl_idname = "rigmind.save_bone_map"
     bl_label = "Save Mapping"
     bl_options = {"REGISTER", "UNDO"}
 
+    armature: _armature_prop()
+    preset_name: StringProperty(options={"SKIP_SAVE"}, name="Preset Name", default="my_rig",
+                                description="File name of the user bone-map preset to save (letters, digits, _ . -)")
+    scene_props = {"armature": "target_armature", "preset_name": "bone_map_name"}
+
     @classmethod
     def poll(cls, context):
-        s = _settings(context)
-        return _target_armature(context) is not None and s is not None and len(s.bone_map) > 0
+        if not poll_armature(cls, context):
+            return False
+        if len(settings(context).bone_map) == 0:
+            cls.poll_message_set("No mapping to save: press Detect Mapping first, then edit the list")
+            return False
+        return True
 
     def execute(self, context):
+        return run_reported(self, lambda: self._save(context))
+
+    def _save(self, context):
         import re
 
         from ..backend.bone_mapping import BoneMapping, load_humanoid
 
-        arm = _target_armature(context)
-        s = _settings(context)
+        arm = _armature_or_error(context, self.armature)
+        s = settings(context)
         bones = {it.canonical: it.bone for it in s.bone_map if it.bone}
         unknown = sorted(b for b in bones.values() if b not in arm.data.bones)
         missing = [j for j in load_humanoid()["required"] if j not in bones]
@@ -228,88 +301,101 @@ class RIGMIND_OT_save_bone_map(bpy.types.Operator):
                 parts.append(f"bones not in '{arm.name}': {unknown[:5]}")
             if missing:
                 parts.append(f"required joints unmapped: {missing}")
-            self.report({"ERROR"}, "Cannot save the mapping: " + "; ".join(parts))
-            return {"CANCELLED"}
+            raise _user_error("Cannot save the mapping: " + "; ".join(parts))
         mapping = BoneMapping(
             bones=bones,
             confidence={it.canonical: 1.0 for it in s.bone_map if it.bone},
             overall=1.0,
             unmapped=[b.name for b in arm.data.bones if b.name not in bones.values()],
             preset="user",
-            variant=s.bone_map_name,
+            variant=self.preset_name,
             skeleton_name=arm.name,
         )
         arm["rigmind_bone_map"] = mapping.to_json()
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", s.bone_map_name).strip("._") or "my_rig"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.preset_name).strip("._") or "my_rig"
         path = user_bone_map_dir() / f"{name}.json"
         mapping.save(path)
         self.report({"INFO"}, f"Saved mapping for {arm.name} ({len(bones)} joints) to {path}")
         return {"FINISHED"}
 
 
-class RIGMIND_OT_export(bpy.types.Operator):
+class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
     """Export the target armature, its meshes and its active animation with Blender's own exporter"""
 
     bl_idname = "rigmind.export"
     bl_label = "Export Character"
-    bl_options = {"REGISTER"}
+    # UNDO too: the redo panel (F9) needs it to re-run with other options.
+    bl_options = {"REGISTER", "UNDO"}
+
+    armature: _armature_prop()
+    format: EnumProperty(options={"SKIP_SAVE"}, name="Format", description="File format (the file's extension follows it)",
+                         items=P.EXPORT_FORMAT_ITEMS, default="FBX")
+    filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="File Path", subtype="FILE_PATH", default="",
+                             description="File to write (// is the .blend's folder); the extension follows Format")
+    scene_props = {"armature": "target_armature", "format": "export_format", "filepath": "export_path"}
 
     @classmethod
     def poll(cls, context):
-        return _target_armature(context) is not None and _settings(context) is not None
+        return poll_armature(cls, context)
 
     def execute(self, context):
+        return run_reported(self, lambda: self._export(context))
+
+    def _export(self, context):
         from ..backend.atomic_write import write_atomically
         from . import export
 
-        s = _settings(context)
-        try:
-            path = _output_path(s.export_path, "an export path")
-            suffix = "." + s.export_format.lower()
-            if not path.lower().endswith(suffix):
-                path += suffix
-            arm = _target_armature(context)
-            written = write_atomically(path, lambda tmp: export.export_character(arm, tmp))
-        except (ValueError, RuntimeError) as e:
-            self.report({"ERROR"}, str(e).splitlines()[0])
-            return {"CANCELLED"}
+        path = _output_path(self.filepath, "an export path")
+        suffix = "." + self.format.lower()
+        if not path.lower().endswith(suffix):
+            path += suffix
+        arm = _armature_or_error(context, self.armature)
+        written = write_atomically(path, lambda tmp: export.export_character(arm, tmp))
         self.report({"INFO"}, f"Exported {written}")
         return {"FINISHED"}
 
 
-class RIGMIND_OT_render(bpy.types.Operator):
-    """Render the scene (a still of the current frame, or the frame range as MP4 with sound)"""
+class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
+    """Render the scene: a still of the current frame (.png), or the frame range frame by frame into an MP4 with the scene's sound (progress shown, Esc cancels)"""
 
     bl_idname = "rigmind.render"
     bl_label = "Render"
     bl_options = {"REGISTER"}
 
+    engine: EnumProperty(options={"SKIP_SAVE"}, name="Engine", description="Render engine", items=P.RENDER_ENGINE_ITEMS, default="CYCLES")
+    filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Output", subtype="FILE_PATH", default="",
+                             description="Output file (// is the .blend's folder): .png renders the current frame, "
+                                         ".mp4 the frame range with sound")
+    resolution: bpy.props.IntVectorProperty(options={"SKIP_SAVE"}, name="Resolution", size=2, default=(640, 360),
+                                            min=16, max=8192,
+                                            description="Width and height of the image in pixels")
+    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, min=1, max=4096,
+                         description="Samples per pixel (Cycles, EEVEE): more is cleaner and slower")
+    scene_props = {"engine": "render_engine", "filepath": "render_path"}
+
     @classmethod
     def poll(cls, context):
-        return _settings(context) is not None
+        if context.scene is None:
+            cls.poll_message_set("No scene to render")
+            return False
+        return True
 
-    def execute(self, context):
-        from ..backend.atomic_write import write_atomically
+    def make_job(self, context):
+        from ..backend.atomic_write import check_output_path
         from . import render
 
-        s = _settings(context)
-        try:
-            path = _output_path(s.render_path, "a render output path (.png or .mp4)")
-            out = write_atomically(path, lambda tmp: render.render(tmp, engine=s.render_engine))
-        except (ValueError, RuntimeError) as e:
-            self.report({"ERROR"}, str(e).splitlines()[0])
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Rendered {out}")
+        path = _output_path(self.filepath, "a render output path (.png or .mp4)")
+        check_output_path(path)
+        return render.render_job(path, engine=self.engine, resolution=tuple(self.resolution), samples=self.samples)
+
+    def done(self, context, result):
+        self.report({"INFO"}, f"Rendered {result}")
         return {"FINISHED"}
 
 
 # --- locomotion ------------------------------------------------------------------------
 
-CONTROLLER_KINDS = [
-    ("auto", "Auto", "The trained neural controller when its weights exist, else motion matching on the Bandai Namco data"),
-    ("neural", "Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
-    ("motion_matching", "Motion Matching", "The motion-matching baseline built from the Bandai Namco data ($RIGMIND_DATA or ../shared/data)"),
-]
+CONTROLLER_KINDS = P.CONTROLLER_ITEMS
 
 
 def _controller_options(context) -> dict:
@@ -332,227 +418,200 @@ def _runtime(context):
     return "torch" if _controller_options(context).get("engine") == "torch" else None
 
 
-def _path_object(context):
-    """The path to walk: a selected curve (the active object first), else RigMind ▸ Path."""
+def _path_object(context, name: str = ""):
+    """The path to walk: ``name``, else a selected curve (the active object first), else RigMind ▸ Path."""
+    if name:
+        ob = bpy.data.objects.get(name)
+        if ob is None:
+            raise _user_error(f"no object named '{name}' to walk along: name a curve or an empty")
+        return ob
     active = context.active_object
     if active is not None and active.type == "CURVE" and active.select_get():
         return active
     curves = [o for o in (context.selected_objects or []) if o.type == "CURVE"]
     if curves:
         return sorted(curves, key=lambda o: o.name)[0]
-    s = _settings(context)
+    s = settings(context)
     if s is not None and s.path_object is not None:
         return s.path_object
-    raise ValueError("Walk Along Path needs a path: select a curve, or set RigMind ▸ Locomotion ▸ Path")
+    raise _user_error("Walk Along Path needs a path: select a curve, or set RigMind ▸ Locomotion ▸ Path")
 
 
-class _ModalJobOperator:
-    """Shared modal machinery for generators on the target armature:
-    ``invoke`` starts a job (a generator that runs the generation in a worker
-    thread and yields progress), ``modal`` advances it on timer events and
-    shows the progress; ESC cancels before anything is written. ``execute``
-    (scripts, headless) runs synchronously.
+def _done_action(op, action):
+    first, last = action.frame_range
+    warning = action.get("rigmind_warning") if hasattr(action, "get") else None
+    if warning:
+        op.report({"WARNING"}, f"Wrote '{action.name}' ({int(round(last - first))} frames); {warning}")
+    else:
+        op.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
+    return {"FINISHED"}
 
-    Subclasses: ``_common(context) -> dict`` of settings, ``run(context,
-    **common) -> result``, ``job(context, **common) -> generator`` and
-    ``_finished(result)``."""
+
+class _LocomotionOperator(ModalJobMixin):
+    """A modal job on the target armature driven by locomotion properties."""
 
     bl_options = {"REGISTER", "UNDO"}
 
-    _job = None
-    _timer = None
+    armature: _armature_prop()
+    style: EnumProperty(options={"SKIP_SAVE"}, name="Style", description="Movement style (a Bandai Namco motion-capture style)",
+                        items=P.STYLE_ITEMS, default="normal")
+    gait: EnumProperty(options={"SKIP_SAVE"}, name="Gait", description="Walk or run: the style's clips and own speed", items=P.GAIT_ITEMS,
+                       default="walk")
+    speed_from_style: BoolProperty(options={"SKIP_SAVE"}, name="Style's Speed", default=True,
+                                   description="Move at the style's own speed (its clips' median, scaled to the "
+                                               "rig's legs) instead of Speed")
+    speed: FloatProperty(options={"SKIP_SAVE"}, name="Speed", description="Forward speed in metres per second (used when Style's Speed "
+                                                   "is off)", min=0.2, max=6.0, default=1.3, unit="VELOCITY")
+    in_place: BoolProperty(options={"SKIP_SAVE"}, name="In Place", default=False,
+                           description="No horizontal root motion: the walk plays on the spot")
+    controller: EnumProperty(options={"SKIP_SAVE"}, name="Controller", description="Which locomotion controller generates the motion",
+                             items=P.CONTROLLER_ITEMS, default="auto")
+    start_frame: IntProperty(**_START)
+    scene_props = {"armature": "target_armature", "style": "style", "gait": "gait",
+                   "speed_from_style": "speed_from_style", "speed": "speed", "in_place": "in_place",
+                   "start_frame": "start_frame"}
 
     @classmethod
     def poll(cls, context):
-        return _target_armature(context) is not None and _settings(context) is not None
-
-    def _finished(self, action):
-        first, last = action.frame_range
-        warning = action.get("rigmind_warning") if hasattr(action, "get") else None
-        if warning:
-            self.report({"WARNING"}, f"Wrote '{action.name}' ({int(round(last - first))} frames); {warning}")
-        else:
-            self.report({"INFO"}, f"Wrote '{action.name}' ({int(round(last - first))} frames)")
-        return {"FINISHED"}
-
-    def execute(self, context):
-        from . import locomotion_scene as LS
-
-        try:
-            action = self.run(context, **self._common(context))
-        except LS.Cancelled:
-            self.report({"INFO"}, "Cancelled")
-            return {"CANCELLED"}
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        return self._finished(action)
-
-    def invoke(self, context, event):
-        if context.window is None:
-            return self.execute(context)
-        try:
-            self._job = self.job(context, **self._common(context))
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.progress_begin(0, 100)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def _stop(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-
-    def modal(self, context, event):
-        from . import locomotion_scene as LS
-
-        if event.type == "ESC" and event.value == "PRESS":
-            self._job.close()  # stops the worker; nothing has been written
-            self._stop(context)
-            self.report({"INFO"}, "Cancelled")
-            return {"CANCELLED"}
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            fraction = next(self._job)
-        except StopIteration as done:
-            self._stop(context)
-            return self._finished(done.value)
-        except LS.Cancelled:
-            self._stop(context)
-            self.report({"INFO"}, "Cancelled")
-            return {"CANCELLED"}
-        except ValueError as e:
-            self._stop(context)
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
-        except BaseException:
-            self._stop(context)
-            raise
-        context.window_manager.progress_update(int(round(100 * fraction)))
-        return {"RUNNING_MODAL"}
-
-    def cancel(self, context):
-        # Blender ends the modal (e.g. a file is loaded): stop the worker too.
-        if self._job is not None:
-            self._job.close()
-        self._stop(context)
-
-
-class _LocomotionOperator(_ModalJobOperator):
-    """A modal job driven by the Locomotion settings and a controller choice."""
-
-    controller: EnumProperty(name="Controller", items=CONTROLLER_KINDS, default="auto", options={"SKIP_SAVE"})
+        return poll_armature(cls, context)
 
     def _common(self, context) -> dict:
-        s = _settings(context)
-        speed = None if getattr(s, "speed_from_style", False) else float(s.speed)
-        return dict(style=s.style, gait=s.gait, speed=speed, controller=self.controller,
-                    controller_options=_controller_options(context))
+        return dict(style=self.style, gait=self.gait, speed=None if self.speed_from_style else float(self.speed),
+                    controller=self.controller, controller_options=_controller_options(context),
+                    in_place=self.in_place, frame_start=int(self.start_frame), user_scene=True)
+
+    def done(self, context, result):
+        return _done_action(self, result)
 
 
 class RIGMIND_OT_bake_walk_cycle(_LocomotionOperator, bpy.types.Operator):
-    """Bake a looping walk or run cycle (style, speed, in place from the Locomotion settings) onto the target armature as a new action"""
+    """Bake a looping walk or run cycle (style, speed in m/s, in place) onto the target armature as a new action (progress shown, Esc cancels)"""
 
     bl_idname = "rigmind.bake_walk_cycle"
     bl_label = "Bake Walk Cycle"
 
-    def run(self, context, **kw):
+    def make_job(self, context):
         from . import locomotion_scene as LS
 
-        return LS.bake_walk_cycle(_target_armature(context), in_place=_settings(context).in_place, **kw)
-
-    def job(self, context, **kw):
-        from . import locomotion_scene as LS
-
-        return LS.walk_cycle_job(_target_armature(context), in_place=_settings(context).in_place, **kw)
+        return LS.walk_cycle_job(_armature_or_error(context, self.armature), **self._common(context))
 
 
 class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
-    """Walk the target armature along the selected curve (or RigMind ▸ Path: a curve, or empties) as a new action"""
+    """Walk the target armature along a curve (or empties) as a new action: the named path, else the selected curve, else RigMind ▸ Path (progress shown, Esc cancels)"""
 
     bl_idname = "rigmind.walk_along_path"
     bl_label = "Walk Along Path"
 
-    def _points(self, context):
+    path: StringProperty(options={"SKIP_SAVE"}, name="Path", description="Name of the curve (or keyed empty) to walk along; empty: the "
+                                                  "selected curve, then RigMind ▸ Path", default="")
+
+    def make_job(self, context):
         from . import locomotion_scene as LS
 
-        return LS.curve_to_polyline(_path_object(context), list(context.selected_objects or []))
-
-    def run(self, context, **kw):
-        from . import locomotion_scene as LS
-
-        return LS.walk_along_path(_target_armature(context), self._points(context),
-                                  in_place=_settings(context).in_place, **kw)
-
-    def job(self, context, **kw):
-        from . import locomotion_scene as LS
-
-        return LS.walk_path_job(_target_armature(context), self._points(context),
-                                in_place=_settings(context).in_place, **kw)
+        arm = _armature_or_error(context, self.armature)
+        points = LS.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
+        return LS.walk_path_job(arm, points, **self._common(context))
 
 
-class RIGMIND_OT_generate_gesture(_ModalJobOperator, bpy.types.Operator):
-    """Generate body, head, hand and finger motion from the speech audio (or the scene's sound strip) on the target armature as a new action, with the face mesh if set; the audio is added as a sound strip in sync"""
+class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
+    """Generate body, head, hand and finger motion from speech on the target armature as a new action (and the face on its ARKit mesh); the audio is added as a sound strip in sync (progress shown, Esc cancels)"""
 
     bl_idname = "rigmind.generate_gesture"
     bl_label = "Generate Gesture"
+    bl_options = {"REGISTER", "UNDO"}
 
-    def _common(self, context) -> dict:
-        s = _settings(context)
-        return dict(audio_path=bpy.path.abspath(s.audio_path) if s.audio_path else None,
-                    amount=float(s.gesture_amount), seed=int(s.seed), start_frame=int(s.start_frame),
-                    base=s.gesture_base, face_mesh=s.face_mesh, set_scene_fps=bool(s.set_scene_fps),
-                    face_method=s.face_method, runtime=_runtime(context))
+    armature: _armature_prop()
+    audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
+                               description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
+                                           "sound strip, starting with it")
+    amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", min=0.0, max=1.0, default=0.5, subtype="FACTOR",
+                          description="How animated the gestures are (0..1): 0 calm, 0.5 like the training "
+                                      "speaker, 1 very animated")
+    seed: IntProperty(**_SEED)
+    start_frame: IntProperty(**_START)
+    base: EnumProperty(options={"SKIP_SAVE"}, name="Base", description="What the gestures are layered over", items=P.BASE_ITEMS,
+                       default="idle")
+    face_mesh: StringProperty(options={"SKIP_SAVE"}, name="Face Mesh", default="",
+                              description="Mesh whose ARKit shape keys get the face: a mesh name, 'auto' (the "
+                                          "character's mesh with the most ARKit keys) or empty (no face)")
+    face_method: EnumProperty(options={"SKIP_SAVE"}, name="Lip Sync", description="How the mouth is found when there is no transcript "
+                                                           "(a .txt beside the audio)",
+                              items=P.FACE_METHOD_ITEMS, default="model")
+    set_scene_fps: BoolProperty(options={"SKIP_SAVE"}, name="Set Scene FPS", default=False,
+                                description="Switch the scene to 30 fps (the model's rate); off: the scene keeps "
+                                            "its frame rate and the keys land at the right times")
+    scene_props = {"armature": "target_armature", "audio_path": "audio_path", "amount": "gesture_amount",
+                   "seed": "seed", "start_frame": "start_frame", "base": "gesture_base",
+                   "face_mesh": scene_face_choice, "face_method": "face_method", "set_scene_fps": "set_scene_fps"}
 
-    def _finished(self, result):
+    @classmethod
+    def poll(cls, context):
+        return poll_armature(cls, context)
+
+    def make_job(self, context):
+        from . import gesture_scene
+
+        arm = _armature_or_error(context, self.armature)
+        face = resolve_face_mesh(context, self.face_mesh, arm)
+        audio = bpy.path.abspath(self.audio_path) if self.audio_path else None
+        return gesture_scene.gesture_job(arm, audio, amount=float(self.amount), seed=int(self.seed),
+                                         start_frame=int(self.start_frame), base=self.base, face_mesh=face,
+                                         set_scene_fps=self.set_scene_fps, face_method=self.face_method,
+                                         runtime=_runtime(context), user_scene=True)
+
+    def done(self, context, result):
         self.report({"WARNING"} if result.face is not None and result.face.missing else {"INFO"}, result.summary())
         return {"FINISHED"}
 
-    def run(self, context, **kw):
-        from . import gesture_scene
 
-        return gesture_scene.generate_gesture_on_rig(_target_armature(context), **kw)
-
-    def job(self, context, **kw):
-        from . import gesture_scene
-
-        return gesture_scene.gesture_job(_target_armature(context), **kw)
-
-
-class RIGMIND_OT_generate_face(bpy.types.Operator):
-    """Lip-sync, blinks and brows from the speech audio onto the face mesh's ARKit shape keys (a new action; a .txt beside the audio is used as the transcript)"""
+class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
+    """Lip-sync, blinks and brows from speech onto a face mesh's ARKit shape keys as a new action (a .txt beside the audio is used as the transcript; progress shown, Esc cancels)"""
 
     bl_idname = "rigmind.generate_face"
     bl_label = "Generate Face"
     bl_options = {"REGISTER", "UNDO"}
 
+    face_mesh: StringProperty(options={"SKIP_SAVE"}, name="Face Mesh", default="auto",
+                              description="Mesh whose ARKit shape keys are animated: a mesh name, or 'auto' (the "
+                                          "selected character's mesh with the most ARKit keys, never eyes or teeth)")
+    audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
+                               description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
+                                           "sound strip, starting with it")
+    seed: IntProperty(**_SEED)
+    start_frame: IntProperty(**_START)
+    method: EnumProperty(options={"SKIP_SAVE"}, name="Lip Sync", description="How the mouth is found when there is no transcript",
+                         items=P.FACE_METHOD_ITEMS, default="model")
+    scene_props = {"face_mesh": scene_face_choice, "audio_path": "audio_path", "seed": "seed",
+                   "start_frame": "start_frame", "method": "face_method"}
+
     @classmethod
     def poll(cls, context):
-        return _settings(context) is not None
+        from . import face_scene
+        from .op_common import face_candidates
 
-    def execute(self, context):
+        s = settings(context)
+        if s is None:
+            cls.poll_message_set("RigMind's scene settings are missing: enable the RigMind add-on")
+            return False
+        if not s.face_auto and s.face_mesh is not None:
+            return True
+        if face_scene.most_arkit_mesh(face_candidates(context.scene, resolve_armature(context))) is None:
+            cls.poll_message_set("No mesh with ARKit shape keys (jawOpen, eyeBlinkLeft, …) in the scene: "
+                                 "import a character with them, or set RigMind ▸ Face Mesh")
+            return False
+        return True
+
+    def make_job(self, context):
         from . import face_scene
 
-        s = _settings(context)
-        mesh = s.face_mesh if s.face_mesh is not None else context.active_object
-        try:
-            if not s.audio_path:
-                raise ValueError("Set RigMind ▸ Speech ▸ Audio to a speech recording first")
-            if mesh is None:
-                raise ValueError("Set RigMind ▸ Speech ▸ Face Mesh to a mesh with ARKit shape keys")
-            result = face_scene.generate_face_on_mesh(mesh, bpy.path.abspath(s.audio_path), seed=int(s.seed),
-                                                      start_frame=int(s.start_frame), method=s.face_method,
-                                                      runtime=_runtime(context))
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+        mesh = resolve_face_mesh(context, self.face_mesh or "auto", resolve_armature(context))
+        if mesh is None:
+            raise _user_error("no mesh with ARKit shape keys to animate: set Face Mesh to one")
+        audio = bpy.path.abspath(self.audio_path) if self.audio_path else None
+        return face_scene.face_job(mesh, audio, seed=int(self.seed), start_frame=int(self.start_frame),
+                                   method=self.method, runtime=_runtime(context))
+
+    def done(self, context, result):
         self.report({"WARNING"} if result.missing else {"INFO"}, result.summary())
         return {"FINISHED"}
 
@@ -566,3 +625,5 @@ CLASSES = (RIGMIND_OT_add_mannequin, RIGMIND_OT_apply_bvh, RIGMIND_OT_retarget_m
 from .drive_op import CLASSES as _DRIVE_CLASSES  # noqa: E402
 
 CLASSES = CLASSES + _DRIVE_CLASSES
+
+__all__ = ["CLASSES", "report_failure", "user_bone_map_dir"]

@@ -7,7 +7,10 @@ from __future__ import annotations
 import time
 
 import bpy
-from bpy.props import BoolProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
+
+from ..blender_addon import properties as P
+from .op_common import fill_from_scene, poll_armature, report_failure, resolve_armature
 
 # The backend (locomotion, SciPy) is imported when Drive starts, never at
 # registration: enabling the add-on stays fast.
@@ -44,6 +47,12 @@ class RIGMIND_OT_drive(bpy.types.Operator):
 
     save_path: BoolProperty(name="Save Path", description="Also save the path walked as a curve (for Walk Along Path)",
                             default=False)
+    armature: StringProperty(options={"SKIP_SAVE"}, name="Armature", default="",
+                             description="Name of the armature to steer (or of a mesh it deforms); empty: the "
+                                         "selected character, then RigMind ▸ Armature")
+    style: EnumProperty(options={"SKIP_SAVE"}, name="Style", description="Movement style to start with (keys 1-7 change it while driving)",
+                        items=P.STYLE_ITEMS, default="normal")
+    scene_props = {"armature": "target_armature", "style": "style"}
 
     _session = None
     _timer = None
@@ -52,27 +61,25 @@ class RIGMIND_OT_drive(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        from .blender_ops import _settings, _target_armature
-
-        return _target_armature(context) is not None and _settings(context) is not None
+        return poll_armature(cls, context)
 
     def execute(self, context):
         self.report({"ERROR"}, "Drive is interactive: start it from a 3D View (RigMind ▸ Locomotion ▸ Drive)")
         return {"CANCELLED"}
 
     def invoke(self, context, event):
-        from . import drive_scene, locomotion_scene as LS
-        from .blender_ops import _controller_options, _settings, _target_armature
+        from . import drive_scene
+        from .blender_ops import _controller_options
 
+        fill_from_scene(self, context, self.scene_props)
         if context.window is None or context.area is None or context.area.type != "VIEW_3D":
             return self.execute(context)
-        s = _settings(context)
         opts = {k: v for k, v in _controller_options(context).items() if k in ("engine", "models_dir")}
         try:
-            self._session = drive_scene.DriveSession(_target_armature(context), style=s.style, controller_options=opts)
-        except (ValueError, LS.ControllerError) as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+            self._session = drive_scene.DriveSession(resolve_armature(context, self.armature), style=self.style,
+                                                     controller_options=opts)
+        except Exception as e:  # reported by kind: a user error as one line, anything else as an internal error
+            return report_failure(self, e)
         self._rate = _di().TickRate(self._session.scene_fps)
         self._start_timer(context)
         self._last = time.perf_counter()
@@ -117,10 +124,9 @@ class RIGMIND_OT_drive(bpy.types.Operator):
         if cmd == DI.FINISH:
             try:
                 action, curve = session.finish(save_path=self.save_path)
-            except ValueError as e:
+            except Exception as e:  # reported by kind
                 self._end(context)
-                self.report({"ERROR"}, str(e))
-                return {"CANCELLED"}
+                return report_failure(self, e)
             self._end(context)
             if action is None:
                 self.report({"INFO"}, "Drive ended; nothing was recorded (press R to record a take)")

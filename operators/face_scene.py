@@ -57,10 +57,28 @@ def arkit_key_count(mesh_obj) -> int:
     return len(resolve_arkit_names([k.name for k in mesh_obj.data.shape_keys.key_blocks]))
 
 
+#: Name parts of a character's split-off meshes that carry ARKit keys too
+#: (Ready Player Me's EyeLeft, Wolf3D_Teeth …) but are never its face.
+COMPANION_WORDS = ("eye", "teeth", "tooth", "tongue", "lash", "brow", "beard", "hair")
+
+
+def is_companion_name(name: str) -> bool:
+    low = name.lower()
+    return any(w in low for w in COMPANION_WORDS)
+
+
 def most_arkit_mesh(meshes):
     """The mesh (with shape keys) with the most ARKit shapes: a character's
-    head rather than its eyes or teeth. None for no meshes."""
-    return max(meshes, key=arkit_key_count, default=None)
+    head, never its eyes or teeth. Ready Player Me gives its eyes and teeth
+    all 52 keys too, so ties go to a mesh not named like a companion part
+    (eye, teeth, tongue …), then to the most vertices (the head is the big
+    one). Eyes or teeth only when nothing else has ARKit keys. None for no
+    meshes with ARKit keys."""
+    scored = [(m, arkit_key_count(m)) for m in meshes if m.data.shape_keys is not None]
+    scored = [(m, n) for m, n in scored if n > 0]
+    if not scored:
+        return None
+    return max(scored, key=lambda mn: (not is_companion_name(mn[0].name), mn[1], len(mn[0].data.vertices)))[0]
 
 
 def companion_meshes(mesh_obj, arm=None) -> list:
@@ -145,23 +163,17 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
     ``SceneError`` (ValueErrors) with a message for the user."""
     import bpy
 
-    from ..backend.face.generate import generate_face, transcript_beside
+    if animation is None:
+        from ..backend.tasks import finish
 
-    if mesh_obj is None or mesh_obj.type != "MESH":
-        raise scene_io.SceneError("pick a face mesh (a mesh object with ARKit shape keys)")
-    key = mesh_obj.data.shape_keys
-    if key is None or len(key.key_blocks) < 2:
-        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has no shape keys to animate: pick a mesh with ARKit shape keys")
-    mapping = resolve_arkit_names([kb.name for kb in key.key_blocks])
-    if not mapping:
-        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has none of the 52 ARKit shape keys (jawOpen, eyeBlinkLeft, …)")
+        return finish(face_job(mesh_obj, audio, transcript=transcript, seed=seed, smile=smile, start_frame=start_frame,
+                               method=method, armature=armature, jaw=jaw, add_sound=add_sound, action_name=action_name,
+                               companions=companions, runtime=runtime))
+    mapping = _face_mapping(mesh_obj)
     scene = bpy.context.scene
     fps = scene_io.scene_fps(scene)
     audio_path = audio if isinstance(audio, (str, Path)) else getattr(audio, "path", "")
-    if transcript is None and audio_path:
-        transcript = transcript_beside(audio_path)
-    anim = animation or generate_face(audio, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method,
-                                      runtime=runtime)
+    anim = animation
     names = [mapping.get(n) for n in anim.names]
     cols = [i for i, n in enumerate(names) if n is not None]
     stem = Path(audio_path).stem if audio_path else "speech"
@@ -187,7 +199,74 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
             _write_on_mesh(ob, anim, f"{action.name} · {ob.name}", start_frame)
             result.companions.append(ob.name)
     last = start_frame + int(np.ceil((anim.num_frames - 1) * (fps / anim.fps)))
-    scene.frame_end = max(scene.frame_end, last)
+    scene_io.cover_frames(scene, start_frame, last)
     if add_sound and audio_path:
         add_sound_strip(scene, audio_path, start_frame)
     return result
+
+
+def _face_mapping(mesh_obj) -> dict:
+    """ARKit name -> the mesh's shape key, or a SceneError naming what the mesh lacks."""
+    if mesh_obj is None or mesh_obj.type != "MESH":
+        raise scene_io.SceneError("pick a face mesh (a mesh object with ARKit shape keys)")
+    key = mesh_obj.data.shape_keys
+    if key is None or len(key.key_blocks) < 2:
+        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has no shape keys to animate: pick a mesh with ARKit shape keys")
+    mapping = resolve_arkit_names([kb.name for kb in key.key_blocks])
+    if not mapping:
+        raise scene_io.SceneError(f"mesh '{mesh_obj.name}' has none of the 52 ARKit shape keys (jawOpen, eyeBlinkLeft, …)")
+    return mapping
+
+
+def face_job(mesh_obj, audio=None, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
+             start_frame: int | None = None, method: str = "model", armature=None, jaw: bool | None = None,
+             add_sound: bool | None = None, action_name: str | None = None, companions: bool = True,
+             runtime: str = None):
+    """Generate Face as a job (``backend.tasks``; the one path of the
+    operator, the CLI and :func:`generate_face_on_mesh`): checks now, the
+    face model / word recognition in a worker thread, the shape-key actions
+    written on the main thread at the end (Esc before that leaves the scene
+    as it was). ``audio``: a path or an ``AudioClip``; None → the scene's
+    first sound strip, starting with it (no second strip is added).
+    ``add_sound`` None: add the speech as a strip unless it already is one."""
+    import bpy
+
+    from ..backend.audio import load_audio
+    from ..backend.face.generate import METHODS, generate_face, transcript_beside
+    from ..backend.tasks import run_in_thread
+    from .gesture_scene import _audio_and_start, _needs_sound_strip
+
+    _face_mapping(mesh_obj)
+    if method not in METHODS:
+        raise scene_io.SceneError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
+    scene = bpy.context.scene
+    if audio is None or isinstance(audio, (str, Path)):
+        audio_path, start_frame = _audio_and_start(scene, audio, start_frame)
+        clip = load_audio(audio_path)  # a bad file fails now, before the worker starts
+        clip.path = str(audio_path)
+    else:
+        clip, start_frame = audio, int(start_frame or 1)
+        audio_path = getattr(clip, "path", "") or ""
+    if add_sound is None:
+        add_sound = bool(audio_path) and _needs_sound_strip(scene, audio_path)
+    if transcript is None and audio_path:
+        transcript = transcript_beside(audio_path)
+    fps = scene_io.scene_fps(scene)
+    name, arm_name = mesh_obj.name, armature.name if armature is not None else None
+
+    def work(progress, cancel):
+        progress(0.05)
+        return generate_face(clip, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method,
+                             runtime=runtime)
+
+    def job():
+        anim = yield from run_in_thread(work, "rigmind-face")
+        yield 0.95
+        mesh = bpy.data.objects.get(name)
+        arm = bpy.data.objects.get(arm_name) if arm_name else None
+        return generate_face_on_mesh(mesh, audio_path or clip, transcript=transcript, seed=seed, smile=smile,
+                                     start_frame=start_frame, method=method, armature=arm, jaw=jaw,
+                                     add_sound=add_sound, animation=anim, action_name=action_name,
+                                     companions=companions, runtime=runtime)
+
+    return job()

@@ -72,8 +72,8 @@ def smplx_source_map():
 def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runtime: str = None):
     """Backend half (no bpy; safe in a worker thread): an ``AudioClip`` →
     ``(clip, GestureResult)``."""
+    from ..backend.errors import Cancelled
     from ..backend.gesture.generate import GestureCancelled, generate_gesture
-    from .locomotion_scene import Cancelled
 
     if progress:
         progress(0.1)
@@ -88,15 +88,18 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runt
 
 def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
           base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
-          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None):
+          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None,
+          user_scene: bool = False):
     """Scene half: the generated motion onto ``arm`` as a new action (and the
-    face, the sound strip). Returns :class:`GestureSceneResult`."""
+    face, the sound strip). ``user_scene`` (the operator): the frame range
+    only grows to cover the take (else it becomes the take's; with
+    "keep_legs" it only grows at the end). Returns :class:`GestureSceneResult`."""
     import bpy
 
     from .retarget_scene import retarget_onto, target_mapping
 
     if base not in BASES:
-        raise ValueError(f"base must be one of {BASES}, got {base!r}")
+        raise scene_io.SceneError(f"base must be one of {BASES}, got {base!r}")
     scene = bpy.context.scene
     # Everything that can refuse (not a humanoid, no walk to keep) is checked
     # before the scene is touched.
@@ -111,13 +114,18 @@ def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_fram
     name = f"RigMind Gesture · {stem} · seed {seed} · amount {amount:.2f}"
     action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), tgt_map=tgt_map,
                                        root_mode="hips", ik=base == "idle", action_name=name,
-                                       frame_start=start_frame, set_scene_fps=False)
+                                       frame_start=start_frame, set_scene_fps=False,
+                                       scene_range="grow" if user_scene else True)
     if base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
     frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
     key_eyes(arm, action, tgt_map, frames, seed, start_frame)
-    scene.frame_start = int(start_frame)
-    scene.frame_end = max(scene.frame_end, int(start_frame) + frames - 1) if base == "keep_legs" else int(start_frame) + frames - 1
+    if user_scene:
+        scene_io.cover_frames(scene, start_frame, action.frame_range[1])
+    else:
+        scene.frame_start = int(start_frame)
+        last = int(np.ceil(action.frame_range[1] - 1e-6))
+        scene.frame_end = max(scene.frame_end, last) if base == "keep_legs" else last
     strip = None
     if add_sound and audio_path:
         from .face_scene import add_sound_strip
@@ -146,14 +154,10 @@ def _layer_over(arm, action, previous, tgt_map):
             elif fc.data_path == "location":  # object root motion stays the walk's
                 bag.fcurves.remove(fc)
     gesture_end = action.frame_range[1]
+    strip = _legs_strip(arm, previous)
     _layer_trunk(arm, action, previous, tgt_map)
     cyclic = any(m.type == "CYCLES" for fc in _fcurves(previous) for m in fc.modifiers)
-    for track in arm.animation_data.nla_tracks:
-        strips = [s for s in track.strips if s.action == previous]
-        if not strips:
-            continue
-        track.mute = False
-        strip = strips[-1]
+    if strip is not None:
         if cyclic and strip.frame_end < gesture_end:
             # A baked cycle plays on for the whole take: extend the strip's
             # action range and let the curves' Cycles modifiers (with their
@@ -163,6 +167,36 @@ def _layer_over(arm, action, previous, tgt_map):
     # NLA strips under the active action are combined per channel ("Replace"):
     # the gesture's upper body replaces, the walk's hips/legs show through.
     arm.animation_data.action_blend_type = "REPLACE"
+
+
+#: The unmuted NLA track that plays the kept walk under a "keep legs" gesture.
+LEGS_TRACK = "RigMind legs"
+
+
+def _legs_strip(arm, previous):
+    """A strip of ``previous`` at its own frames on the unmuted "RigMind legs"
+    track (made once per armature, its old strip replaced): the muted
+    "RigMind history" track keeps its copy and stays muted."""
+    ad = arm.animation_data
+    track = next((t for t in ad.nla_tracks if t.name == LEGS_TRACK), None)
+    if track is None:
+        track = ad.nla_tracks.new()
+        track.name = LEGS_TRACK
+    for old in list(track.strips):
+        track.strips.remove(old)
+    track.mute = False
+    # The walk's own slot (the history strip's), not the new action's.
+    slot = next((st.action_slot for t in ad.nla_tracks for st in t.strips
+                 if st.action == previous and getattr(st, "action_slot", None) is not None), None)
+    names = [st.name for t in ad.nla_tracks for st in t.strips]
+    try:
+        strip = track.strips.new(scene_io.unique_name(f"{previous.name} (legs)", names),
+                                 int(np.floor(previous.frame_range[0])), previous)
+    except RuntimeError:
+        return None
+    if slot is not None and hasattr(strip, "action_slot"):
+        strip.action_slot = slot
+    return strip
 
 
 def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -> list:
@@ -217,7 +251,8 @@ TRUNK = ("spine", "spine1", "spine2", "chest", "upperchest", "neck")
 
 def _walk_strip_frame(arm, previous):
     """Scene frame → the walk action's frame, through the NLA strip that holds it."""
-    for track in arm.animation_data.nla_tracks:
+    tracks = sorted(arm.animation_data.nla_tracks, key=lambda t: t.mute)  # the playing (legs) track first
+    for track in tracks:
         for strip in track.strips:
             if strip.action == previous:
                 a0, s0, scale = strip.action_frame_start, strip.frame_start, strip.scale or 1.0
@@ -309,21 +344,15 @@ def _needs_sound_strip(scene, audio_path) -> bool:
 def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
                             base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None,
                             face_method: str = "model", runtime: str = None):
-    """Synchronous Generate Gesture (scripts, CLI, headless). ``audio_path``
-    None → the scene's first sound strip (and its start frame).
-    ``face_method``: see :func:`~..backend.face.generate.generate_face`."""
-    import bpy
+    """Generate Gesture run to the end (scripts, CLI, headless): :func:`gesture_job`
+    through ``backend.tasks.finish``. ``audio_path`` None → the scene's first
+    sound strip (and its start frame). ``face_method``: see
+    :func:`~..backend.face.generate.generate_face`."""
+    from ..backend.tasks import finish
 
-    from ..backend.audio import load_audio
-
-    _check_armature(arm)
-    scene = bpy.context.scene
-    audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
-    add_sound = _needs_sound_strip(scene, audio_path)
-    clip, res = generate(load_audio(audio_path), amount=amount, seed=seed, runtime=runtime)
-    return apply(arm, clip, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
-                 base=base, set_scene_fps=set_scene_fps, face_mesh=face_mesh, transcript=transcript,
-                 add_sound=add_sound, face_method=face_method, runtime=runtime)
+    return finish(gesture_job(arm, audio_path, amount=amount, seed=seed, start_frame=start_frame, base=base,
+                              face_mesh=face_mesh, set_scene_fps=set_scene_fps, transcript=transcript,
+                              face_method=face_method, runtime=runtime))
 
 
 def _audio_and_start(scene, audio_path, start_frame):
@@ -340,17 +369,21 @@ def _audio_and_start(scene, audio_path, start_frame):
 
 def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
                 base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model",
-                runtime: str = None):
-    """Generate Gesture as a generator for a modal operator: the backend runs
-    in a worker thread (yielding progress 0..1), the face curves too (word
-    recognition takes ~15 s per minute of speech: not on Blender's main
-    thread), and the scene is written only when it finished, so Esc leaves
-    the scene untouched."""
+                runtime: str = None, transcript: str = None, user_scene: bool = False):
+    """Generate Gesture as a job (``backend.tasks``): checks now, the
+    backend in a worker thread (yielding progress 0..1), the face curves too
+    (word recognition takes ~15 s per minute of speech: not on Blender's
+    main thread), and the scene is written only when it finished, so Esc
+    leaves the scene untouched. The one path of the operator and the CLI.
+    ``user_scene`` (the operator, with ``set_scene_fps`` False by default):
+    see :func:`apply`."""
     import bpy
 
-    from .locomotion_scene import run_in_thread
+    from ..backend.tasks import run_in_thread
 
     _check_armature(arm)
+    if base not in BASES:
+        raise scene_io.SceneError(f"base must be one of {BASES}, got {base!r}")
     scene = bpy.context.scene
     audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
     from ..backend.audio import load_audio
@@ -362,7 +395,8 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
     face_fps = 30.0 if set_scene_fps else scene_io.scene_fps(scene)
     from ..backend.face.generate import transcript_beside
 
-    transcript = transcript_beside(audio_path) if mesh_name else None
+    if mesh_name and transcript is None:
+        transcript = transcript_beside(audio_path)
 
     def work(progress, cancel):
         out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel, runtime=runtime)
@@ -374,14 +408,15 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
                                   runtime=runtime)
 
     def job():
-        (clip_out, res), face_anim = yield from run_in_thread(work)
+        (clip_out, res), face_anim = yield from run_in_thread(work, "rigmind-gesture")
         yield 0.95
         arm_now = bpy.data.objects.get(name)
         _check_armature(arm_now)
         mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
         return apply(arm_now, clip_out, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
                      base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound,
-                     transcript=transcript, face_method=face_method, face_animation=face_anim)
+                     transcript=transcript, face_method=face_method, face_animation=face_anim,
+                     user_scene=user_scene)
 
     return job()
 

@@ -32,7 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend.errors import Cancelled, UserError
 from ..backend.limits import check_path
+from ..backend.tasks import finish, run_in_thread
 from ..backend.motion import Motion
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -52,13 +54,6 @@ CYCLE_WARMUP_SECONDS = 2.5
 # Progress fractions at the end of each phase (generation dominates the time).
 _GEN_END = 0.75
 _CLEAN_END = 0.85
-
-
-class Cancelled(Exception):
-    """The user cancelled the run; nothing was written to the scene.
-
-    Not a ValueError on purpose: callers that report ValueErrors as user
-    errors must not report a cancel as a failure."""
 
 
 class ControllerError(ValueError):
@@ -378,9 +373,9 @@ def _check_speed(speed) -> None:
     if sp is not None and sp.ndim == 1 and sp.size and sp.dtype.kind == "f":
         if np.all(np.isfinite(sp)) and np.all((sp >= 0.1) & (sp <= 8.0)):
             return
-        raise ValueError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
+        raise UserError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
     if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
-        raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
+        raise UserError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
 
 
 # --- default speeds ---------------------------------------------------------------------------
@@ -528,18 +523,24 @@ def make_cyclic(action, arm, *, offset_paths=()) -> int:
     return len(curves)
 
 
-def _set_frame_range(start: int, end: int) -> None:
+def _set_frame_range(start: int, end: int, user_scene: bool = False) -> None:
+    """The scene's frame range: the take's, or on a user's scene
+    (``user_scene``) grown to cover the take, never shrunk; then go to its first frame."""
     import bpy
 
+    from .scene_io import cover_frames
+
     scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = int(start), int(end)
+    cover_frames(scene, start, end, grow=user_scene)
     scene.frame_set(int(start))
 
 
-def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: int = 1):
+def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: int = 1, user_scene: bool = False):
     """Retarget the loop onto ``arm`` as a new cyclic action named ``name``
     (starting at the armature object's location, walking toward -Y) and set
-    the scene frame range to one cycle. Returns the action."""
+    the scene frame range to one cycle. ``user_scene`` (the operators): the
+    scene keeps its fps (keys at the right times) and its range only grows.
+    Returns the action."""
     from . import retarget_scene
 
     # The recorded loop sits wherever the controller had walked to: start it
@@ -548,6 +549,7 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     closed = _close_loop(_shift_xy(loop, origin - loop.root_positions[0, :2]))
     action, tgt_map, _ = retarget_scene.retarget_onto(
         arm, closed, _source_map(closed), root_mode="hips", action_name=name, frame_start=frame_start,
+        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
     )
     offset = ()
     hips = tgt_map.bones.get("hips")
@@ -556,18 +558,20 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
 
         offset = (f'pose.bones["{bpy.utils.escape_identifier(hips)}"].location',)
     make_cyclic(action, arm, offset_paths=offset)
-    n = loop.num_frames
+    # One cycle spans n motion frames, n * scene_fps / motion_fps scene frames
+    # (the keys land at the right times at any scene fps).
+    period = float(action.frame_range[1] - action.frame_range[0])
     # Blender's own flags for a looping action (used by the NLA and exporters).
     action.use_frame_range = True
-    action.frame_start, action.frame_end = frame_start, frame_start + n
+    action.frame_start, action.frame_end = frame_start, frame_start + period
     action.use_cyclic = True
-    # Frames start .. start + n - 1 are one cycle; frame start + n is the first again.
-    _set_frame_range(frame_start, frame_start + n - 1)
+    # Frames start .. start + period - 1 are one cycle; frame start + period is the first again.
+    _set_frame_range(frame_start, int(round(frame_start + period)) - 1, user_scene)
     return action
 
 
 def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = None, in_place: bool = False,
-               reference: Motion = None):
+               reference: Motion = None, user_scene: bool = False):
     """Retarget a path walk onto ``arm`` as a new action; the scene frame
     range becomes the clip's. ``motion`` is the controller's walk of the
     path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
@@ -584,8 +588,9 @@ def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: f
     action, _, _ = retarget_scene.retarget_onto(
         arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
         frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
+        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
     )
-    _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
+    _set_frame_range(frame_start, int(np.ceil(action.frame_range[1] - 1e-6)), user_scene)
     return action
 
 
@@ -626,14 +631,9 @@ def bake_walk_cycle(
     is called and ``cancel()`` asked every :data:`CHUNK_FRAMES` generated
     frames; a cancelled run raises :class:`Cancelled` before anything is
     written (the scene is unchanged)."""
-    _check_armature(arm)
-    speed, warning = resolve_speed(speed, style, gait)
-    ctl = _resolve(controller, style, gait, **(controller_options or {}))
-    loop = generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, seconds=seconds,
-                               progress=progress, cancel=cancel)
-    action = apply_cycle(arm, loop, name=cycle_action_name(style, speed, gait), in_place=in_place,
-                         frame_start=frame_start)
-    _warn(action, warning)
+    action = finish(walk_cycle_job(arm, style=style, gait=gait, speed=speed, in_place=in_place, controller=controller,
+                                   controller_options=controller_options, frame_start=frame_start, seconds=seconds,
+                                   progress=progress, cancel=cancel))
     _report(progress, 1.0)
     return action
 
@@ -645,7 +645,7 @@ def path_points_and_speeds(points, speed):
     point (m/s)."""
     p = np.asarray(points, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] not in (2, 3):
-        raise ValueError(f"path points must be [N, 2] (x, y) or [N, 3] (x, y, speed), got shape {p.shape}")
+        raise UserError(f"path points must be [N, 2] (x, y) or [N, 3] (x, y, speed), got shape {p.shape}")
     keep = np.ones(len(p), dtype=bool)
     keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
     p = p[keep]
@@ -680,15 +680,9 @@ def walk_along_path(
     as ``rigmind_warning``). See :func:`bake_walk_cycle` for
     ``controller``, ``progress`` and ``cancel``; ``gait`` picks the default
     speed and names the action; ``in_place`` see :func:`apply_path`."""
-    _check_armature(arm)
-    ctl = _resolve(controller, style, gait, **(controller_options or {}))
-    scale = path_scale(arm, ctl)
-    xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
-    motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
-                              progress=progress, cancel=cancel)
-    action = apply_path(arm, motion, name=path_action_name(style, sp, gait, in_place), frame_start=frame_start,
-                        scale=scale, in_place=in_place)
-    _warn(action, warning)
+    action = finish(walk_path_job(arm, points_xy, style=style, speed=speed, gait=gait, controller=controller,
+                                  controller_options=controller_options, frame_start=frame_start, in_place=in_place,
+                                  max_seconds=max_seconds, progress=progress, cancel=cancel))
     _report(progress, 1.0)
     return action
 
@@ -722,36 +716,6 @@ def _resolve(controller, style, gait, **kwargs):
 # --- modal jobs -----------------------------------------------------------------------------
 
 
-def run_in_thread(work):
-    """Generator: run ``work(progress, cancel)`` in a worker thread, yield
-    the latest progress fraction while it runs, return its result (or raise
-    its exception). Closing the generator early asks the work to cancel
-    (``cancel()`` turns True) and waits for the thread, so nothing runs on
-    after the caller gave up. ``work`` must not touch bpy."""
-    state = {"progress": 0.0}
-    stop = threading.Event()
-    box = {}
-
-    def target():
-        try:
-            box["result"] = work(lambda f: state.__setitem__("progress", f), stop.is_set)
-        except BaseException as e:  # handed to the main thread
-            box["error"] = e
-
-    t = threading.Thread(target=target, name="rigmind-locomotion", daemon=True)
-    t.start()
-    try:
-        while t.is_alive():
-            yield state["progress"]
-    finally:
-        if t.is_alive():
-            stop.set()
-            t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
 def _armature_by_name(name: str):
     import bpy
 
@@ -763,9 +727,31 @@ def _armature_by_name(name: str):
     return arm
 
 
-def walk_cycle_job(arm, *, style, gait, speed=None, in_place=False, controller=None, controller_options=None, frame_start: int = 1):
-    """:func:`bake_walk_cycle` as a generator for a modal operator (see the
-    module docstring); the controller is loaded in the worker thread too."""
+def _with_caller(work, progress, cancel):
+    """``work(progress, cancel)`` that also reports to the caller's
+    ``progress`` and stops when the caller's ``cancel()`` says so (the
+    synchronous API's callbacks, on top of the task runner's own)."""
+    if progress is None and cancel is None:
+        return work
+
+    def wrapped(report, stop):
+        def both(f):
+            report(f)
+            _report(progress, f)
+
+        return work(both, lambda: stop() or bool(cancel is not None and cancel()))
+
+    return wrapped
+
+
+def walk_cycle_job(arm, *, style, gait="walk", speed=None, in_place=False, controller=None, controller_options=None,
+                   frame_start: int = 1, seconds: float = CYCLE_SECONDS, progress=None, cancel=None,
+                   user_scene: bool = False):
+    """:func:`bake_walk_cycle` as a job (``backend.tasks``: a generator of
+    progress fractions for a modal operator, or run by ``tasks.finish``):
+    checks now, generation (and the controller's loading) in a worker
+    thread, the action written on the main thread at the end. ``user_scene``:
+    see :func:`apply_cycle`."""
     _check_armature(arm)
     if speed is not None:
         _check_speed(speed)
@@ -773,31 +759,36 @@ def walk_cycle_job(arm, *, style, gait, speed=None, in_place=False, controller=N
     name = arm.name
     opts = dict(controller_options or {})
 
-    def work(progress, cancel):
+    def work(report, stop):
         ctl = _resolve(controller, style, gait, **opts)
-        return generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, progress=progress, cancel=cancel)
+        return generate_walk_cycle(ctl, style=style, speed=speed, in_place=in_place, seconds=seconds,
+                                   progress=report, cancel=stop)
 
     # Checked above, on the call; the generator below runs on the first next().
-    return _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning)
+    return _cycle_job(_with_caller(work, progress, cancel), name, style, speed, gait, in_place, frame_start, warning,
+                      user_scene)
 
 
-def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None):
-    loop = yield from run_in_thread(work)
+def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=None, user_scene=False):
+    loop = yield from run_in_thread(work, "rigmind-walk-cycle")
     yield _CLEAN_END
     action = apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(style, speed, gait),
-                         in_place=in_place, frame_start=frame_start)
+                         in_place=in_place, frame_start=frame_start, user_scene=user_scene)
     _warn(action, warning)
     return action
 
 
 def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=None, controller_options=None,
-                  frame_start: int = 1, in_place: bool = False):
-    """:func:`walk_along_path` as a generator for a modal operator (the
-    rig's leg length is read here, on the main thread; the controller is
-    loaded in the worker)."""
+                  frame_start: int = 1, in_place: bool = False, max_seconds: float = None, progress=None, cancel=None,
+                  user_scene: bool = False):
+    """:func:`walk_along_path` as a job (see :func:`walk_cycle_job`; the
+    rig's leg length is read here, on the main thread)."""
     from ..backend.locomotion.path_follow import Path2D
 
     _check_armature(arm)
+    # Bounded time and memory (backend.limits) before anything is built from the path.
+    check_path(path_points_and_speeds(points_xy, 1.0)[0],
+               float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
     Path2D(path_points_and_speeds(points_xy, 1.0)[0])  # a bad path fails now, before the modal starts
     if speed is not None:
         _check_speed(speed)
@@ -805,21 +796,22 @@ def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=
     opts = dict(controller_options or {})
     leg = rig_leg_length(arm)
 
-    def work(progress, cancel):
+    def work(report, stop):
         ctl = _resolve(controller, style, gait, **opts)
         scale = leg / controller_leg_length(ctl)
         xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
-        motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, progress=progress, cancel=cancel)
+        motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
+                                  progress=report, cancel=stop)
         return motion, scale, sp, warning
 
-    return _path_job(work, name, style, gait, frame_start, in_place)
+    return _path_job(_with_caller(work, progress, cancel), name, style, gait, frame_start, in_place, user_scene)
 
 
-def _path_job(work, name, style, gait, frame_start, in_place):
-    motion, scale, sp, warning = yield from run_in_thread(work)
+def _path_job(work, name, style, gait, frame_start, in_place, user_scene=False):
+    motion, scale, sp, warning = yield from run_in_thread(work, "rigmind-walk-along-path")
     yield _CLEAN_END
     action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
-                        frame_start=frame_start, scale=scale, in_place=in_place)
+                        frame_start=frame_start, scale=scale, in_place=in_place, user_scene=user_scene)
     _warn(action, warning)
     return action
 
@@ -911,7 +903,7 @@ def _curve_points_world(obj) -> np.ndarray:
                 setattr(data, k, v)
             bpy.context.evaluated_depsgraph_get().update()
     if n < 2 or len(edges) == 0:
-        raise ValueError(f"curve '{obj.name}' has no length: draw a path with at least two points")
+        raise UserError(f"curve '{obj.name}' has no length: draw a path with at least two points")
     chains = _ordered_chains(n, edges)
 
     def length(c):
@@ -944,7 +936,7 @@ def _empty_points(obj, selected) -> np.ndarray:
         finally:
             scene.frame_set(saved)
         return np.array(pts)
-    raise ValueError(
+    raise UserError(
         "a path of empties needs two or more selected empties (walked in name order), "
         "or one empty whose location is keyed along the path"
     )
@@ -961,7 +953,7 @@ def curve_to_polyline(obj, selected=None) -> np.ndarray:
 
     if obj is None or obj.type not in {"CURVE", "EMPTY"}:
         what = "nothing" if obj is None else f"'{obj.name}' ({obj.type.lower()})"
-        raise ValueError(f"the path must be a curve or empties, got {what}: pick a curve in RigMind ▸ Path or select one")
+        raise UserError(f"the path must be a curve or empties, got {what}: pick a curve in RigMind ▸ Path or select one")
     if obj.type == "CURVE":
         pts = _curve_points_world(obj)
     else:
@@ -970,7 +962,7 @@ def curve_to_polyline(obj, selected=None) -> np.ndarray:
         pts = _empty_points(obj, selected)
     xy = _dedupe(np.asarray(pts)[:, :2])
     if len(xy) < 2 or float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))) < 0.05:
-        raise ValueError(f"path '{obj.name}' is shorter than 5 cm on the ground plane (X, Y): nothing to walk along")
+        raise UserError(f"path '{obj.name}' is shorter than 5 cm on the ground plane (X, Y): nothing to walk along")
     return xy
 
 
@@ -987,18 +979,18 @@ def parse_path(text: str) -> np.ndarray:
                 raise ValueError
             vals = [float(v) for v in xs]
         except ValueError:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
+            raise UserError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
         if not all(math.isfinite(v) for v in vals):
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not finite")
+            raise UserError(f"--path point {k + 1} {part.strip()!r} is not finite")
         if len(vals) == 3 and not 0.1 <= vals[2] <= 8.0:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
+            raise UserError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
         pts.append(vals + [math.nan] * (3 - len(vals)))
     p = np.array(pts, dtype=np.float64).reshape(-1, 3)
     keep = np.ones(len(p), dtype=bool)
     keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
     p = p[keep]
     if len(p) < 2:
-        raise ValueError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
+        raise UserError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
     return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
 
 
@@ -1006,6 +998,6 @@ __all__ = [
     "Cancelled", "ControllerError", "load_controller", "clear_controller_cache", "neural_weights",
     "curve_to_polyline", "parse_path", "bake_walk_cycle", "walk_along_path", "generate_walk_cycle",
     "generate_path", "apply_cycle", "apply_path", "make_cyclic", "walk_cycle_job", "walk_path_job",
-    "run_in_thread", "cycle_action_name", "path_action_name", "CHUNK_FRAMES", "path_scale", "rig_leg_length",
+    "cycle_action_name", "path_action_name", "CHUNK_FRAMES", "path_scale", "rig_leg_length",
     "path_points_and_speeds", "style_speeds", "resolve_speed",
 ]

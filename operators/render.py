@@ -108,9 +108,19 @@ def render(
     targets=None,
 ) -> Path:
     """Render the current scene to ``out`` (``.png`` still of the current frame,
-    or ``.mp4`` animation over ``frames=(start, end)`` or the scene range).
-    EEVEE and Workbench need an OpenGL/EGL driver; without one Blender aborts,
-    so headless machines should use Cycles."""
+    or ``.mp4`` animation over ``frames=(start, end)`` or the scene range):
+    :func:`render_job` run to the end. EEVEE and Workbench need an
+    OpenGL/EGL driver; without one Blender aborts, so headless machines
+    should use Cycles."""
+    from ..backend.tasks import finish
+
+    return finish(render_job(out, engine=engine, resolution=resolution, samples=samples, frames=frames,
+                             targets=targets))
+
+
+def _prepare(out, engine, resolution, samples, frames, targets):
+    """Check the request and set the scene up (camera, lights, engine,
+    resolution): ``(out, frames)``, ``frames`` None for a still."""
     import bpy
 
     # Blender resolves relative paths against the .blend's folder, not the
@@ -129,8 +139,10 @@ def render(
         o for o in scene.objects
         if o.type in ("ARMATURE", "MESH") and not o.hide_render and (o.type == "ARMATURE" or o.visible_get())
     ]
+    span = None
     if out.suffix.lower() == ".mp4":
         a, b = frames or (scene.frame_start, scene.frame_end)
+        span = (int(a), int(b))
         framed = np.unique(np.linspace(a, b, 12).round().astype(int)).tolist()
     else:
         framed = [scene.frame_current]
@@ -144,23 +156,97 @@ def render(
         scene.eevee.taa_render_samples = samples
     scene.render.resolution_x, scene.render.resolution_y = resolution
     scene.render.resolution_percentage = 100
-    if out.suffix.lower() == ".png":
-        scene.render.image_settings.file_format = "PNG"
-        scene.render.filepath = str(out)
-        bpy.ops.render.render(write_still=True)
-        return out
-    if frames:
-        scene.frame_start, scene.frame_end = frames
+    return out, span
+
+
+def render_job(out, *, engine: str = "CYCLES", resolution=(640, 360), samples: int = 16, frames=None, targets=None):
+    """:func:`render` as a job (``backend.tasks``): checks and set-up at the
+    call; a still renders in one step; an MP4 renders frame by frame to PNGs
+    in a temporary folder (a progress fraction after each frame; closing
+    the job stops between frames and writes no MP4), then encodes them with
+    the scene's sound strips (H.264 + AAC) through a temporary sequencer
+    scene. Returns the output path."""
+    import bpy
+
+    out, span = _prepare(out, engine, resolution, samples, frames, targets)
+    return _render_steps(bpy.context.scene, out, span)
+
+
+def _render_steps(scene, out, span):
+    import shutil
+    import tempfile
+
+    import bpy
+
     img = scene.render.image_settings
-    img.media_type = "VIDEO" if hasattr(img, "media_type") else img.media_type
-    img.file_format = "FFMPEG"
-    ff = scene.render.ffmpeg
-    ff.format = "MPEG4"
-    ff.codec = "H264"
-    has_sound = scene.sequence_editor is not None and any(
-        s.type == "SOUND" for s in scene.sequence_editor.strips_all
-    )
-    ff.audio_codec = "AAC" if has_sound else "NONE"
-    scene.render.filepath = str(out)
-    bpy.ops.render.render(animation=True)
-    return out
+    saved = (scene.render.filepath, img.file_format, scene.frame_current)
+    if hasattr(img, "media_type"):
+        saved += (img.media_type,)
+    try:
+        if hasattr(img, "media_type"):
+            img.media_type = "IMAGE"
+        img.file_format = "PNG"
+        if span is None:
+            yield 0.0
+            scene.render.filepath = str(out)
+            bpy.ops.render.render(write_still=True)
+            return out
+        a, b = span
+        n = b - a + 1
+        tmp = Path(tempfile.mkdtemp(prefix="rigmind-frames-"))
+        try:
+            for k, f in enumerate(range(a, b + 1)):
+                yield 0.95 * k / n
+                scene.frame_set(f)
+                scene.render.filepath = str(tmp / f"{k:06d}.png")
+                bpy.ops.render.render(write_still=True)
+            yield 0.95
+            _encode(scene, sorted(tmp.glob("*.png")), a, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return out
+    finally:
+        # The user's output settings come back (media type before the format it allows).
+        if len(saved) > 3:
+            img.media_type = saved[3]
+        scene.render.filepath, img.file_format = saved[0], saved[1]
+        scene.frame_set(saved[2])
+
+
+def _encode(scene, pngs, first_frame: int, out: Path) -> None:
+    """The rendered ``pngs`` (one per frame from ``first_frame``) and the
+    scene's sound strips into an MP4 (H.264, AAC when there is sound) at the
+    scene's frame rate, through a temporary sequencer-only scene."""
+    import bpy
+
+    enc = bpy.data.scenes.new("RigMind encode")
+    try:
+        r = enc.render
+        r.resolution_x, r.resolution_y = scene.render.resolution_x, scene.render.resolution_y
+        r.resolution_percentage = scene.render.resolution_percentage
+        r.fps, r.fps_base = scene.render.fps, scene.render.fps_base
+        # The PNGs are already display-referred: pass them through unchanged.
+        enc.view_settings.view_transform = "Standard"
+        se = enc.sequence_editor_create()
+        strip = se.strips.new_image(name="frames", filepath=str(pngs[0]), channel=1, frame_start=1)
+        for p in pngs[1:]:
+            strip.elements.append(p.name)
+        sounds = []
+        if scene.sequence_editor is not None:
+            sounds = [s for s in scene.sequence_editor.strips_all if s.type == "SOUND" and s.sound is not None]
+        for k, s in enumerate(sounds):
+            se.strips.new_sound(name=s.name, filepath=bpy.path.abspath(s.sound.filepath), channel=2 + k,
+                                frame_start=int(s.frame_start) - first_frame + 1)
+        enc.frame_start, enc.frame_end = 1, len(pngs)
+        img = r.image_settings
+        if hasattr(img, "media_type"):
+            img.media_type = "VIDEO"
+        img.file_format = "FFMPEG"
+        ff = r.ffmpeg
+        ff.format = "MPEG4"
+        ff.codec = "H264"
+        ff.audio_codec = "AAC" if sounds else "NONE"
+        r.filepath = str(out)
+        bpy.ops.render.render(animation=True, scene=enc.name)
+    finally:
+        bpy.data.scenes.remove(enc)

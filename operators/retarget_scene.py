@@ -199,6 +199,7 @@ def retarget_onto(
     set_scene_fps: bool = True,
     reference: Motion = None,
     root_scale: float = None,
+    scene_range=True,
 ):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
@@ -211,6 +212,8 @@ def retarget_onto(
     switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
     ``reference``: the source's reference pose (see ``backend.retarget.retarget``).
+    ``set_scene_fps`` / ``scene_range``: see ``scene_io.write_motion`` (the
+    operators pass False / "grow": a user's scene keeps its rate and range).
     """
     from . import rigify
 
@@ -244,7 +247,7 @@ def retarget_onto(
         object_locations = trans + np.asarray(result.root_motion)
     action = scene_io.write_motion(
         arm_obj, on_rig, label, frame_start=frame_start, set_scene_fps=set_scene_fps,
-        object_locations=object_locations,
+        object_locations=object_locations, set_scene_range=scene_range,
     )
     if rigify_plan is not None:
         rigify.key_switches(arm_obj, action, rigify_plan.switches, frame_start)

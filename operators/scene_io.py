@@ -167,19 +167,65 @@ def build_armature(skeleton: Skeleton, name: str = "Armature", collection=None):
 # --- writing ----------------------------------------------------------------------
 
 
-def _keep_previous_action(id_data, label: str) -> None:
+#: The one NLA track per animated datablock where RigMind parks the actions it replaced.
+HISTORY_TRACK = "RigMind history"
+
+
+def unique_name(base: str, taken) -> str:
+    """``base``, or ``base #2``, ``base #3`` … whichever is not in ``taken``:
+    names made unique before Blender would, whose ``.001`` suffix eats a
+    trailing number ("amount 0.70" would become "amount 0.001")."""
+    taken = set(taken)
+    if base not in taken:
+        return base
+    k = 2
+    while f"{base} #{k}" in taken:
+        k += 1
+    return f"{base} #{k}"
+
+
+def cover_frames(scene, first: float, last: float, *, grow: bool = True) -> None:
+    """``grow`` (a user's scene): grow the scene's frame range to cover
+    frames ``first..last``, never shrink it. Else (a scene made for the
+    take: scripts, the CLI) the range becomes exactly the take's."""
+    first, last = int(np.floor(first + 1e-6)), int(np.ceil(last - 1e-6))
+    if grow:
+        first, last = min(int(scene.frame_start), first), max(int(scene.frame_end), last)
+    scene.frame_start, scene.frame_end = first, last
+
+
+def _history_track(ad):
+    for track in ad.nla_tracks:
+        if track.name == HISTORY_TRACK:
+            return track
+    track = ad.nla_tracks.new()
+    track.name = HISTORY_TRACK
+    track.mute = True
+    return track
+
+
+def _keep_previous_action(id_data, label: str = "") -> None:
     """Never lose the user's animation: give the current action a fake user and
-    park it on a muted NLA track (unmute to layer it back)."""
+    park it as a strip on the muted "RigMind history" NLA track (one track per
+    datablock, one strip per replaced action; unmute or copy a strip to layer
+    it back). A strip goes at its action's own frames, or after the last strip
+    when that place is taken (strips on one track cannot overlap)."""
     ad = id_data.animation_data
     if ad is None or ad.action is None:
         return
     old = ad.action
     old.use_fake_user = True
-    track = ad.nla_tracks.new()
-    track.name = f"{label} (before RigMind)"
-    start = int(old.frame_range[0])
+    track = _history_track(ad)
+    if any(st.action == old for st in track.strips):
+        return
+    start = int(np.floor(old.frame_range[0]))
+    length = max(float(old.frame_range[1] - old.frame_range[0]), 1.0)
+    ends = [st.frame_end for st in track.strips]
+    if any(st.frame_start <= start + length and st.frame_end >= start for st in track.strips):
+        start = int(np.ceil(max(ends))) + 10
+    names = [st.name for t in ad.nla_tracks for st in t.strips]
     try:
-        strip = track.strips.new(old.name, start, old)
+        strip = track.strips.new(unique_name(old.name, names), start, old)
         if ad.action_slot is not None and hasattr(strip, "action_slot"):
             strip.action_slot = ad.action_slot
     except RuntimeError:
@@ -191,8 +237,8 @@ def _new_action(id_data, action_name: str, id_type: str, keep_previous: bool):
     import bpy
 
     if keep_previous:
-        _keep_previous_action(id_data, id_data.name)
-    action = bpy.data.actions.new(action_name)
+        _keep_previous_action(id_data)
+    action = bpy.data.actions.new(unique_name(action_name, bpy.data.actions.keys()))
     slot = action.slots.new(id_type=id_type, name=id_data.name)
     layer = action.layers.new("RigMind")
     strip = layer.strips.new(type="KEYFRAME")
@@ -233,7 +279,7 @@ def write_motion(
     *,
     frame_start: int = 1,
     keep_previous: bool = True,
-    set_scene_range: bool = True,
+    set_scene_range=True,
     set_scene_fps: bool = False,
     interpolation: str = "LINEAR",
     object_locations=None,
@@ -246,7 +292,9 @@ def write_motion(
     unkeyed. Frame ``f`` of the motion lands at scene frame
     ``frame_start + f * scene_fps / motion.fps`` (so timing is right at any
     scene fps); ``set_scene_fps`` switches the scene to the motion's rate
-    instead. Pose bones keep their rotation mode (quaternion, any Euler order,
+    instead. ``set_scene_range``: True sets the scene's frame range to the
+    take's, "grow" only grows it to cover the take (a user's scene), False
+    leaves it. Pose bones keep their rotation mode (quaternion, any Euler order,
     axis-angle). ``object_locations [F, 3]`` (world metres) keys the armature
     object's own location in the same action (root motion on the object).
     Returns the new ``bpy.types.Action``.
@@ -311,8 +359,7 @@ def write_motion(
     _write_curves(cb, specs, frames, interpolation)
 
     if set_scene_range:
-        scene.frame_start = int(np.floor(frames[0]))
-        scene.frame_end = int(np.ceil(frames[-1]))
+        cover_frames(scene, frames[0], frames[-1], grow=set_scene_range == "grow")
     if motion.shape_weights is not None and motion.shape_names:
         action["rigmind_shape_names"] = list(motion.shape_names)
     return action

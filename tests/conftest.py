@@ -70,3 +70,11 @@ def data_file(rel: str) -> Path:
 @pytest.fixture
 def tmp_out(tmp_path) -> Path:
     return tmp_path
+
+
+def call_as_panel(idname: str, **overrides):
+    """Run a RigMind operator as its panel button does (its properties from
+    the scene settings; headless Blender runs ``execute`` for any call)."""
+    from rigmind.operators.op_common import call_as_panel as call
+
+    return call(idname, **overrides)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, call_as_panel
 
 from rigmind.backend import interrupts
 from rigmind.backend.atomic_write import TEMP_PREFIX, OutputPathError, atomic_output, check_output_path, write_atomically
@@ -247,14 +247,14 @@ def test_export_operator_bad_path_reports_one_error_and_keeps_previous(registere
     (tmp_path / "take.fbx").mkdir()  # a folder where the file would go
     s.export_path = str(tmp_path / "take.fbx")
     with pytest.raises(RuntimeError, match="is a folder") as e:
-        bpy.ops.rigmind.export()
+        call_as_panel("rigmind.export")
     assert "Traceback" not in str(e.value)
     (tmp_path / "notes.txt").write_text("x")
     s.export_path = str(tmp_path / "notes.txt" / "take.fbx")
     with pytest.raises(RuntimeError, match="is a file, not a folder"):
-        bpy.ops.rigmind.export()
+        call_as_panel("rigmind.export")
     s.export_path = str(tmp_path / "good.fbx")
-    assert bpy.ops.rigmind.export() == {"FINISHED"}
+    assert call_as_panel("rigmind.export") == {"FINISHED"}
     assert (tmp_path / "good.fbx").stat().st_size > 10_000
     assert temps(tmp_path) == []
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import call_as_panel
 
 from rigmind.backend.audio import AudioError, load_audio
 from rigmind.backend.audio.loading import clip_from_array
@@ -292,7 +293,7 @@ def test_generate_face_operator_on_mannequin(registered, tmp_path):
     s = bpy.context.scene.rigmind
     s.audio_path = str(wav)
     s.start_frame = 10
-    assert bpy.ops.rigmind.generate_face() == {"FINISHED"}
+    assert call_as_panel("rigmind.generate_face") == {"FINISHED"}
     key = s.face_mesh.data.shape_keys
     act = key.animation_data.action
     assert act is not None and act.name.startswith("RigMind Face")
@@ -300,7 +301,7 @@ def test_generate_face_operator_on_mannequin(registered, tmp_path):
     assert fc.keyframe_points[0].co[0] == pytest.approx(10.0)
     s.audio_path = str(tmp_path / "nope.wav")
     with pytest.raises(RuntimeError, match="not found"):
-        bpy.ops.rigmind.generate_face()
+        call_as_panel("rigmind.generate_face")
 
 
 # --- CLI -------------------------------------------------------------------------

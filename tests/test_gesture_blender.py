@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import call_as_panel
 import soundfile as sf
 
 import rig_factory
@@ -50,21 +51,24 @@ def test_operator_on_mannequin(mannequin, speech_wav):
     s.start_frame = 11
     s.seed = 2
     bpy.context.scene.render.fps = 24
-    assert bpy.ops.rigmind.generate_gesture() == {"FINISHED"}
+    assert call_as_panel("rigmind.generate_gesture") == {"FINISHED"}
     action = arm.animation_data.action
     assert action.name.startswith("RigMind Gesture · talk")
     scene = bpy.context.scene
-    assert scene.render.fps == 30 and scene.frame_start == 11
+    # The scene keeps its 24 fps (Set Scene FPS is off by default) and its
+    # range grows to cover the take.
+    assert scene.render.fps == 24
+    assert scene.frame_start <= 11 and scene.frame_end >= int(action.frame_range[1])
     strips = [st for st in scene.sequence_editor.strips_all if st.type == "SOUND"]
     assert len(strips) == 1 and strips[0].frame_start == 11
     assert action.frame_range[0] == pytest.approx(11)
     secs = sf.info(speech_wav).duration
-    assert action.frame_range[1] - action.frame_range[0] == pytest.approx(np.ceil(secs * 30) - 1, abs=1)
+    assert action.frame_range[1] - action.frame_range[0] == pytest.approx((np.ceil(secs * 30) - 1) * 24 / 30, abs=1)
     # the face came along, on the Key datablock
     assert head.data.shape_keys.animation_data.action is not None
     # a second take is a new action; the first is kept
     s.seed = 3
-    assert bpy.ops.rigmind.generate_gesture() == {"FINISHED"}
+    assert call_as_panel("rigmind.generate_gesture") == {"FINISHED"}
     assert arm.animation_data.action != action and action.name in bpy.data.actions
     assert len([st for st in scene.sequence_editor.strips_all if st.type == "SOUND"]) == 1
 
@@ -78,7 +82,7 @@ def test_operator_uses_scene_sound_strip(mannequin, speech_wav):
     se.strips.new_sound(name="vo", filepath=str(speech_wav), channel=2, frame_start=40)
     scene.rigmind.target_armature = arm
     scene.rigmind.audio_path = ""
-    assert bpy.ops.rigmind.generate_gesture() == {"FINISHED"}
+    assert call_as_panel("rigmind.generate_gesture") == {"FINISHED"}
     assert arm.animation_data.action.frame_range[0] == pytest.approx(40)
     assert len([st for st in se.strips_all if st.type == "SOUND"]) == 1
 
@@ -92,7 +96,7 @@ def test_bad_audio_reports(mannequin, tmp_path):
     s.target_armature = mannequin["armature"]
     s.audio_path = str(bad)
     with pytest.raises(RuntimeError, match="cannot decode audio file broken.wav"):
-        bpy.ops.rigmind.generate_gesture()
+        call_as_panel("rigmind.generate_gesture")
     assert mannequin["armature"].animation_data is None or mannequin["armature"].animation_data.action is None
 
 
@@ -218,7 +222,7 @@ def test_non_humanoid_rig_is_refused(mannequin, speech_wav):
     s.audio_path = str(speech_wav)
     bpy.context.scene.render.fps = 24
     with pytest.raises(RuntimeError, match="humanoid"):
-        bpy.ops.rigmind.generate_gesture()
+        call_as_panel("rigmind.generate_gesture")
     assert arm.animation_data is None or arm.animation_data.action is None
     se = bpy.context.scene.sequence_editor
     assert bpy.context.scene.render.fps == 24

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, data_file
+from conftest import REPO, call_as_panel, data_file
 
 D2 = "bandai_namco_d2_locomotion/bvh/dataset-2_"
 CLIPS = (
@@ -215,24 +215,24 @@ def test_operators(bpy_clean, data_dir, monkeypatch):
         arm = s.target_armature
         # By default the style's own speed (the normal walks' median, 1.1 m/s).
         assert s.speed_from_style
-        assert bpy.ops.rigmind.bake_walk_cycle(controller="motion_matching") == {"FINISHED"}
+        assert call_as_panel("rigmind.bake_walk_cycle", controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk · normal · 1.1 m/s"
         s.speed_from_style = False
         s.speed = 1.2
         # Headless there is no window to run a modal in: invoke runs the job synchronously.
-        assert bpy.ops.rigmind.bake_walk_cycle("INVOKE_DEFAULT", controller="motion_matching") == {"FINISHED"}
+        assert call_as_panel("rigmind.bake_walk_cycle", controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk · normal · 1.2 m/s"
         with pytest.raises(RuntimeError, match="needs a path"):
-            bpy.ops.rigmind.walk_along_path(controller="motion_matching")
+            call_as_panel("rigmind.walk_along_path", controller="motion_matching")
         bpy.ops.curve.primitive_bezier_curve_add(location=(0.0, 0.0, 0.0))
         curve = bpy.context.active_object
         bpy.ops.object.select_all(action="DESELECT")
         s.path_object = curve
-        assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
+        assert call_as_panel("rigmind.walk_along_path", controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk Along Path · normal · 1.2 m/s"
         # In Place is honoured in path mode (the path's walk on the spot).
         s.in_place = True
-        assert bpy.ops.rigmind.walk_along_path(controller="motion_matching") == {"FINISHED"}
+        assert call_as_panel("rigmind.walk_along_path", controller="motion_matching") == {"FINISHED"}
         assert arm.animation_data.action.name == "RigMind Walk Along Path in place · normal · 1.2 m/s"
     finally:
         rigmind.unregister()

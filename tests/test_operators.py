@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import data_file
+from conftest import call_as_panel, data_file
 
 CLIP = "bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz"
 
@@ -41,7 +41,7 @@ def test_apply_bvh_new_action_and_undo(registered):
     bpy.ops.ed.undo_push(message="Apply BVH Motion")
     arm = bpy.data.objects["Bandai"]
     assert arm.animation_data.action.name == "RigMind BVH · dataset-2_walk_normal_001"
-    assert bpy.context.scene.render.fps == 30
+    assert bpy.context.scene.render.fps == 24  # the scene keeps its frame rate unless asked (set_scene_fps)
     bpy.ops.ed.undo()
     arm = bpy.data.objects["Bandai"]
     assert arm.animation_data is None or arm.animation_data.action is None
@@ -63,13 +63,13 @@ def test_export_operator_needs_a_path(registered, tmp_path):
     s = bpy.context.scene.rigmind
     # The default path is relative to the .blend, which is not saved here.
     with pytest.raises(RuntimeError, match="not saved yet"):
-        bpy.ops.rigmind.export()
+        call_as_panel("rigmind.export")
     s.export_path = ""
     with pytest.raises(RuntimeError, match="Set an export path"):
-        bpy.ops.rigmind.export()
+        call_as_panel("rigmind.export")
     s.export_format = "GLB"
     s.export_path = str(tmp_path / "character")
-    assert bpy.ops.rigmind.export() == {"FINISHED"}
+    assert call_as_panel("rigmind.export") == {"FINISHED"}
     assert (tmp_path / "character.glb").stat().st_size > 10_000
 
 
@@ -81,13 +81,13 @@ def test_bone_map_detect_edit_save_and_use(registered):
     bpy = registered
     bpy.ops.rigmind.add_mannequin()
     s = bpy.context.scene.rigmind
-    assert bpy.ops.rigmind.detect_bone_map() == {"FINISHED"}
+    assert call_as_panel("rigmind.detect_bone_map") == {"FINISHED"}
     rows = {it.canonical: it for it in s.bone_map}
     assert rows["upperarm_l"].bone == "LeftArm" and rows["hips"].bone == "Hips"
     # The user edits one row (say their rig's jaw should not be driven).
     rows["jaw"].bone = ""
     s.bone_map_name = "mannequin no jaw"
-    assert bpy.ops.rigmind.save_bone_map() == {"FINISHED"}
+    assert call_as_panel("rigmind.save_bone_map") == {"FINISHED"}
     arm = s.target_armature
     stored = BoneMapping.from_json(arm["rigmind_bone_map"])
     assert stored.preset == "user" and "jaw" not in stored.bones
@@ -104,14 +104,14 @@ def test_bone_map_save_refuses_broken_mapping(registered):
     bpy = registered
     bpy.ops.rigmind.add_mannequin()
     s = bpy.context.scene.rigmind
-    bpy.ops.rigmind.detect_bone_map()
+    call_as_panel("rigmind.detect_bone_map")
     rows = {it.canonical: it for it in s.bone_map}
     rows["hand_l"].bone = "NoSuchBone"
     with pytest.raises(RuntimeError, match="bones not in"):
-        bpy.ops.rigmind.save_bone_map()
+        call_as_panel("rigmind.save_bone_map")
     rows["hand_l"].bone = ""
     with pytest.raises(RuntimeError, match="required joints unmapped"):
-        bpy.ops.rigmind.save_bone_map()
+        call_as_panel("rigmind.save_bone_map")
 
 
 def test_retarget_operator_from_file(registered):
