@@ -52,6 +52,7 @@ from . import rotations as R
 from .motion import Motion
 from .skeleton import Skeleton
 from ..presets import load_preset
+from .errors import UserError
 
 NUM_JOINTS = 55
 NUM_BETAS = 300
@@ -63,7 +64,7 @@ DEFAULT_GENDER = "neutral"
 _FPS_KEYS = ("mocap_frame_rate", "mocap_framerate", "fps", "frame_rate")
 
 
-class SMPLXFileError(ValueError):
+class SMPLXFileError(UserError):
     """An SMPL-X motion file that cannot be read or written: missing key,
     wrong shape, non-finite values, or a motion not on the SMPL-X skeleton."""
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..backend.limits import check_path
 from ..backend.motion import Motion
+from ..backend.errors import Cancelled as _Cancelled, UserError
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: Where the trained neural controller's weights are looked for by default.
@@ -54,14 +55,14 @@ _GEN_END = 0.75
 _CLEAN_END = 0.85
 
 
-class Cancelled(Exception):
+class Cancelled(_Cancelled):
     """The user cancelled the run; nothing was written to the scene.
 
     Not a ValueError on purpose: callers that report ValueErrors as user
     errors must not report a cancel as a failure."""
 
 
-class ControllerError(ValueError):
+class ControllerError(UserError):
     """No locomotion controller can be made; the message names the fix."""
 
 
@@ -378,9 +379,9 @@ def _check_speed(speed) -> None:
     if sp is not None and sp.ndim == 1 and sp.size and sp.dtype.kind == "f":
         if np.all(np.isfinite(sp)) and np.all((sp >= 0.1) & (sp <= 8.0)):
             return
-        raise ValueError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
+        raise UserError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
     if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
-        raise ValueError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
+        raise UserError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
 
 
 # --- default speeds ---------------------------------------------------------------------------
@@ -987,18 +988,18 @@ def parse_path(text: str) -> np.ndarray:
                 raise ValueError
             vals = [float(v) for v in xs]
         except ValueError:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
+            raise UserError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
         if not all(math.isfinite(v) for v in vals):
-            raise ValueError(f"--path point {k + 1} {part.strip()!r} is not finite")
+            raise UserError(f"--path point {k + 1} {part.strip()!r} is not finite")
         if len(vals) == 3 and not 0.1 <= vals[2] <= 8.0:
-            raise ValueError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
+            raise UserError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
         pts.append(vals + [math.nan] * (3 - len(vals)))
     p = np.array(pts, dtype=np.float64).reshape(-1, 3)
     keep = np.ones(len(p), dtype=bool)
     keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
     p = p[keep]
     if len(p) < 2:
-        raise ValueError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
+        raise UserError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
     return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
 
 

@@ -7,11 +7,12 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from ..backend.errors import UserError
 
 RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
 
 
-class RigFileError(ValueError):
+class RigFileError(UserError):
     """A rig file that is missing, of an unknown kind, or unreadable."""
 
 

@@ -19,12 +19,13 @@ import numpy as np
 from ..backend import rotations as R
 from ..backend.motion import Motion
 from ..backend.skeleton import Skeleton
+from ..backend.errors import UserError
 
 # Blender's FCurve interpolation enum as foreach_set ints.
 INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
 
-class SceneError(ValueError):
+class SceneError(UserError):
     """A problem with the user's scene that they can fix; the message says how."""
 
 

@@ -163,13 +163,13 @@ class StyleClassifier:
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        import torch
+        from ..model_files import load_torch
 
         try:
-            # weights_only: a .pt is a pickle, and only a restricted one
-            # cannot run code. Torch's own message would suggest turning
-            # that off, so it is not passed on.
-            d = torch.load(path, map_location="cpu", weights_only=True)
+            # weights_only (model_files.load_torch): a .pt is a pickle, and
+            # only a restricted one cannot run code. Torch's own message
+            # would suggest turning that off, so it is not passed on.
+            d = load_torch(path, "style-classifier")
             net = _build_net(len(d["mean"]), len(d["styles"]))
             net.load_state_dict(d["state"])
         except Exception:

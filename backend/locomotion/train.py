@@ -45,6 +45,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..model_files import ModelFileError, fitting, load_torch
+from ..model_files import record as record_model_file
 from . import dataset as D
 from . import features as FT
 from . import model as M
@@ -290,13 +292,14 @@ def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict,
 
 def load_checkpoint(path) -> dict:
     """Read a checkpoint written by :func:`train_locomotion` (``weights_only``)."""
-    ck = torch.load(Path(path), map_location="cpu", weights_only=True)
+    ck = load_torch(path, "locomotion model")
     if ck.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
-    io = io_description(ck["io"]["fps"])
-    for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
-        if ck["io"][k] != io[k]:
-            raise ValueError(f"{path} was trained with another {k}: {ck['io'][k]} (this code: {io[k]})")
+        raise ModelFileError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
+    with fitting(path, "locomotion model"):
+        io = io_description(ck["io"]["fps"])
+        for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
+            if ck["io"][k] != io[k]:
+                raise ModelFileError(f"{path} was trained with another {k}: {ck['io'][k]} (this code: {io[k]})")
     return ck
 
 
@@ -502,6 +505,7 @@ def train_locomotion(
         tmp = out_path.with_name(out_path.name + ".tmp")
         torch.save(make_checkpoint(model, skeleton, starts, training, fps), tmp)
         tmp.replace(out_path)
+        record_model_file(out_path)
         log.update(stopped=stop, steps=step, best_epoch=best["epoch"], best_val=best["val"], seconds=training["seconds"])
         _write_json(log_path, log)
         return dict(training, out_path=str(out_path), log_path=str(log_path))
