@@ -141,9 +141,13 @@ def load_torch(path, what: str = "model") -> dict:
     :func:`verify`; a dict, or :class:`ModelFileError` with one line."""
     import torch
 
+    import warnings
+
     path = verify(path)
     try:
-        blob = torch.load(str(path), map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Torch's notes on odd pickles: the error below says it all
+            blob = torch.load(str(path), map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise
     except Exception as e:  # noqa: BLE001 - any failure to unpickle is the file's, and Torch's text must not show

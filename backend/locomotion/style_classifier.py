@@ -163,7 +163,7 @@ class StyleClassifier:
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        from ..model_files import load_torch
+        from ..model_files import ModelFileError, load_torch
 
         try:
             # weights_only (model_files.load_torch): a .pt is a pickle, and
@@ -173,7 +173,7 @@ class StyleClassifier:
             net = _build_net(len(d["mean"]), len(d["styles"]))
             net.load_state_dict(d["state"])
         except Exception:
-            raise ValueError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
+            raise ModelFileError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
                              "delete it and it is retrained") from None
         net.eval()
         return cls(net, tuple(d["styles"]), np.asarray(d["mean"]), np.asarray(d["std"]), d["window"], d["hop"], d["info"])
