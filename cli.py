@@ -8,14 +8,32 @@ Heavy imports (bpy, torch) happen inside the subcommand, so ``--help`` is fast.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from .backend.atomic_write import atomic_output, check_output_path, write_atomically
-from .backend.errors import Cancelled, UserError
-from .backend.interrupts import quiet_interrupts, record_interrupts
-from .backend.limits import check_options, check_path
+
+def _started_as_the_cli() -> bool:
+    """Is this process the ``rigmind`` command (the console script or
+    ``python -m rigmind``), not Blender, a test or a library user?"""
+    main_file = str(getattr(sys.modules.get("__main__"), "__file__", "") or "").replace("\\", "/")
+    return main_file.endswith(("/bin/rigmind", "/rigmind/__main__.py", "/Scripts/rigmind-script.py"))
+
+
+#: A Ctrl-C while this module and its imports load (0.1-0.3 s on a loaded
+#: machine) would be a KeyboardInterrupt traceback out of an import: it is
+#: only noted here, and main() then cancels before doing anything.
+_EARLY_CTRL_C = []
+if _started_as_the_cli():
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, lambda signum, frame: _EARLY_CTRL_C.append(signum))
+
+import argparse  # noqa: E402 - after the Ctrl-C guard on purpose
+from pathlib import Path  # noqa: E402
+
+from .backend.atomic_write import atomic_output, check_output_path, write_atomically  # noqa: E402
+from .backend.errors import Cancelled, UserError  # noqa: E402
+from .backend.interrupts import quiet_interrupts, record_interrupts  # noqa: E402
+from .backend.limits import check_options, check_path  # noqa: E402
 
 EXIT_USER_ERROR = 2
 #: A bug (anything that is not a UserError or a cancel).
@@ -639,7 +657,12 @@ COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk"
 def main(argv=None) -> int:
     record_interrupts()
     try:
+        if _EARLY_CTRL_C:
+            raise KeyboardInterrupt  # Ctrl-C while the command was starting: nothing done yet
         return _main(argv)
+    except KeyboardInterrupt:
+        # A second Ctrl-C while the first (or an error) was being reported.
+        return _cancelled(_command_name(argv))
     finally:
         # The command is over (its file written or not); a Ctrl-C while the
         # process exits changes nothing and must not print a traceback.
@@ -708,7 +731,13 @@ def _broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _command_name(argv) -> str:
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not str(a).startswith("-")]
+    return str(words[0]) if words and str(words[0]) in {**COMMANDS, **PASS_THROUGH} else "command"
+
+
 def _cancelled(command: str) -> int:
+    quiet_interrupts()  # the command is over: a further Ctrl-C must not interrupt the message
     # Outputs are written atomically (backend.atomic_write): nothing is left half-written.
     print(f"rigmind {command}: cancelled, nothing written", file=sys.stderr)
     return EXIT_CANCELLED

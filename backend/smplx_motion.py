@@ -234,7 +234,7 @@ def _field(data, key: str, path, required: bool = True):
         if required:
             raise SMPLXFileError(f"{path}: key {key!r} is a pickled object array; refusing to unpickle") from e
         return None
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:  # a damaged member of the archive
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as e:  # a damaged member
         raise SMPLXFileError(f"{path}: key {key!r} is damaged ({type(e).__name__}: {e})") from None
 
 
@@ -296,7 +296,8 @@ def read_smplx_npz(path, *, model_path=None) -> Motion:
         raise FileNotFoundError(f"no SMPL-X motion file {path}")
     try:
         data = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as e:
+        # NotImplementedError: a zip "version needed" it does not know; RuntimeError: an encrypted member.
         raise SMPLXFileError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
     if not hasattr(data, "files"):
         raise SMPLXFileError(f"{path}: a single array (.npy), not an .npz archive of named arrays")
