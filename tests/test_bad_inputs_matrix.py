@@ -525,3 +525,26 @@ def test_subprocess_user_error_exit_2(inputs, tmp_path):
     assert r.returncode == 2, r.stderr
     assert "NaN or Inf" in _one_line(r.stderr, "retarget")
     assert out.read_bytes() == PREVIOUS
+
+
+def test_ctrl_c_while_the_cli_loads_cancels_at_once(cli, monkeypatch):
+    """A Ctrl-C noted while cli.py and its imports loaded cancels before any work."""
+    from rigmind import cli as cli_mod
+
+    monkeypatch.setattr(cli_mod, "_EARLY_CTRL_C", [2])
+    monkeypatch.setitem(cli_mod.COMMANDS, "info", lambda args: pytest.fail("the command ran"))
+    got, out, err = cli(["info", "whatever.blend"])
+    assert got == 130 and _one_line(err, "info") == "rigmind info: cancelled, nothing written"
+
+
+def test_a_ctrl_c_inside_an_import_waits_for_the_import():
+    """Raised inside an import, a KeyboardInterrupt is caught by C extensions'
+    initialisation and printed as an ImportError traceback (measured: numpy);
+    the handler waits until the import is done."""
+    from rigmind.backend import interrupts
+
+    code = compile("import sys\nframe = sys._getframe()", "<frozen importlib._bootstrap>", "exec")
+    ns = {}
+    exec(code, ns)
+    assert interrupts._in_blender_scripts(ns["frame"])
+    assert not interrupts._in_blender_scripts(sys._getframe())
