@@ -254,6 +254,8 @@ def write_motion(
     """
     import bpy
 
+    if motion.num_frames == 0:
+        raise SceneError(f"the motion '{motion.name}' has no frames (Frames: 0): nothing to put on '{arm_obj.name}'")
     rig = read_skeleton(arm_obj)
     missing = [n for n in motion.skeleton.names if n not in rig.names]
     if missing:
