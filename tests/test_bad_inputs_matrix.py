@@ -186,8 +186,9 @@ class Inputs:
         """Folders holding one bad locomotion weights file each."""
         import torch
 
-        from rigmind.backend.model_files import MODELS_DIR
+        import rigmind
 
+        models = Path(rigmind.__file__).resolve().parent / "models"
         out = {}
 
         def folder(name):
@@ -200,14 +201,14 @@ class Inputs:
         (folder("empty_pt") / "locomotion.pt").write_bytes(b"")
         marker = root / "code_ran"
         torch.save({"format": _Payload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
-        ck = torch.load(MODELS_DIR / "locomotion.pt", map_location="cpu", weights_only=True)
+        ck = torch.load(models / "locomotion.pt", map_location="cpu", weights_only=True)
         key = next(k for k, v in ck["state_dict"].items() if v.ndim == 2)
         ck["state_dict"][key] = torch.zeros(3, 3)
         torch.save(ck, folder("shape_pt") / "locomotion.pt")
         torch.save([1, 2, 3], folder("list_pt") / "locomotion.pt")
         (folder("corrupt_onnx") / "locomotion.onnx").write_bytes(b"\x08\x07" + os.urandom(700))
         good = folder("manifest_mismatch")
-        shutil.copy(MODELS_DIR / "locomotion.onnx", good / "locomotion.onnx")
+        shutil.copy(models / "locomotion.onnx", good / "locomotion.onnx")
         (good / "MANIFEST.sha256").write_text("0" * 64 + "  locomotion.onnx\n")
         folder("no_weights")
         out["marker"] = marker
@@ -401,7 +402,7 @@ def test_bad_input(inputs, cli, tmp_path, monkeypatch, case):
     from rigmind.backend.audio import loading
 
     # The real limit is 4 hours; a 12 s file stands for a longer one here.
-    monkeypatch.setattr(loading, "MAX_SECONDS", 10.0)
+    monkeypatch.setattr(loading, "MAX_SECONDS", 10.0, raising=False)
     name, build, code, expect, policy = case
     if name.startswith("out-readonly") and os.geteuid() == 0:
         pytest.skip("running as root, who may write in a read-only folder (out-unwritable-sysfs covers it)")
