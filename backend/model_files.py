@@ -117,10 +117,23 @@ def verify(path) -> Path:
             raise ModelFileError(f"{path}: not listed in {manifest}; a model file RigMind did not ship or train "
                                  "-- remove it, or retrain with `rigmind train` (which records it)")
         return path
-    if file_sha256(path) != want:
+    if _hash_of(path) != want:
         raise ModelFileError(f"{path}: its SHA-256 does not match {manifest} (the file is damaged or was replaced); "
                              "reinstall RigMind, or retrain it with `rigmind train`")
     return path
+
+
+#: (path, size, mtime) -> SHA-256: a model loaded again (a batch worker, the
+#: add-on's next generation) is not hashed again unless the file changed.
+_HASHES: dict = {}
+
+
+def _hash_of(path: Path) -> str:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = file_sha256(path)
+    return _HASHES[key]
 
 
 def _why_unreadable(e: BaseException) -> str:

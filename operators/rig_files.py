@@ -72,7 +72,9 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
             _import_file(bpy, p, suffix)
     except RigFileError:
         raise
-    except Exception as e:  # importers raise RuntimeError, our reader ValueError
+    except (UserError, RuntimeError) as e:  # our BVH reader's BVHError; Blender's importers' RuntimeError
+        if "KeyboardInterrupt" in str(e):
+            raise KeyboardInterrupt from None
         raise RigFileError(f"{p}: could not be read ({_first_line(e)})") from None
     return [o for o in bpy.data.objects if o not in before]
 
