@@ -29,6 +29,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .backend.errors import UserError
+
 KINDS = ("gesture", "face", "walk")
 #: Output formats per kind (suffix without the dot). ``csv``/``json`` are the
 #: face's ARKit curves (Live Link Face CSV / JSON); ``npz`` is the gesture in
@@ -44,7 +46,7 @@ REPORT_NAME = "batch_report.json"
 PARTIAL_SUFFIX = ".partial"
 
 
-class BatchError(ValueError):
+class BatchError(UserError):
     """A batch the user must fix before it can start (bad folder, manifest, format)."""
 
 

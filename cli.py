@@ -8,23 +8,44 @@ Heavy imports (bpy, torch) happen inside the subcommand, so ``--help`` is fast.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from .backend.atomic_write import atomic_output, check_output_path, write_atomically
-from .backend.interrupts import quiet_interrupts, record_interrupts
-from .backend.limits import check_options, check_path
+
+def _started_as_the_cli() -> bool:
+    """Is this process the ``rigmind`` command (the console script or
+    ``python -m rigmind``), not Blender, a test or a library user?"""
+    main_file = str(getattr(sys.modules.get("__main__"), "__file__", "") or "").replace("\\", "/")
+    return main_file.endswith(("/bin/rigmind", "/rigmind/__main__.py", "/Scripts/rigmind-script.py"))
+
+
+#: A Ctrl-C while this module and its imports load (0.1-0.3 s on a loaded
+#: machine) would be a KeyboardInterrupt traceback out of an import: it is
+#: only noted here, and main() then cancels before doing anything.
+_EARLY_CTRL_C = []
+if _started_as_the_cli():
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, lambda signum, frame: _EARLY_CTRL_C.append(signum))
+
+import argparse  # noqa: E402 - after the Ctrl-C guard on purpose
+from pathlib import Path  # noqa: E402
+
+from .backend.atomic_write import atomic_output, check_output_path, write_atomically  # noqa: E402
+from .backend.errors import Cancelled, UserError  # noqa: E402
+from .backend.interrupts import quiet_interrupts, record_interrupts  # noqa: E402
+from .backend.limits import check_options, check_path  # noqa: E402
 
 EXIT_USER_ERROR = 2
+#: A bug (anything that is not a UserError or a cancel).
+EXIT_INTERNAL_ERROR = 1
+#: Ctrl-C: the shell's code for SIGINT.
+EXIT_CANCELLED = 130
+#: stdout closed early (``rigmind info X | head -1``): the code of a process killed by SIGPIPE.
+EXIT_BROKEN_PIPE = 141
 
 # Models with `rigmind train MODEL` / `rigmind eval MODEL`: backend packages
 # with train.main_train and eval.main_eval.
 MODELS = ("locomotion", "gesture", "face")
-
-
-class UserError(Exception):
-    pass
 
 
 #: backend.face.generate.METHODS, written out so that building the parser
@@ -57,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ap = argparse.ArgumentParser(prog="rigmind", description="RigMind: neural character animation for Blender, headless.")
     ap.add_argument("--version", action="version", version=f"rigmind {__version__}")
+    ap.add_argument("--debug", action="store_true",
+                    help="show the full traceback of an internal error (a bug) instead of one line and a log file")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("info", help="what RigMind sees in a rig file (.blend .glb .gltf .fbx .bvh)")
@@ -115,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"],
                    help="auto: the trained model when present, else motion matching on --data")
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
+    p.add_argument("--weights", help="folder with your own locomotion.onnx / locomotion.pt for the neural controller "
+                                     "(default: the models RigMind ships); checked like them before use")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
     p = sub.add_parser("face", help="speech → lip-sync, blinks and brows as ARKit-52 shape-key animation")
@@ -171,7 +196,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
 
+    _add_debug_everywhere(sub)
     return ap
+
+
+def _add_debug_everywhere(sub) -> None:
+    """``--debug`` also after the command (``rigmind info X --debug``); SUPPRESS
+    keeps a subcommand from resetting the flag given before it."""
+    for parser in list(sub.choices.values()):
+        if parser.prog.split()[-1] in PASS_THROUGH:
+            continue  # their remaining arguments belong to the model's own parser
+        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        inner = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in inner:
+            _add_debug_everywhere(action)
 
 
 # --- commands -------------------------------------------------------------------
@@ -234,7 +272,7 @@ def cmd_export(args) -> int:
     check_output_path(args.out)
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
-        arm = rig_files.find_armature(args.armature)
+        arm = _armature(args)
     with _phase("export"):
         path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, take=args.take, preset=args.preset,
                                                                          with_mesh=not args.no_mesh))
@@ -268,10 +306,10 @@ def cmd_retarget(args) -> int:
         raise UserError(f"{args.out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
+    arm = _armature(args)
     rig_checks.check_object_scale(arm)
+    tgt_map = rig_checks.check_humanoid(arm, preset=args.map)
     motion, src_map = retarget_scene.load_source(args.src)
-    tgt_map = retarget_scene.target_mapping(arm, preset=args.map)
     action, tgt_map, result = retarget_scene.retarget_onto(
         arm, motion, src_map, tgt_map=tgt_map, root_mode=args.root_mode, root_bone=args.root_bone, ik=not args.no_ik
     )
@@ -303,6 +341,8 @@ def cmd_walk(args) -> int:
     if args.seconds is not None and not args.seconds > 0:
         raise UserError(f"--seconds must be positive, got {args.seconds:g}")
     check_output_path(out)
+    # Own weights mean the neural controller: no silent fall-back to motion matching.
+    kind = "neural" if _weights_folder(args.weights) and args.controller == "auto" else args.controller
     random.seed(args.seed)
     np.random.seed(args.seed)
     if "torch" in sys.modules:
@@ -310,9 +350,10 @@ def cmd_walk(args) -> int:
 
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
-        arm = rig_files.find_armature(args.armature)
+        arm = _armature(args)
         rig_checks.check_object_scale(arm)
-        controller = LS.load_controller(args.controller, args.data, styles=(args.style,), gait=args.gait)
+        rig_checks.check_humanoid(arm)
+        controller = LS.load_controller(kind, args.data, styles=(args.style,), gait=args.gait, models_dir=args.weights)
     what = type(controller).__name__
     with _phase("generate"):
         if points is None:
@@ -331,6 +372,28 @@ def cmd_walk(args) -> int:
         path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
+
+
+def _weights_folder(folder):
+    """``--weights FOLDER``, refused when it is not a folder (None: the shipped models)."""
+    if folder is not None and not Path(folder).is_dir():
+        raise UserError(f"--weights {folder}: not a folder; give the folder that holds locomotion.onnx or locomotion.pt")
+    return folder
+
+
+def _armature(args):
+    """The armature to animate (``--armature``, else the largest), saying
+    which when the file holds several, and how to pick another."""
+    import bpy
+
+    from .operators import rig_files
+
+    arm = rig_files.find_armature(args.armature)
+    others = [o.name for o in bpy.data.objects if o.type == "ARMATURE" and o is not arm]
+    if others and not args.armature:
+        print(f"note: {len(others) + 1} armatures in {Path(args.rig).name}; animating '{arm.name}' (the one with the "
+              f"most bones), not {', '.join(repr(n) for n in others)}; choose with --armature NAME")
+    return arm
 
 
 def cmd_gesture(args) -> int:
@@ -369,8 +432,9 @@ def cmd_gesture(args) -> int:
 
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
-    arm = rig_files.find_armature(args.armature)
+    arm = _armature(args)
     rig_checks.check_object_scale(arm)
+    rig_checks.check_humanoid(arm)
     mesh = None
     if args.face:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
@@ -594,7 +658,12 @@ COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk"
 def main(argv=None) -> int:
     record_interrupts()
     try:
+        if _EARLY_CTRL_C:
+            raise KeyboardInterrupt  # Ctrl-C while the command was starting: nothing done yet
         return _main(argv)
+    except KeyboardInterrupt:
+        # A second Ctrl-C while the first (or an error) was being reported.
+        return _cancelled(_command_name(argv))
     finally:
         # The command is over (its file written or not); a Ctrl-C while the
         # process exits changes nothing and must not print a traceback.
@@ -612,26 +681,64 @@ def _main(argv=None) -> int:
     try:
         check_options(args)
         if args.command in PASS_THROUGH:
-            return PASS_THROUGH[args.command](args, extra)
-        return COMMANDS[args.command](args)
-    except (UserError, ValueError, FileNotFoundError) as e:
-        # Backend and scene errors are ValueError subclasses whose message
-        # already names the problem and the fix.
-        print(f"rigmind {args.command}: {e}", file=sys.stderr)
+            code = PASS_THROUGH[args.command](args, extra)
+        else:
+            code = COMMANDS[args.command](args)
+        # Inside the try: a reader that closed the pipe fails here, not at exit.
+        sys.stdout.flush()
+        return code
+    except UserError as e:
+        # Bad input the user can fix: the message names the problem and the fix.
+        print(f"rigmind {args.command}: {_one_line(e)}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except KeyboardInterrupt:
-        # Ctrl-C: one line, no traceback, the shell's code for SIGINT.
+    except (Cancelled, KeyboardInterrupt):
         return _cancelled(args.command)
-    except RuntimeError as e:
-        if "KeyboardInterrupt" in str(e):
+    except BrokenPipeError:
+        return _broken_pipe()
+    except Exception as e:
+        if _is_interrupt(e):
             return _cancelled(args.command)  # Ctrl-C inside a Blender Python operator
-        # Blender operators report failures as RuntimeError("Error: ...").
-        first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
-        print(f"rigmind {args.command}: Blender could not do it: {first.removeprefix('Error: ')}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        if args.debug:
+            raise
+        from .backend.error_log import internal_error_line
+
+        print(f"rigmind {args.command}: {internal_error_line(e, where=f'rigmind-{args.command}')}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _one_line(e: BaseException) -> str:
+    """The message on one line (a few errors list their findings on several)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return "; ".join(lines) or type(e).__name__
+
+
+def _is_interrupt(e: BaseException) -> bool:
+    """A Ctrl-C that a Blender Python operator caught and turned into
+    ``RuntimeError("...KeyboardInterrupt...")``."""
+    return isinstance(e, RuntimeError) and "KeyboardInterrupt" in str(e)
+
+
+def _broken_pipe() -> int:
+    """The reader of stdout went away (``| head -1``): stop quietly. Point
+    stdout at /dev/null so the interpreter's final flush does not fail too."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # stdout is not a real file (captured in a test)
+    return EXIT_BROKEN_PIPE
+
+
+def _command_name(argv) -> str:
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not str(a).startswith("-")]
+    return str(words[0]) if words and str(words[0]) in {**COMMANDS, **PASS_THROUGH} else "command"
 
 
 def _cancelled(command: str) -> int:
+    quiet_interrupts()  # the command is over: a further Ctrl-C must not interrupt the message
     # Outputs are written atomically (backend.atomic_write): nothing is left half-written.
     print(f"rigmind {command}: cancelled, nothing written", file=sys.stderr)
-    return 130
+    return EXIT_CANCELLED

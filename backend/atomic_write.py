@@ -30,6 +30,7 @@ import stat
 from pathlib import Path
 
 from . import interrupts
+from .errors import UserError
 
 #: Suffixes written as several files side by side.
 MULTI_FILE_SUFFIXES = (".gltf",)
@@ -37,7 +38,7 @@ MULTI_FILE_SUFFIXES = (".gltf",)
 TEMP_PREFIX = ".rigmind-"
 
 
-class OutputPathError(ValueError):
+class OutputPathError(UserError):
     """The output path cannot be written (a folder, a parent that is a file,
     no permission). Its message is one line naming the path and the fix."""
 
@@ -49,6 +50,30 @@ def check_output_path(target) -> Path:
     exporters always did). Raises :class:`OutputPathError`.
     """
     target = Path(os.path.abspath(os.path.expanduser(str(target))))
+    _check_name_length(target)
+    try:
+        return _check_writable(target)
+    except OutputPathError:
+        raise
+    except OSError as e:  # e.g. a path through a file, a loop of links
+        raise OutputPathError(f"cannot write {target}: {e.strerror or e}; choose another output path") from None
+
+
+def _check_name_length(target: Path) -> None:
+    """The file name, and the temporary name written first (a prefix and 8
+    hex digits longer), must fit the file system's limit (usually 255 bytes)."""
+    longest = len(_temp_name(target).encode("utf-8", "surrogateescape"))
+    try:
+        limit = os.pathconf("/", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    if longest > limit:
+        extra = longest - len(target.name.encode("utf-8", "surrogateescape"))
+        raise OutputPathError(f"the output file name is {len(target.name)} characters long; names here can be "
+                              f"{limit - extra} at most (RigMind writes a temporary file first): choose a shorter name")
+
+
+def _check_writable(target: Path) -> Path:
     if target.is_dir():
         raise OutputPathError(f"{target} is a folder; give a file name, e.g. {target / ('take' + (target.suffix or '.fbx'))}")
     parent = target.parent

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import rotations as R
 from .skeleton import Skeleton
+from .errors import UserError
 
 PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
 BONE_MAPS_DIR = PRESETS_DIR / "bone_maps"
@@ -50,7 +51,7 @@ _PRESET_PRIORITY = [
 FINGERS = ("thumb", "index", "middle", "ring", "pinky")
 
 
-class NotHumanoidError(ValueError):
+class NotHumanoidError(UserError):
     """The rig has no humanoid structure (or a preset does not fit it)."""
 
 

@@ -41,6 +41,7 @@ from . import axes
 from . import rotations as R
 from .motion import Motion
 from .skeleton import Skeleton
+from .errors import UserError
 
 #: Metres per file unit for the names accepted by ``units``. "cmu" is the unit
 #: of the CMU mocap database's BVH conversions (CMU FAQ: 0.056444 m).
@@ -58,7 +59,7 @@ _AXIS = "XYZ"
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 
 
-class BVHError(ValueError):
+class BVHError(UserError):
     """A malformed BVH file. ``path`` and ``line`` (1-based, or None) say where."""
 
     def __init__(self, message: str, path=None, line=None):
@@ -316,6 +317,22 @@ def _diagnose(lines, start, n_frames, n_chan, frames_line, src):
     raise BVHError(f"frame count mismatch: header says {n_frames} frames but {rows} rows follow", src, frames_line)
 
 
+def _check_finite(vals, joints, data_start, src) -> None:
+    """NaN or Inf in the MOTION rows (or the OFFSETs) is the file's fault: say
+    where, instead of failing later as a degenerate skeleton."""
+    for jt in joints:
+        if not all(np.isfinite(v) for v in jt.offset) or (jt.end is not None and not all(np.isfinite(v) for v in jt.end)):
+            raise BVHError(f"joint {jt.name!r} has a non-finite OFFSET (NaN or Inf); fix the HIERARCHY", src, jt.line)
+    bad = ~np.isfinite(vals)
+    if not bad.any():
+        return
+    frame, col = (int(v) for v in np.argwhere(bad)[0])
+    channels = [(jt.name, ch) for jt in joints for ch in jt.channels]
+    joint, channel = channels[col]
+    raise BVHError(f"{int(bad.sum())} NaN or Inf value(s) in the MOTION data, the first in frame {frame + 1} "
+                   f"({joint} {channel}); re-export the file with finite values", src)
+
+
 def _rotations(vals, joints, cols_per_joint, n_frames):
     """Local rotations ``[F, J, 4]`` from the Euler channels, one vectorised
     call per distinct channel order."""
@@ -403,6 +420,7 @@ def loads_bvh(
     if caught or vals.size != n_frames * n_chan:
         vals = _diagnose(lines, data_start, n_frames, n_chan, frames_line, src)
     vals = vals.reshape(n_frames, n_chan)
+    _check_finite(vals, joints, data_start, src)
 
     # Column index of every channel, joint by joint.
     cols_per_joint = []

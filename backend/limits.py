@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from .errors import UserError
+
 #: option → (lowest, highest, unit). Inclusive on both ends.
 RANGES = {
     "speed": (0.1, 8.0, "m/s"),
@@ -37,7 +39,7 @@ PATH_MAX_COORDINATE_M = 10_000.0
 PATH_MAX_POINTS = 10_000
 
 
-class OutOfRange(ValueError):
+class OutOfRange(UserError):
     """A value outside its documented range; the message is one line."""
 
 

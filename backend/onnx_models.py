@@ -18,13 +18,9 @@ def cpu_session(path, threads: int = 2):
     intra-op threads. Idle pool threads sleep instead of spinning: the
     process goes on with other work (retargeting, the other model) on the
     same 2 cores."""
-    import onnxruntime as ort
+    from .model_files import onnx_session
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    return onnx_session(path, threads=threads)
 
 
 def stamp_and_install(tmp, onnx_path, meta: dict) -> Path:
@@ -38,4 +34,7 @@ def stamp_and_install(tmp, onnx_path, meta: dict) -> Path:
         e.key, e.value = k, v
     onnx.save(proto, str(tmp))
     Path(tmp).replace(onnx_path)
+    from .model_files import record
+
+    record(onnx_path)
     return Path(onnx_path)

@@ -39,6 +39,7 @@ from . import rotations as R
 from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
+from .errors import UserError
 
 __all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
 
@@ -65,7 +66,7 @@ _SINK_CAP = 0.005
 _TOE_CLEARANCE = 0.05
 
 
-class RetargetError(ValueError):
+class RetargetError(UserError):
     """A mapping or skeleton that cannot be retargeted; the message names the
     joint and says how to fix it."""
 

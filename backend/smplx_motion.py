@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import warnings
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,7 @@ from . import rotations as R
 from .motion import Motion
 from .skeleton import Skeleton
 from ..presets import load_preset
+from .errors import UserError
 
 NUM_JOINTS = 55
 NUM_BETAS = 300
@@ -63,7 +65,7 @@ DEFAULT_GENDER = "neutral"
 _FPS_KEYS = ("mocap_frame_rate", "mocap_framerate", "fps", "frame_rate")
 
 
-class SMPLXFileError(ValueError):
+class SMPLXFileError(UserError):
     """An SMPL-X motion file that cannot be read or written: missing key,
     wrong shape, non-finite values, or a motion not on the SMPL-X skeleton."""
 
@@ -225,13 +227,20 @@ def _field(data, key: str, path, required: bool = True):
         return None
     try:
         return data[key]
-    except ValueError as e:  # object (pickled) arrays: never unpickle an untrusted file
+    except ValueError as e:
+        if "pickle" not in str(e).lower():
+            raise SMPLXFileError(f"{path}: key {key!r} cannot be read ({e})") from None
+        # object (pickled) arrays: never unpickle an untrusted file
         if required:
             raise SMPLXFileError(f"{path}: key {key!r} is a pickled object array; refusing to unpickle") from e
         return None
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError) as e:  # a damaged member
+        raise SMPLXFileError(f"{path}: key {key!r} is damaged ({type(e).__name__}: {e})") from None
 
 
 def _finite(name: str, a: np.ndarray, path) -> np.ndarray:
+    if np.iscomplexobj(a):
+        raise SMPLXFileError(f"{path}: {name!r} holds complex numbers; expected real values")
     try:
         a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -287,8 +296,9 @@ def read_smplx_npz(path, *, model_path=None) -> Motion:
         raise FileNotFoundError(f"no SMPL-X motion file {path}")
     try:
         data = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile) as e:
-        raise SMPLXFileError(f"{path}: not a readable .npz file ({e})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as e:
+        # NotImplementedError: a zip "version needed" it does not know; RuntimeError: an encrypted member.
+        raise SMPLXFileError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
     if not hasattr(data, "files"):
         raise SMPLXFileError(f"{path}: a single array (.npy), not an .npz archive of named arrays")
     with data:
@@ -319,7 +329,12 @@ def read_smplx_npz(path, *, model_path=None) -> Motion:
             v = _field(data, k, path, required=False)
             if v is not None:
                 fps_raw = v
-                v = np.asarray(v, dtype=np.float64).reshape(-1)
+                try:
+                    if np.iscomplexobj(v):
+                        raise TypeError("complex")
+                    v = np.asarray(v, dtype=np.float64).reshape(-1)
+                except (TypeError, ValueError):
+                    raise SMPLXFileError(f"{path}: {k!r} must be one positive frame rate, got {v!r}") from None
                 if v.size != 1 or not np.isfinite(v[0]) or v[0] <= 0:
                     raise SMPLXFileError(f"{path}: {k!r} must be one positive frame rate, got {v}")
                 fps = float(v[0])

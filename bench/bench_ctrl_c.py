@@ -12,6 +12,7 @@ started together (over an existing file and over none); both must exit 0
 and the path must hold one complete take.
 
     .venv/bin/python bench/bench_ctrl_c.py --trials 24 --seconds 60 --concurrent 8
+    .venv/bin/python bench/bench_ctrl_c.py --trials 20 --seconds 6 --concurrent 0 --between 0.05:1.5
 
 Speech: the first LJSpeech clips (../shared/data/speech_english_ljspeech or
 $RIGMIND_DATA) joined to SECONDS. Prints a summary and writes --json.
@@ -152,6 +153,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", default="/tmp/rigmind_bench_ctrl_c")
     ap.add_argument("--json", default="/tmp/rigmind_bench_ctrl_c.json")
+    ap.add_argument("--between", help="LO:HI seconds: SIGINTs evenly spaced over this span instead of at random "
+                                      "within the run (the start-up: process start, imports, bpy loading)")
     args = ap.parse_args(argv)
     rnd = random.Random(args.seed)
     formats = args.formats.split(",")
@@ -162,11 +165,16 @@ def main(argv=None) -> int:
     trials = []
     for i in range(args.trials):
         fmt = formats[i % len(formats)]
-        delay = rnd.uniform(0.5, setup["formats"][fmt]["seconds"])
+        if args.between:
+            lo, hi = (float(v) for v in args.between.split(":"))
+            delay = lo + (hi - lo) * i / max(args.trials - 1, 1)
+        else:
+            delay = rnd.uniform(0.5, setup["formats"][fmt]["seconds"])
         rec = ctrl_c_trial(setup, fmt, delay)
         trials.append(rec)
         Path(args.json).write_text(json.dumps({"partial": True, "trials": trials}, indent=1, default=str))
-        print(f"ctrl-c {i + 1:2d} {fmt:5s} at {delay:5.1f} s: {rec['outcome']:9s} ok={rec['ok']}", flush=True)
+        print(f"ctrl-c {i + 1:2d} {fmt:5s} at {delay:5.2f} s: {rec['outcome']:9s} ok={rec['ok']}"
+              + (" (traceback)" if rec["traceback"] else ""), flush=True)
     conc = []
     blend = setup["formats"].get("blend", {}).get("out")
     if blend is not None:

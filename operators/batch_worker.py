@@ -48,12 +48,12 @@ class TakeResult:
 
 
 def _error_text(e: BaseException) -> str:
-    """One line: a user-facing problem (our ValueError subclasses name the
-    fix) as it is, anything else marked as an internal error."""
-    from ..cli import UserError
+    """One line: a user-facing problem (a UserError names the fix) as it is,
+    anything else marked as an internal error."""
+    from ..backend.errors import UserError
 
     first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
-    if isinstance(e, (ValueError, FileNotFoundError, UserError)) and first:
+    if isinstance(e, UserError) and first:
         return first
     return f"internal error: {type(e).__name__}: {first}"
 
@@ -216,6 +216,7 @@ class TakeWorker:
     def _walk(self, item, source, seed, out) -> None:
         import bpy
 
+        from ..backend.errors import UserError
         from ..backend.locomotion.dataset import D2_STYLES
         from . import export
         from . import locomotion_scene as LS
@@ -223,7 +224,7 @@ class TakeWorker:
         p = item.params
         style, gait, speed = p.get("style", "normal"), p.get("gait", "walk"), p.get("speed")
         if style not in D2_STYLES:
-            raise ValueError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
+            raise UserError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
         points = LS.parse_path(p["path"])
         arm, _ = self._reset_scene()
         ctl = LS.load_controller(self.config.controller, self.config.data, styles=(style,), gait=gait)

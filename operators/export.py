@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from ..backend.errors import UserError
 
 EXPORT_SUFFIXES = (".blend", ".bvh", ".fbx", ".glb", ".gltf")
 
 
-class ExportError(ValueError):
+class ExportError(UserError):
     pass
 
 

@@ -56,7 +56,7 @@ _GEN_END = 0.75
 _CLEAN_END = 0.85
 
 
-class ControllerError(ValueError):
+class ControllerError(UserError):
     """No locomotion controller can be made; the message names the fix."""
 
 

@@ -124,6 +124,13 @@ def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
     return Motion(world_skel, R.make_continuous(local), trans[:, 0], fps or scene_fps, trans, name=name)
 
 
+def _has_frames(motion, path):
+    """A source clip with no frames (``Frames: 0``) has nothing to retarget."""
+    if motion.num_frames == 0:
+        raise scene_io.SceneError(f"{path}: the clip has no frames (Frames: 0); give a clip with motion")
+    return motion
+
+
 def load_source(path) -> tuple:
     """``(motion, mapping)`` from a file: BVH (RigMind's reader), SMPL-X
     ``.npz`` (EMAGE / BEAT2 schema) or FBX/glTF (Blender's importer; the
@@ -137,12 +144,12 @@ def load_source(path) -> tuple:
     if name.endswith(".bvh") or name.endswith(".bvh.gz"):
         from ..backend.bvh import read_bvh
 
-        motion = read_bvh(p)
+        motion = _has_frames(read_bvh(p), p)
         return motion, auto_map(motion.skeleton)
     if name.endswith(".npz"):
         from ..backend.smplx_motion import read_smplx_npz
 
-        motion = read_smplx_npz(p)
+        motion = _has_frames(read_smplx_npz(p), p)
         return motion, match_preset(motion.skeleton, "smplx")
     if not name.endswith((".fbx", ".glb", ".gltf")):
         raise scene_io.SceneError(f"{p}: unsupported source; use .bvh, .bvh.gz, .npz (SMPL-X), .fbx, .glb or .gltf")
@@ -150,11 +157,18 @@ def load_source(path) -> tuple:
     from .rig_files import quiet_stdout
 
     try:
-        with quiet_stdout():
-            if name.endswith(".fbx"):
-                bpy.ops.import_scene.fbx(filepath=str(p))
-            else:
-                bpy.ops.import_scene.gltf(filepath=str(p))
+        try:
+            with quiet_stdout():
+                if name.endswith(".fbx"):
+                    bpy.ops.import_scene.fbx(filepath=str(p))
+                else:
+                    bpy.ops.import_scene.gltf(filepath=str(p))
+        except RuntimeError as e:  # Blender's importers report a bad file so
+            from .rig_files import _first_line
+
+            if "KeyboardInterrupt" in str(e):
+                raise KeyboardInterrupt from None
+            raise scene_io.SceneError(f"{p}: could not be read ({_first_line(e)})") from None
         new = [o for o in bpy.data.objects if o not in before_objs]
         arms = [o for o in new if o.type == "ARMATURE" and o.animation_data and o.animation_data.action]
         if not arms:

@@ -57,3 +57,11 @@ def check_object_scale(arm_obj) -> None:
     if scale.min() <= 0 or scale.max() / scale.min() - 1.0 > UNIFORM_TOLERANCE:
         raise SceneError(f"armature '{arm_obj.name}' has a non-uniform scale ({where}), which would distort "
                          f"the motion; {fix}")
+
+
+def check_humanoid(arm_obj, preset=None):
+    """Raise NotHumanoidError (one line, with the fix) unless ``arm_obj`` maps
+    to a humanoid; run before any generation, so a wrong rig costs no time."""
+    from .retarget_scene import target_mapping
+
+    return target_mapping(arm_obj, preset=preset)

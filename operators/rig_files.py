@@ -7,11 +7,12 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from ..backend.errors import UserError
 
 RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
 
 
-class RigFileError(ValueError):
+class RigFileError(UserError):
     """A rig file that is missing, of an unknown kind, or unreadable."""
 
 
@@ -71,7 +72,9 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
             _import_file(bpy, p, suffix)
     except RigFileError:
         raise
-    except Exception as e:  # importers raise RuntimeError, our reader ValueError
+    except (UserError, RuntimeError) as e:  # our BVH reader's BVHError; Blender's importers' RuntimeError
+        if "KeyboardInterrupt" in str(e):
+            raise KeyboardInterrupt from None
         raise RigFileError(f"{p}: could not be read ({_first_line(e)})") from None
     return [o for o in bpy.data.objects if o not in before]
 

@@ -19,12 +19,13 @@ import numpy as np
 from ..backend import rotations as R
 from ..backend.motion import Motion
 from ..backend.skeleton import Skeleton
+from ..backend.errors import UserError
 
 # Blender's FCurve interpolation enum as foreach_set ints.
 INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
 
-class SceneError(ValueError):
+class SceneError(UserError):
     """A problem with the user's scene that they can fix; the message says how."""
 
 
@@ -301,6 +302,8 @@ def write_motion(
     """
     import bpy
 
+    if motion.num_frames == 0:
+        raise SceneError(f"the motion '{motion.name}' has no frames (Frames: 0): nothing to put on '{arm_obj.name}'")
     rig = read_skeleton(arm_obj)
     missing = [n for n in motion.skeleton.names if n not in rig.names]
     if missing:

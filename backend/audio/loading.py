@@ -14,13 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UserError
+
 SAMPLE_RATE = 16000
 TARGET_RMS_DBFS = -20.0      # speech level after normalisation (active parts)
 SILENCE_PEAK = 1e-3          # below this peak (-60 dBFS) a file counts as silent
 MIN_SECONDS = 0.05
+#: The longest speech file RigMind takes (4 hours): generation time and memory
+#: grow with the length (about 4 MB of samples per minute); split longer recordings.
+MAX_SECONDS = 4 * 3600.0
+#: Below this sample rate a file cannot hold intelligible speech (telephone audio is 8 kHz).
+MIN_RATE = 4000
 
 
-class AudioError(ValueError):
+class AudioError(UserError):
     """A user-facing problem with an audio file: the message names it and the fix."""
 
 
@@ -50,6 +57,7 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
 
     with sf.SoundFile(str(path)) as f:
         rate, channels = f.samplerate, f.channels
+        _check_rate_and_length(path, rate, f.frames / rate if rate > 0 else 0.0)
         stream = None if rate == sr else soxr.ResampleStream(rate, sr, 1, dtype="float32", quality="HQ")
         out = []
         block = max(int(rate * block_seconds), 1024)
@@ -61,6 +69,16 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
             if last:
                 break
     return np.concatenate(out) if out else np.zeros(0, np.float32), rate, channels
+
+
+def _check_rate_and_length(path: Path, rate: int, seconds: float) -> None:
+    """Refuse before decoding: a rate too low for speech, or a file longer than MAX_SECONDS."""
+    if rate < MIN_RATE:
+        raise AudioError(f"audio file {path.name} has a sample rate of {rate} Hz, too low for speech; "
+                         f"use a recording at {MIN_RATE} Hz or more (16 kHz or 44.1 kHz are usual)")
+    if seconds > MAX_SECONDS:
+        raise AudioError(f"audio file {path.name} lasts {seconds / 3600:.1f} hours; RigMind takes speech up to "
+                         f"{MAX_SECONDS / 3600:g} hours per file: split it into shorter files")
 
 
 def _read_librosa(path: Path, sr: int):
@@ -130,6 +148,8 @@ def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,
         raise AudioError(f"audio file {path.name} is empty (0 bytes) — re-export it")
     try:
         x, rate, channels = _read_soundfile(path, sample_rate, block_seconds)
+    except AudioError:
+        raise
     except Exception as first:  # noqa: BLE001 - libsndfile failed; try audioread/ffmpeg
         try:
             x, rate, channels = _read_librosa(path, sample_rate)
@@ -138,6 +158,7 @@ def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,
                 f"cannot decode audio file {path.name} ({first.__class__.__name__}: {first}) — "
                 "it is corrupt or not audio; convert it to WAV (16-bit PCM) and try again"
             ) from None
+    _check_rate_and_length(path, int(rate), len(x) / sample_rate)
     if not np.all(np.isfinite(x)):
         raise AudioError(f"audio file {path.name} contains NaN/Inf samples — re-export it as 16-bit PCM WAV")
     if len(x) < MIN_SECONDS * sample_rate:

@@ -30,7 +30,9 @@ def _session():
     opts = ort.SessionOptions()
     opts.inter_op_num_threads = 1
     opts.intra_op_num_threads = 1
-    return ort.InferenceSession(path, sess_options=opts, providers=["CPUExecutionProvider"])
+    from ..model_files import onnx_session
+
+    return onnx_session(path, "voice-activity model", options=opts)
 
 
 def speech_probability(samples: np.ndarray) -> np.ndarray:

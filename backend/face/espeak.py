@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from ..errors import RigMindError
 
 SAMPLE_RATE = 22050          # eSpeak NG's native output rate (Hz)
 
@@ -31,7 +32,7 @@ _PARAM_RATE, _PARAM_VOLUME, _PARAM_PITCH, _PARAM_RANGE, _PARAM_WORDGAP = 1, 2, 3
 _LOCK = threading.Lock()
 
 
-class EspeakError(RuntimeError):
+class EspeakError(RigMindError, RuntimeError):
     """eSpeak NG is missing or refused the voice/text."""
 
 

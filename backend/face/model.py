@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import model_files as MF
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_WEIGHTS = MODELS_DIR / "face.pt"
 IN_DIM = 69
@@ -108,7 +109,7 @@ class OrtEnsemble:
         self.session = cpu_session(path, threads)
         md = dict(self.session.get_modelmeta().custom_metadata_map)
         if md.get("rigmind_format") != ONNX_FORMAT:
-            raise ValueError(f"{path} is not a RigMind face model")
+            raise MF.ModelFileError(f"{path} is not a RigMind face model")
         self.meta = json.loads(md["rigmind_meta"])
         self.members_sha256 = json.loads(md.get("rigmind_members_sha256", "[]"))
 
@@ -175,16 +176,16 @@ def save_model(net, meta: dict, path=DEFAULT_WEIGHTS) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to(torch.float16) if v.is_floating_point() else v for k, v in net.state_dict().items()}
     torch.save({"state": state, "meta": meta}, path)
+    MF.record(path)
     return path
 
 
 def _load_network(path):
-    import torch
-
-    blob = torch.load(str(path), map_location="cpu", weights_only=True)
-    meta = dict(blob["meta"])
-    net = build_network(int(meta.get("n_classes", 15)), int(meta.get("hidden", HIDDEN)))
-    net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
+    blob = MF.load_torch(path, "face model")
+    with MF.fitting(path, "face model"):
+        meta = dict(blob["meta"])
+        net = build_network(int(meta.get("n_classes", 15)), int(meta.get("hidden", HIDDEN)))
+        net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
     return net, meta
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from ..errors import UserError
 
 FPS = 30.0
 HOLDOUT = 0.2
@@ -33,7 +34,7 @@ DOMAINS = ("beat2", "bandai_d1", "bandai_d2")
 CACHE_DIR = Path(__file__).resolve().parents[2] / ".cache" / "gesture"
 
 
-class GestureDataError(ValueError):
+class GestureDataError(UserError):
     pass
 
 

@@ -22,6 +22,7 @@ from . import dims as M
 from . import representation as G
 from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
+from ..errors import Cancelled, RigMindError
 
 FPS = 30.0
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
@@ -34,11 +35,11 @@ FORMAT = "rigmind-gesture-cvae"
 RUNTIMES = ("onnxruntime", "torch")
 
 
-class GestureModelError(RuntimeError):
+class GestureModelError(RigMindError, RuntimeError):
     pass
 
 
-class GestureCancelled(Exception):
+class GestureCancelled(Cancelled):
     """Generation stopped because the caller's ``cancelled()`` turned True."""
 
 
@@ -64,9 +65,9 @@ class _OrtDecoder:
     name = "onnxruntime"
 
     def __init__(self, path, threads: int = 2):
-        from ..onnx_models import cpu_session
+        from ..model_files import onnx_session
 
-        self.session = cpu_session(path, threads)
+        self.session = onnx_session(path, "gesture model", threads=threads)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
 
     def __call__(self, z, context, mask, finger_flag, cond) -> np.ndarray:
@@ -116,18 +117,18 @@ class GestureModel:
             fb = {"mean": arr["finger_mean"], "components": arr["finger_components"]}
             em = {"weights": arr["energy_weights"], "rest_energy": a["scalars"]["rest_energy"]}
             return cls(dec, arr["mean"], arr["std"], fb, em, a["scalars"]["beat_rate"], arr["start_poses"], a["train"])
-        import torch
-
+        from ..model_files import fitting, load_torch
         from . import model as TM
 
         if not path.exists():
             raise GestureModelError(f"gesture weights {path} not found — train them with "
                                     "`rigmind train gesture --data ../shared/data`")
-        blob = torch.load(path, map_location="cpu", weights_only=True)
+        blob = load_torch(path, "gesture model")
         if blob.get("format") != FORMAT:
             raise GestureModelError(f"{path} is not a RigMind gesture model")
-        net = TM.GestureVAE(**blob["config"])
-        net.load_state_dict(blob["state_dict"])
+        with fitting(path, "gesture model"):
+            net = TM.GestureVAE(**blob["config"])
+            net.load_state_dict(blob["state_dict"])
         net.eval()
         fb = {"mean": blob["finger_mean"].numpy(), "components": blob["finger_components"].numpy()}
         em = {"weights": blob["energy_weights"].numpy(), "rest_energy": blob["rest_energy"]}

@@ -261,16 +261,22 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
     torch.save({"format": FORMAT, "version": VERSION, "config": enc.config(),
                 "state_dict": {k: v.detach().cpu().clone() for k, v in enc.state_dict().items()},
                 "stats": plain}, str(path))
+    from ..model_files import record
+
+    record(path)
 
 
 def load_encoder(path):
     """Read :func:`save_encoder`'s file (``weights_only=True``); returns
     ``(enc, stats)`` with ``enc`` in eval mode on the CPU."""
-    blob = torch.load(str(path), map_location="cpu", weights_only=True)
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a RigMind motion-encoder file")
-    enc = MotionEncoder(**blob["config"])
-    enc.load_state_dict(blob["state_dict"])
+    from ..model_files import ModelFileError, fitting, load_torch
+
+    blob = load_torch(path, "motion-encoder")
+    if blob.get("format") != FORMAT:
+        raise ModelFileError(f"{path} is not a RigMind motion-encoder file")
+    with fitting(path, "motion encoder"):
+        enc = MotionEncoder(**blob["config"])
+        enc.load_state_dict(blob["state_dict"])
     enc.eval()
     return enc, dict(blob.get("stats", {}))
 

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from .. import rotations as R
+from ..model_files import record as record_model_file
 from . import controls as C
 from . import dataset as D
 from . import model as M
@@ -319,6 +320,7 @@ def save(path, model, arrays, train_log) -> None:
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     torch.save(blob, path)
+    record_model_file(path)
 
 
 def main_train(argv=None) -> int:

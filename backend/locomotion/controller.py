@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import rotations as R
+from ..model_files import ModelFileError, fitting, onnx_session
 from ..motion import Motion
 from ..skeleton import Skeleton
 from . import dataset as D
@@ -180,7 +181,7 @@ class OnnxEngine:
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.session = onnx_session(path, "locomotion model", options=so)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -199,7 +200,7 @@ def _meta_from_checkpoint(ck: dict) -> dict:
 
 def _meta_from_onnx(md: dict, path) -> dict:
     if md.get("rigmind_format") != "rigmind-locomotion-mann":
-        raise ValueError(f"{path} is not a RigMind locomotion model (no rigmind metadata)")
+        raise ModelFileError(f"{path} is not a RigMind locomotion model (no rigmind metadata)")
     meta = {k: json.loads(md["rigmind_" + k]) for k in ("config", "io", "skeleton", "training")}
     meta["start_poses"] = {k: np.asarray(v, dtype=np.float32) for k, v in json.loads(md["rigmind_start_poses"]).items()}
     return meta
@@ -228,7 +229,7 @@ class LocomotionController:
                  idle_stand: bool = True):
         io = meta["io"]
         if io["input_size"] != IO.INPUT_SIZE or io["output_size"] != IO.OUTPUT_SIZE or list(io["traj_times"]) != list(IO.TRAJ_TIMES):
-            raise ValueError("the model was trained with another input/output layout than this code's")
+            raise ModelFileError("the model was trained with another input/output layout than this code's")
         self.engine = engine
         self.meta = meta
         self.fps = float(io["fps"])
@@ -271,7 +272,8 @@ class LocomotionController:
             if not path.exists():
                 raise FileNotFoundError(f"no locomotion model at {path}: train one with `rigmind train locomotion`")
             ck = load_checkpoint(path)
-            return cls(TorchEngine(ck, threads), _meta_from_checkpoint(ck), **kwargs)
+            with fitting(path, "locomotion model"):
+                return cls(TorchEngine(ck, threads), _meta_from_checkpoint(ck), **kwargs)
         if engine == "onnxruntime":
             path = Path(path) if path is not None else DEFAULT_ONNX
             if path.suffix == ".pt":
@@ -282,7 +284,8 @@ class LocomotionController:
                     "(or export a .pt with backend.locomotion.train.export_onnx)"
                 )
             eng = OnnxEngine(path, threads)
-            return cls(eng, _meta_from_onnx(eng.metadata, path), **kwargs)
+            with fitting(path, "locomotion model"):
+                return cls(eng, _meta_from_onnx(eng.metadata, path), **kwargs)
         raise ValueError(f"engine must be 'torch' or 'onnxruntime', got {engine!r}")
 
     # -- state -----------------------------------------------------------------------

@@ -163,17 +163,17 @@ class StyleClassifier:
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        import torch
+        from ..model_files import ModelFileError, load_torch
 
         try:
-            # weights_only: a .pt is a pickle, and only a restricted one
-            # cannot run code. Torch's own message would suggest turning
-            # that off, so it is not passed on.
-            d = torch.load(path, map_location="cpu", weights_only=True)
+            # weights_only (model_files.load_torch): a .pt is a pickle, and
+            # only a restricted one cannot run code. Torch's own message
+            # would suggest turning that off, so it is not passed on.
+            d = load_torch(path, "style-classifier")
             net = _build_net(len(d["mean"]), len(d["styles"]))
             net.load_state_dict(d["state"])
         except Exception:
-            raise ValueError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
+            raise ModelFileError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
                              "delete it and it is retrained") from None
         net.eval()
         return cls(net, tuple(d["styles"]), np.asarray(d["mean"]), np.asarray(d["std"]), d["window"], d["hop"], d["info"])

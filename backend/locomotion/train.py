@@ -48,6 +48,8 @@ from typing import Mapping, Optional
 import numpy as np
 import torch
 
+from ..model_files import ModelFileError, fitting, load_torch
+from ..model_files import record as record_model_file
 from . import dataset as D
 from . import features as FT
 from . import model as M
@@ -293,13 +295,14 @@ def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict,
 
 def load_checkpoint(path) -> dict:
     """Read a checkpoint written by :func:`train_locomotion` (``weights_only``)."""
-    ck = torch.load(Path(path), map_location="cpu", weights_only=True)
+    ck = load_torch(path, "locomotion model")
     if ck.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
-    io = io_description(ck["io"]["fps"])
-    for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
-        if ck["io"][k] != io[k]:
-            raise ValueError(f"{path} was trained with another {k}: {ck['io'][k]} (this code: {io[k]})")
+        raise ModelFileError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
+    with fitting(path, "locomotion model"):
+        io = io_description(ck["io"]["fps"])
+        for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
+            if ck["io"][k] != io[k]:
+                raise ModelFileError(f"{path} was trained with another {k}: {ck['io'][k]} (this code: {io[k]})")
     return ck
 
 
@@ -431,6 +434,7 @@ def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = 
         tmp = out_path.with_name(out_path.name + ".tmp")
         torch.save(make_checkpoint(run.model, skeleton, starts, training, FT.FPS), tmp)
         tmp.replace(out_path)
+        record_model_file(out_path)
         run.log.update(stopped=run.stop, steps=run.step, best_epoch=run.best["epoch"], best_val=run.best["val"],
                        seconds=training["seconds"])
         _write_json(log_path, run.log)

@@ -1,0 +1,163 @@
+"""One loader for every model file (backend/model_files.py, issue #17 item 4):
+the committed models match models/MANIFEST.sha256, a changed one is refused
+naming the file, a bad user file is one line that never suggests
+``weights_only=False``, and every load site goes through the loader."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+from conftest import REPO
+from rigmind.backend import model_files as MF
+
+
+def _committed_models() -> set:
+    r = subprocess.run(["git", "ls-files", "models"], capture_output=True, text=True, cwd=REPO)
+    if r.returncode != 0 or not r.stdout.strip():
+        pytest.skip("not a git checkout: the committed model list is unknown")
+    return {os.path.basename(p) for p in r.stdout.split() if p.endswith(MF.MODEL_SUFFIXES)}
+
+
+def test_manifest_lists_exactly_the_committed_models_with_their_hashes():
+    manifest = MF.read_manifest(MF.MODELS_DIR)
+    assert set(manifest) == _committed_models()
+    for name, digest in manifest.items():
+        assert MF.file_sha256(MF.MODELS_DIR / name) == digest, f"models/{name} does not match MANIFEST.sha256"
+
+
+def test_committed_models_verify():
+    for name in MF.read_manifest(MF.MODELS_DIR):
+        assert MF.verify(MF.MODELS_DIR / name) == MF.MODELS_DIR / name
+
+
+@pytest.fixture
+def package_models(tmp_path, monkeypatch):
+    """A copy of models/ standing in for the package's, so a file can be changed."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name in ("locomotion.pt", "locomotion.onnx", MF.MANIFEST_NAME):
+        shutil.copy(MF.MODELS_DIR / name, folder / name)
+    monkeypatch.setattr(MF, "MODELS_DIR", folder)
+    return folder
+
+
+def test_a_changed_committed_model_is_refused_naming_it(package_models):
+    from rigmind.backend.locomotion.controller import LocomotionController
+
+    LocomotionController.load(package_models / "locomotion.pt", engine="torch")  # unchanged: loads
+    with open(package_models / "locomotion.pt", "r+b") as f:
+        f.seek(-10, os.SEEK_END)
+        f.write(b"0123456789")
+    with pytest.raises(MF.ModelFileError) as e:
+        LocomotionController.load(package_models / "locomotion.pt", engine="torch")
+    msg = str(e.value)
+    assert "locomotion.pt" in msg and "does not match" in msg and "MANIFEST.sha256" in msg and "\n" not in msg
+
+
+def test_an_unlisted_file_in_models_is_refused(package_models):
+    shutil.copy(package_models / "locomotion.onnx", package_models / "stray.onnx")
+    with pytest.raises(MF.ModelFileError, match="stray.onnx: not listed in"):
+        MF.onnx_session(package_models / "stray.onnx")
+
+
+def test_training_into_models_records_the_new_hash(package_models):
+    path = package_models / "new.pt"
+    torch.save({"format": "x", "w": torch.zeros(2)}, path)
+    MF.record(path)
+    assert MF.read_manifest(package_models)["new.pt"] == MF.file_sha256(path)
+    assert MF.load_torch(path)["format"] == "x"
+    # Elsewhere (a folder without a manifest) nothing is written.
+    other = package_models.parent / "elsewhere"
+    other.mkdir()
+    torch.save({"w": torch.zeros(1)}, other / "a.pt")
+    MF.record(other / "a.pt")
+    assert not (other / MF.MANIFEST_NAME).exists()
+
+
+class _Payload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("kind", ["pickle-with-code", "zip-garbage", "empty", "plain-pickle", "text", "list"])
+def test_bad_pt_is_one_safe_line(tmp_path, kind):
+    path = tmp_path / "w.pt"
+    marker = tmp_path / "code_ran"
+    if kind == "pickle-with-code":
+        torch.save({"state": _Payload(marker)}, path, pickle_module=pickle)
+    elif kind == "zip-garbage":
+        path.write_bytes(b"PK\x03\x04" + b"\x00" * 300)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "plain-pickle":
+        path.write_bytes(pickle.dumps(_Payload(marker)))
+    elif kind == "text":
+        path.write_text("weights, honest\n")
+    else:
+        torch.save([1, 2], path)
+    with pytest.raises(MF.ModelFileError) as e:
+        MF.load_torch(path, "test")
+    msg = str(e.value)
+    assert str(path) in msg and "\n" not in msg
+    assert "weights_only" not in msg and "False" not in msg
+    assert not marker.exists(), "loading a weight file must never run code"
+
+
+@pytest.mark.parametrize("kind", ["garbage", "empty", "truncated"])
+def test_bad_onnx_is_one_line(tmp_path, kind):
+    path = tmp_path / "m.onnx"
+    good = (MF.MODELS_DIR / "locomotion.onnx").read_bytes()
+    path.write_bytes({"garbage": b"\x08\x07not a graph" * 50, "empty": b"", "truncated": good[: len(good) // 3]}[kind])
+    with pytest.raises(MF.ModelFileError) as e:
+        MF.onnx_session(path, "locomotion model")
+    assert str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_wrong_shapes_in_a_user_file_are_one_line(tmp_path):
+    from rigmind.backend.locomotion.controller import LocomotionController
+
+    ck = torch.load(MF.MODELS_DIR / "locomotion.pt", weights_only=True)
+    key = next(k for k, v in ck["state_dict"].items() if v.ndim == 2)
+    ck["state_dict"][key] = torch.zeros(2, 2)
+    torch.save(ck, tmp_path / "locomotion.pt")
+    with pytest.raises(MF.ModelFileError, match="wrong shapes or layer names"):
+        LocomotionController.load(tmp_path / "locomotion.pt", engine="torch")
+
+
+def test_a_user_folder_with_a_manifest_is_checked(tmp_path):
+    shutil.copy(MF.MODELS_DIR / "locomotion.onnx", tmp_path / "locomotion.onnx")
+    MF.write_manifest(tmp_path, {"locomotion.onnx": MF.file_sha256(tmp_path / "locomotion.onnx")})
+    MF.onnx_session(tmp_path / "locomotion.onnx")
+    MF.write_manifest(tmp_path, {"locomotion.onnx": "0" * 64})
+    with pytest.raises(MF.ModelFileError, match="does not match"):
+        MF.onnx_session(tmp_path / "locomotion.onnx")
+
+
+def test_every_model_load_goes_through_the_loader():
+    """No torch.load / InferenceSession outside backend/model_files.py in the
+    shipped tree (tests, bench and training-time readers of data aside)."""
+    pattern = re.compile(r"(?<!`)(torch\.load\(|InferenceSession\()")
+    offenders = []
+    for folder in ("backend", "operators", "blender_addon"):
+        for path in (REPO / folder).rglob("*.py"):
+            if path.name == "model_files.py":
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                code = line.split("#")[0]
+                if pattern.search(code) and not code.strip().startswith(("\"", "'", "(``")):
+                    offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    for path in (REPO / "cli.py", REPO / "batch.py", REPO / "demo.py"):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line.split("#")[0]):
+                offenders.append(f"{path.name}:{n}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
