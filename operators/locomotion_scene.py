@@ -567,7 +567,7 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
 
 
 def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = None, in_place: bool = False,
-               reference: Motion = None):
+               reference: Motion = None, ends_standing: bool = False):
     """Retarget a path walk onto ``arm`` as a new action; the scene frame
     range becomes the clip's. ``motion`` is the controller's walk of the
     path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
@@ -578,12 +578,15 @@ def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: f
     body still turns and walks as it does along the path; e.g. for a game
     engine that moves the character itself). ``reference``: the source's
     reference pose for the retarget (Drive's standing pose), default the
-    clip's most upright frame."""
+    clip's most upright frame. ``ends_standing``: the clip ends in the
+    controller's idle stance (Walk Along Path), whose flat feet are then the
+    retarget's flat-foot level and orientation (``flat_pose``)."""
     from . import retarget_scene
 
     action, _, _ = retarget_scene.retarget_onto(
         arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
         frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
+        flat_pose=motion.slice(motion.num_frames - 1, motion.num_frames) if ends_standing else None,
     )
     _set_frame_range(frame_start, frame_start + motion.num_frames - 1)
     return action
@@ -687,7 +690,7 @@ def walk_along_path(
     motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
                               progress=progress, cancel=cancel)
     action = apply_path(arm, motion, name=path_action_name(style, sp, gait, in_place), frame_start=frame_start,
-                        scale=scale, in_place=in_place)
+                        scale=scale, in_place=in_place, ends_standing=True)
     _warn(action, warning)
     _report(progress, 1.0)
     return action
@@ -819,7 +822,7 @@ def _path_job(work, name, style, gait, frame_start, in_place):
     motion, scale, sp, warning = yield from run_in_thread(work)
     yield _CLEAN_END
     action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
-                        frame_start=frame_start, scale=scale, in_place=in_place)
+                        frame_start=frame_start, scale=scale, in_place=in_place, ends_standing=True)
     _warn(action, warning)
     return action
 
