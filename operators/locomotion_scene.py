@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..backend.limits import check_path
+from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -409,11 +410,12 @@ def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
     = the style's default for the gait) in the world of a rig whose legs
     are ``scale`` x the controller skeleton's (speeds scale with the legs:
     the same cadence, longer strides), clamped to what the style's clips
-    cover; ``warning`` says what was clamped and the range, else None."""
+    cover; ``warning`` says what was clamped and the range (and when a
+    "run" of the style is a grounded run, :func:`gait_warning`), else None."""
     default, (lo, hi) = style_speeds(style, gait)
     lo, hi = lo * scale, hi * scale
     if speed is None:
-        return round(default * scale, 3), None
+        return round(default * scale, 3), gait_warning(style, gait)
     sp = np.asarray(speed, dtype=np.float64)
     clamped = np.clip(sp, lo, hi)
     warning = None
@@ -421,6 +423,7 @@ def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
         asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
         warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
                    f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+    warning = "; ".join(w for w in (warning, gait_warning(style, gait)) if w) or None
     return (float(clamped) if clamped.ndim == 0 else clamped), warning
 
 
@@ -435,12 +438,12 @@ def _speed_text(speed) -> str:
 
 
 def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} · {style} · {_speed_text(speed)}"
+    return f"RigMind {gait_title(style, gait)} · {style} · {_speed_text(speed)}"
 
 
 def path_action_name(style: str, speed: float, gait: str = "walk", in_place: bool = False) -> str:
     where = " in place" if in_place else ""
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path{where} · {style} · {_speed_text(speed)}"
+    return f"RigMind {gait_title(style, gait)} Along Path{where} · {style} · {_speed_text(speed)}"
 
 
 # --- applying to the scene (bpy) ----------------------------------------------------------
