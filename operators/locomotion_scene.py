@@ -44,10 +44,8 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 CHUNK_FRAMES = 30
 KINDS = ("auto", "neural", "motion_matching")
 #: Least height (m, controller skeleton) the swinging foot is lifted to
-#: between footholds on a path (``cleanup.pin_feet``'s ``swing_clearance``):
-#: the validation mocap's normal walks peak their toes at 10.2 cm (median
-#: swing), the controller's at 7.3 cm with 0.08, 10.0 with 0.11.
-SWING_CLEARANCE = 0.11
+#: between footholds on a path (``cleanup.pin_feet``'s ``swing_clearance``).
+SWING_CLEARANCE = 0.08
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
