@@ -583,6 +583,7 @@ def retarget(
     hand_ik: bool = True,
     reference: Motion = None,
     root_scale: float = None,
+    flat_pose: Motion = None,
 ) -> RetargetResult:
     """Put ``motion`` (on its own skeleton) onto ``target``.
 
@@ -620,6 +621,18 @@ def retarget(
             source already walks a path scaled by 1 / leg ratio (Walk Along
             Path: the path is the user's, in scene metres) passes the ratio
             it used, so the hips land on the path exactly.
+        flat_pose: a one-frame pose of the source skeleton standing with
+            both feet flat on the floor (e.g. the take's own end stance: Walk
+            Along Path ends in the controller's idle stance). Its ankle
+            heights are the source's flat-foot level and its feet the
+            flat-foot orientation, instead of estimates from the clip's
+            contact frames (a low percentile of the planted ankle heights
+            and the flattest contact frame); it is also the reference pose when ``reference`` is None
+            and the source's rest pose is not standing (instead of the most
+            upright frame). The estimates vary by a few mm and degrees from
+            take to take, and the target's standing legs are nearly
+            straight, where each mm of hips height bends the knee 2-3
+            degrees.
 
     Returns:
         :class:`RetargetResult`. Root translation is scaled by the leg-length
@@ -673,8 +686,16 @@ def retarget(
         s_ref_rot, s_ref_pos = r_rot[0], r_pos[0]
         posed_ref = True
     elif _upright_score(t_rest_pos, tidx) > _UPRIGHT and _upright_score(s_rest_pos, sidx) <= _UPRIGHT:
-        ref_frame = int(np.argmax(_upright_score(s_pos_w, sidx)))
-        s_ref_rot, s_ref_pos = s_rot_w[ref_frame], s_pos_w[ref_frame]
+        if flat_pose is not None:
+            # The standing pose is the reference: the most upright frame
+            # can be one of the steps into it, whose pelvis is rolled ~1
+            # degree; that roll, mapped onto the target's level rest
+            # pelvis, is 4 mm on a hip joint and bends a standing knee 6
+            # degrees.
+            s_ref_rot, s_ref_pos = (x[0] for x in flat_pose.world())
+        else:
+            ref_frame = int(np.argmax(_upright_score(s_pos_w, sidx)))
+            s_ref_rot, s_ref_pos = s_rot_w[ref_frame], s_pos_w[ref_frame]
         posed_ref = True
     else:
         s_ref_rot, s_ref_pos = s_rest_rot, s_rest_pos
@@ -685,7 +706,10 @@ def retarget(
     t_leg = leg_length(target, tidx)
     contacts = foot_contacts(s_pos_w, [sidx["foot_l"], sidx["foot_r"]], motion.fps, s_leg)
     t_floor = _rest_floor(target, tidx, t_rest_pos, t_leg)
-    if posed_ref and t_floor is not None:
+    flat_rot = flat_pos = None
+    if flat_pose is not None:
+        flat_rot, flat_pos = (x[0] for x in flat_pose.world())
+    if (posed_ref or flat_pose is not None) and t_floor is not None:
         # Feet: the source's reference is a frame where that foot is flat
         # on the ground (not the most upright frame, where it may be
         # tipped), and both frames are "horizontal foot direction, world
@@ -696,10 +720,12 @@ def retarget(
         up = np.array([0.0, 0.0, 1.0])
         for k_, side in enumerate(("l", "r")):
             keys = [c for c in (f"foot_{side}", f"toes_{side}") if c in driven]
-            if not keys or (reference is None and not contacts[:, k_].any()):
+            if not keys or (reference is None and flat_pose is None and not contacts[:, k_].any()):
                 continue
             fs, ts = sidx[f"foot_{side}"], sidx.get(f"toes_{side}")
-            if reference is not None:
+            if flat_pose is not None:
+                f_rot, f_pos = flat_rot, flat_pos
+            elif reference is not None:
                 f_rot, f_pos = s_ref_rot, s_ref_pos
             else:
                 fr = _flat_frame(s_pos_w, contacts[:, k_], fs, ts)
@@ -784,6 +810,8 @@ def retarget(
         np.percentile(s_pos_w[contacts[:, k_] if contacts[:, k_].any() else slice(None), j, 2], 10) if F else 0.0
         for k_, j in enumerate(s_feet)
     ])
+    if flat_pos is not None:
+        s_flat = flat_pos[s_feet, 2].astype(np.float64)
     t_feet = [tidx["foot_l"], tidx["foot_r"]]
     t_toes = [tidx.get("toes_l"), tidx.get("toes_r")]
     if t_floor is not None:

@@ -35,6 +35,7 @@ import numpy as np
 from ..backend.errors import Cancelled, UserError
 from ..backend.limits import check_path
 from ..backend.tasks import finish, run_in_thread
+from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -404,11 +405,12 @@ def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
     = the style's default for the gait) in the world of a rig whose legs
     are ``scale`` x the controller skeleton's (speeds scale with the legs:
     the same cadence, longer strides), clamped to what the style's clips
-    cover; ``warning`` says what was clamped and the range, else None."""
+    cover; ``warning`` says what was clamped and the range (and when a
+    "run" of the style is a grounded run, :func:`gait_warning`), else None."""
     default, (lo, hi) = style_speeds(style, gait)
     lo, hi = lo * scale, hi * scale
     if speed is None:
-        return round(default * scale, 3), None
+        return round(default * scale, 3), gait_warning(style, gait)
     sp = np.asarray(speed, dtype=np.float64)
     clamped = np.clip(sp, lo, hi)
     warning = None
@@ -416,6 +418,7 @@ def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
         asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
         warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
                    f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+    warning = "; ".join(w for w in (warning, gait_warning(style, gait)) if w) or None
     return (float(clamped) if clamped.ndim == 0 else clamped), warning
 
 
@@ -430,12 +433,12 @@ def _speed_text(speed) -> str:
 
 
 def cycle_action_name(style: str, speed: float, gait: str = "walk") -> str:
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} · {style} · {_speed_text(speed)}"
+    return f"RigMind {gait_title(style, gait)} · {style} · {_speed_text(speed)}"
 
 
 def path_action_name(style: str, speed: float, gait: str = "walk", in_place: bool = False) -> str:
     where = " in place" if in_place else ""
-    return f"RigMind {'Run' if gait == 'run' else 'Walk'} Along Path{where} · {style} · {_speed_text(speed)}"
+    return f"RigMind {gait_title(style, gait)} Along Path{where} · {style} · {_speed_text(speed)}"
 
 
 # --- applying to the scene (bpy) ----------------------------------------------------------
@@ -571,7 +574,7 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
 
 
 def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: float = None, in_place: bool = False,
-               reference: Motion = None, user_scene: bool = False):
+               reference: Motion = None, user_scene: bool = False, ends_standing: bool = False):
     """Retarget a path walk onto ``arm`` as a new action; the scene frame
     range becomes the clip's. ``motion`` is the controller's walk of the
     path divided by ``scale`` (:func:`generate_path`): the hips' horizontal
@@ -582,13 +585,16 @@ def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: f
     body still turns and walks as it does along the path; e.g. for a game
     engine that moves the character itself). ``reference``: the source's
     reference pose for the retarget (Drive's standing pose), default the
-    clip's most upright frame."""
+    clip's most upright frame. ``ends_standing``: the clip ends in the
+    controller's idle stance (Walk Along Path), whose flat feet are then the
+    retarget's flat-foot level and orientation (``flat_pose``)."""
     from . import retarget_scene
 
     action, _, _ = retarget_scene.retarget_onto(
         arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
         frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
         set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
+        flat_pose=motion.slice(motion.num_frames - 1, motion.num_frames) if ends_standing else None,
     )
     _set_frame_range(frame_start, int(np.ceil(action.frame_range[1] - 1e-6)), user_scene)
     return action
@@ -811,7 +817,8 @@ def _path_job(work, name, style, gait, frame_start, in_place, user_scene=False):
     motion, scale, sp, warning = yield from run_in_thread(work, "rigmind-walk-along-path")
     yield _CLEAN_END
     action = apply_path(_armature_by_name(name), motion, name=path_action_name(style, sp, gait, in_place),
-                        frame_start=frame_start, scale=scale, in_place=in_place, user_scene=user_scene)
+                        frame_start=frame_start, scale=scale, in_place=in_place, user_scene=user_scene,
+                        ends_standing=True)
     _warn(action, warning)
     return action
 

@@ -214,6 +214,7 @@ def retarget_onto(
     reference: Motion = None,
     root_scale: float = None,
     scene_range=True,
+    flat_pose: Motion = None,
 ):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
@@ -225,7 +226,8 @@ def retarget_onto(
     On a generated Rigify rig the keys go on the FK controls (IK/FK
     switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
-    ``reference``: the source's reference pose (see ``backend.retarget.retarget``).
+    ``reference``, ``flat_pose``: the source's reference pose and flat-feet
+    pose (see ``backend.retarget.retarget``).
     ``set_scene_fps`` / ``scene_range``: see ``scene_io.write_motion`` (the
     operators pass False / "grow": a user's scene keeps its rate and range).
     """
@@ -251,6 +253,7 @@ def retarget_onto(
         ground_height=None,
         reference=reference,
         root_scale=root_scale,
+        flat_pose=flat_pose,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
     if rigify_plan is not None:

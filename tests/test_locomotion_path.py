@@ -89,6 +89,26 @@ def test_path_geometry_and_profile():
         Path2D([[0.0, 0.0], [0.0, 0.0]])
 
 
+def test_each_style_corners_at_its_own_turn_clips_lateral_acceleration():
+    """The walking lateral acceleration is the normal style's (1.0 m/s^2)
+    times the style's own walk-turn clips' over the normal style's: an
+    active walker takes a corner faster, an elderly one slower; a run's
+    is not scaled (the data has no running turns)."""
+    from rigmind.backend.locomotion.path_follow import _gait_limits, speed_profile, turn_lateral_scale
+
+    assert turn_lateral_scale("normal") == pytest.approx(1.0)
+    assert turn_lateral_scale(None) == 1.0
+    assert turn_lateral_scale("active") > 1.4 and turn_lateral_scale("elderly") < 0.7
+    blend = turn_lateral_scale({"active": 0.5, "elderly": 0.5})
+    assert blend == pytest.approx(0.5 * (turn_lateral_scale("active") + turn_lateral_scale("elderly")))
+    assert _gait_limits(1.3, 1.6)[2] == pytest.approx(1.6) and _gait_limits(3.5, 1.6)[2] == pytest.approx(3.0)
+    corner = Path2D(PATHS["corner"])
+    i = np.argmin(np.abs(corner.s - 3.0))
+    fast = speed_profile(corner, 1.3, lateral_accel=_gait_limits(1.3, turn_lateral_scale("active"))[2], decel=1.5)[i]
+    slow = speed_profile(corner, 1.3, lateral_accel=_gait_limits(1.3, turn_lateral_scale("elderly"))[2], decel=1.5)[i]
+    assert fast > slow
+
+
 # --- following --------------------------------------------------------------------------
 
 

@@ -193,11 +193,15 @@ def test_parse_path_speeds():
         LS.parse_path("0,0;3,0,20")
 
 
-# The knee bound per case is what bench/bench_idle_stance.py measured plus a
-# margin (6-10 degrees; the "active" stance's knee ends at 14-15 degrees on
-# the rigs: the retarget's hips height, see bench/RESULTS.md).
-@pytest.mark.parametrize("rig,style,knee", [("mannequin", "normal", 10.0), ("mannequin", "youthful", 12.0),
-                                            ("xbot", "normal", 10.0), ("xbot", "active", 16.0)])
+# The knee bound is the mocap's idle: people of the normal style standing
+# still in the Bandai gesture clips bend the larger knee 9.0 degrees (median;
+# bench/bench_mocap_idle_knees.py), so 10. bench/bench_idle_stance.py
+# measures 5.9-8.8 on every style and rig. "active" and the mannequin's
+# "exhausted" ended at 14-15 degrees until the retarget took the take's own
+# end stance as its flat-foot level and reference pose (``flat_pose``).
+@pytest.mark.parametrize("rig,style,knee", [("mannequin", "normal", 10.0), ("mannequin", "youthful", 10.0),
+                                            ("mannequin", "active", 10.0), ("mannequin", "exhausted", 10.0),
+                                            ("xbot", "normal", 10.0), ("xbot", "active", 10.0)])
 def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig, style, knee):
     """Issue #12: "the standing pose is the mocap's idle stance". After Walk
     Along Path the last frame's ankles stand side by side about hip width

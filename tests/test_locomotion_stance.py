@@ -54,12 +54,23 @@ def test_every_style_stands_hip_width_with_straight_knees(controller, style):
     toe_l = p[names.index("Toes_L")] - p[names.index("Foot_L")]
     toe_r = p[names.index("Toes_R")] - p[names.index("Foot_R")]
     assert toe_l[0] > 0 and toe_r[0] < 0
-    # The style's upper body: the arms' and the head's local rotations are the start pose's.
+    # The style's upper body: the neck's and the head's local rotations are the start pose's.
     start = controller._start_motion(style)
-    for j in ("Neck", "Head", "UpperArm_L", "LowerArm_R"):
+    for j in ("Neck", "Head"):
         k = names.index(j)
         dot = abs(float(np.dot(pose.rotations[0, k], start.rotations[0, k])))
         assert dot > 0.999, (j, dot)
+    # The arms hang as in the reference standing frame, not held mid-swing
+    # (the active stance held one upper arm 76 degrees from hanging and the
+    # other hand up by the face): upper arms within 25 degrees of straight
+    # down, hands below the hips, elbows bent as the reference's.
+    ref = controller._start_motion("normal")
+    for side in ("L", "R"):
+        sh, el, ha = (p[names.index(f"{j}_{side}")] for j in ("UpperArm", "LowerArm", "Hand"))
+        hang = np.degrees(np.arccos(-(el - sh)[2] / np.linalg.norm(el - sh)))
+        assert hang < 25.0 and ha[2] < p[names.index("Hips"), 2], (side, hang, ha[2])
+        k = names.index(f"LowerArm_{side}")
+        assert abs(float(np.dot(pose.rotations[0, k], ref.rotations[0, k]))) > 0.999
 
 
 def test_settle_steps_move_one_foot_at_a_time():

@@ -33,7 +33,9 @@ Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from ..filters import gaussian_filter1d
@@ -326,12 +328,39 @@ def _interp_rows(a, t_src, t) -> np.ndarray:
     return out.reshape((len(t),) + a.shape[1:])
 
 
-def _gait_limits(top_speed: float):
+#: Each style's lateral acceleration in its turn clips (``turn_lateral_accel``,
+#: written by ``bench/locomotion_default_speeds.py``).
+SPEEDS_FILE = Path(__file__).resolve().parents[2] / "presets" / "locomotion_speeds.json"
+_TURN_ACCEL = None
+
+
+def turn_lateral_scale(style) -> float:
+    """How hard ``style`` (a name, a ``{name: weight}`` blend or None)
+    corners: its walk-turn clips' lateral acceleration over the normal
+    style's (1.0 for normal or unknown styles; active 1.6, elderly 0.6)."""
+    global _TURN_ACCEL
+    if _TURN_ACCEL is None:
+        styles = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
+        _TURN_ACCEL = {k: v["turn_lateral_accel"]["median"] for k, v in styles.items() if "turn_lateral_accel" in v}
+    base = _TURN_ACCEL.get("normal")
+    if not base or style is None:
+        return 1.0
+    weights = {style: 1.0} if isinstance(style, str) else dict(style)
+    total = sum(float(w) for w in weights.values())
+    if total <= 0:
+        return 1.0
+    return float(sum(float(w) * _TURN_ACCEL.get(k, base) for k, w in weights.items()) / (total * base))
+
+
+def _gait_limits(top_speed: float, lateral_scale: float = 1.0):
     """Default (accel, decel, lateral accel), m/s^2: ~1.5 for walking (people
-    take 1-2 steps to reach walking speed), more for runs."""
+    take 1-2 steps to reach walking speed), more for runs. The walking
+    lateral acceleration (1.0: the normal style's turn clips reach 1.05) is
+    times ``lateral_scale`` (:func:`turn_lateral_scale`); a run's is not (the
+    data has no running turns)."""
     run = min(max((top_speed - 1.8) / 1.5, 0.0), 1.0)  # 0 = walk, 1 = run (>= 3.3 m/s)
     accel = 1.5 + 2.0 * run
-    return accel, accel, 1.0 + 2.0 * run
+    return accel, accel, float(lateral_scale) * (1.0 - run) + 3.0 * run
 
 
 def standing_pose(controller, position, yaw: float, style) -> Motion:
@@ -354,6 +383,7 @@ def follow_path(
     accel: float = None,
     decel: float = None,
     lateral_accel: float = None,
+    lateral_scale: float = None,
     lookahead_seconds: float = 0.7,
     min_lookahead: float = 0.35,
     facing_lead_seconds: float = 0.2,
@@ -384,6 +414,8 @@ def follow_path(
             time times 1.5 plus 5 s).
         accel, decel, lateral_accel: m/s^2; default from the top speed
             (walk ~1.5 / 1.5 / 1.0, run up to 3.5 / 3.5 / 3.0).
+        lateral_scale: the walking lateral acceleration's factor; None =
+            the style's own (:func:`turn_lateral_scale`: its turn clips').
         lookahead_seconds, min_lookahead: pure-pursuit look-ahead distance
             = max(min_lookahead, lookahead_seconds * current speed command).
         facing_lead_seconds: the facing is the path tangent this far ahead
@@ -425,7 +457,7 @@ def follow_path(
         top = max(float(speed(s)) for s in path.s[:: max(len(path.s) // 50, 1)])
     else:
         top = float(np.max(speed))
-    d_acc, d_dec, d_lat = _gait_limits(top)
+    d_acc, d_dec, d_lat = _gait_limits(top, turn_lateral_scale(style) if lateral_scale is None else lateral_scale)
     accel = d_acc if accel is None else float(accel)
     decel = d_dec if decel is None else float(decel)
     lateral_accel = d_lat if lateral_accel is None else float(lateral_accel)

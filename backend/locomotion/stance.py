@@ -4,9 +4,10 @@ The training clips (Bandai d1/d2 locomotion) have almost no idle frames: the
 stillest two-feet-down frame of a style is often mid-stride (active: ankles
 0.48 m apart front to back, a knee bent 54 degrees). :func:`idle_stance`
 synthesises a standing pose from a style's own frame instead: the upper body
-keeps the style's posture (spine, neck, head and arm rotations, the pelvis'
+keeps the style's posture (spine, neck, head and shoulders, the pelvis'
 and the spine's forward tilt), with the pelvis' and the chest's twist and the
-sideways lean of the stride taken out; the legs are re-solved with two-bone IK so the ankles stand side by
+sideways lean of the stride taken out; the arms hang as in the reference
+standing frame (a style's frame is mid-swing); the legs are re-solved with two-bone IK so the ankles stand side by
 side about hip width apart (:data:`STANCE_WIDTH`, measured between the ankle
 joints), toes turned out :data:`TOE_OUT`, knees bent only
 :data:`KNEE_FLEX`, the pelvis lowered or raised to what those legs reach,
@@ -106,6 +107,21 @@ def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH,
     # Reference feet: flat, at the data's planted ankle height.
     ref_world, ref_pos = reference.world()
     ref_world, ref_pos = ref_world[0], ref_pos[0]
+
+    # Arms: hanging as in the reference standing frame. The style's frame is
+    # mid-stride, its arms mid-swing (active: one upper arm 76 degrees from
+    # hanging, the other hand held up by the face), and a stance that keeps
+    # them holds the swing still. The upper arms' world rotations are the
+    # reference's turned to this pose's facing (so they hang, whatever the
+    # chest's lean), the forearms and hands bend as the reference's.
+    ref_yaw = 2.0 * np.arctan2(reference.rotations[0, 0, 3], reference.rotations[0, 0, 0])
+    turn_q = _yaw_q(yaw - ref_yaw)
+    for side in ("L", "R"):
+        world, pos = fk()
+        ua = idx[f"UpperArm_{side}"]
+        _set_world(rot, parents, world, ua, R.mul(turn_q, ref_world[ua]))
+        for j in (f"LowerArm_{side}", f"Hand_{side}"):
+            rot[idx[j]] = reference.rotations[0, idx[j]]
 
     # Pelvis height: the hip joints as high as legs bent ``knee_flex`` reach
     # to ankles at the reference height, ``width`` apart.

@@ -1,0 +1,54 @@
+"""What a style's gait really is, from its training clips.
+
+``presets/locomotion_speeds.json`` (``bench/locomotion_default_speeds.py``)
+records, per style and gait, the share of the clips' strides with a flight
+phase (both feet off the ground). Every style's "run" clips have one in
+every stride except the elderly style's: none of its 28 "run" clips (25 of them
+training clips) leaves the ground (the lower foot rises 0.8 cm at most in a median stride, at 1.43 m/s
+and 163 steps a minute): a grounded run, a shuffling jog. What RigMind makes
+of a "run" is then named for what it is, and the user is told why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SPEEDS_FILE = Path(__file__).resolve().parents[2] / "presets" / "locomotion_speeds.json"
+#: A "run" whose clips have a flight phase in fewer strides than this is grounded.
+MIN_FLIGHT_SHARE = 0.5
+_STYLES = None
+
+
+def _entry(style: str, gait: str) -> dict:
+    global _STYLES
+    if _STYLES is None:
+        _STYLES = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
+    return _STYLES.get(style, _STYLES["normal"]).get("run" if gait == "run" else "walk", {})
+
+
+def is_grounded_run(style: str, gait: str) -> bool:
+    """True when ``gait`` is "run" and ``style``'s run clips have (almost) no
+    flight phase."""
+    return gait == "run" and float(_entry(style, gait).get("flight_share", 1.0)) < MIN_FLIGHT_SHARE
+
+
+def gait_title(style: str, gait: str) -> str:
+    """The gait's name for an action: "Walk", "Run" or "Grounded Run"."""
+    if gait != "run":
+        return "Walk"
+    return "Grounded Run" if is_grounded_run(style, gait) else "Run"
+
+
+def gait_warning(style: str, gait: str):
+    """A one-line warning when the gait asked for is not what the data has
+    (a "run" of a style whose run clips never leave the ground), else None."""
+    if not is_grounded_run(style, gait):
+        return None
+    e = _entry(style, gait)
+    return (f"the {style} style's run clips have no flight phase (both feet off the ground in "
+            f"{100.0 * float(e.get('flight_share', 0.0)):.0f}% of strides, {e.get('clips', '?')} clips): "
+            f"made a grounded run (a shuffling jog), not a run with flight")
+
+
+__all__ = ["is_grounded_run", "gait_title", "gait_warning", "MIN_FLIGHT_SHARE"]
