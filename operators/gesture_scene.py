@@ -60,6 +60,10 @@ def _check_armature(arm):
     if arm is None or arm.type != "ARMATURE":
         raise scene_io.SceneError("select the character's armature (Generate Gesture animates an armature)")
     check_object_scale(arm)
+    # A rig that is not a humanoid is refused before the generation runs.
+    from .rig_checks import check_humanoid
+
+    check_humanoid(arm)
 
 
 def smplx_source_map():

@@ -605,9 +605,11 @@ def _check_armature(arm) -> None:
 
     if arm is None or getattr(arm, "type", None) != "ARMATURE":
         raise scene_io.SceneError("pick an armature to animate (RigMind ▸ Armature, or make one active)")
-    from .rig_checks import check_object_scale
+    from .rig_checks import check_humanoid, check_object_scale
 
     check_object_scale(arm)
+    # A rig that is not a humanoid is refused before the controller runs.
+    check_humanoid(arm)
 
 
 # --- one call: generate + apply ----------------------------------------------------------
