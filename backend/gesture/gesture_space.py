@@ -52,7 +52,9 @@ class GestureSpaceConfig:
     rank (the rest is the model's own wrist height). ``height_weight``: share
     of the new height in the forward rank (the rest is the model's own
     forward distance). ``smooth_seconds``: Gaussian smoothing of the wrist
-    offsets. ``stress_seconds``: smoothing of the stress envelope.
+    offsets. ``stress_seconds``: smoothing of the stress envelope;
+    ``rise_seconds``: how long the envelope takes to rise from the take's
+    first frame (the body starts at rest even when the speech starts at once).
     ``torso_clearance`` (m): least horizontal distance of a moved wrist from
     the pelvis → neck axis. ``tail``: the share of the target's extremes left
     out at each end (the real speaker's outermost 1 %: hands 19-29 cm
@@ -78,6 +80,7 @@ class GestureSpaceConfig:
     height_weight: float = 0.6
     smooth_seconds: float = 0.2
     stress_seconds: float = 0.35
+    rise_seconds: float = 0.6
     torso_clearance: float = 0.14
     tail: float = 0.01
     passes: int = 3
@@ -152,7 +155,10 @@ def stress_envelope(energy: np.ndarray, pulses: np.ndarray, speech: np.ndarray, 
     talking = np.asarray(speech) > 0.5
     if talking.any():
         x = x / max(float(np.percentile(x[talking], 90)), 0.2)
-    return np.clip(x, 0.0, 1.0)
+    # The take starts from rest: the hands rise into the first phrase (a
+    # gesture's preparation) instead of being up on the first frame.
+    u = np.clip(np.arange(len(x)) / max(cfg.rise_seconds * fps, 1.0), 0.0, 1.0)
+    return np.clip(x, 0.0, 1.0) * u * u * (3 - 2 * u)
 
 
 def _percent_rank(x: np.ndarray) -> np.ndarray:
