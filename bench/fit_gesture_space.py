@@ -60,7 +60,7 @@ def arm_pops(p):
 def unlifted(model, clip, seed):
     """The generator's motion before the lift, and its stress envelope."""
     res, stress = standing_gesture(model, speech_features(clip, FPS), amount=0.5, seed=seed)
-    return res.motion, stress
+    return res.motion, stress, res.speech
 
 
 def main(argv=None):
@@ -99,8 +99,8 @@ def main(argv=None):
 
     def score(cfg, amount=0.5):
         rows = {}
-        for name, seed, motion, stress in base:
-            p = lift_hands(motion, stress, amount, cfg, target).world_positions()
+        for name, seed, motion, stress, speech in base:
+            p = lift_hands(motion, stress, amount, cfg, target, speech).world_positions()
             d = VM.hand_space_distance(metric_space(p), ref_train)
             rows.setdefault(name, []).append((d["height_cm"], d["forward_cm"], arm_pops(p)))
         return {n: np.mean(v, axis=0).round(2).tolist() for n, v in rows.items()}

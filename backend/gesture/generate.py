@@ -288,7 +288,7 @@ def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, se
     decoded, feet planted (:mod:`.standing`) and hands lifted on stressed
     speech (:mod:`.gesture_space`)."""
     res, stress = standing_gesture(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
-    res.motion = lift_hands(res.motion, stress, amount)
+    res.motion = lift_hands(res.motion, stress, amount, talking=res.speech)
     return res
 
 
