@@ -2,7 +2,8 @@
 lift's settings chosen on validation speech.
 
 1. The target (``presets/gesture_space.json``): wrist height relative to the
-   shoulders and forward distance from the pelvis, quantiles over the
+   shoulders and forward distance from the pelvis (quantiles; and the median
+   where the speaker is silent: the hands' resting place) over the
    *training* part of every paired take (the first 80 %; the held-out tail
    is never read here), on the canonical SMPL-X skeleton.
 2. A grid over :class:`GestureSpaceConfig` on validation speech only — the
@@ -74,8 +75,12 @@ def main(argv=None):
 
     corpus = DS.load_corpus(args.data, with_unpaired=False)
     train_pos = [DS.positions(t.rot, t.root) for t in corpus.train_paired]
+    talking = []
+    for t in corpus.train_paired:  # the speaker's voice activity over the same frames
+        sp = speech_features(load_audio(t.audio), FPS).speech[: t.num_frames]
+        talking.append(np.pad(sp, (0, t.num_frames - len(sp)), mode="edge"))
     target = GestureSpaceTarget.from_positions(
-        train_pos, NAMES, "training part (first 80 %) of " + ", ".join(t.name for t in corpus.train_paired))
+        train_pos, NAMES, talking, "training part (first 80 %) of " + ", ".join(t.name for t in corpus.train_paired))
     if args.write_target:
         target.save()
         print("wrote", "presets/gesture_space.json")

@@ -55,6 +55,10 @@ class GestureSpaceConfig:
     offsets. ``stress_seconds``: smoothing of the stress envelope;
     ``rise_seconds``: how long the envelope takes to rise from the take's
     first frame (the body starts at rest even when the speech starts at once).
+    ``pause_seconds``: the smoothing of the voice activity that decides
+    where the hands rest: pauses between phrases (under ~2 s) keep the
+    gesture space, as the real speaker's hands stay up across them; longer
+    silences (and a silent take) let them rest.
     ``torso_clearance`` (m): least horizontal distance of a moved wrist from
     the pelvis → neck axis. ``tail``: the share of the target's extremes left
     out at each end (the real speaker's outermost 1 %: hands 19-29 cm
@@ -81,6 +85,7 @@ class GestureSpaceConfig:
     smooth_seconds: float = 0.2
     stress_seconds: float = 0.35
     rise_seconds: float = 0.6
+    pause_seconds: float = 1.0
     torso_clearance: float = 0.14
     tail: float = 0.01
     passes: int = 3
@@ -91,28 +96,47 @@ class GestureSpaceTarget:
     """A real speaker's wrist distributions as quantiles at :data:`QUANTILES`:
     ``height`` (m, wrist height minus the shoulders' mean height, so negative
     below the shoulders) and ``forward`` (m, in front of the pelvis along the
-    hips' facing), both wrists pooled; ``source`` says which frames."""
+    hips' facing), both wrists pooled; ``rest`` (m, [height, forward]): the
+    median place of his wrists where he is silent (the hands' resting place);
+    ``source`` says which frames."""
 
     height: np.ndarray
     forward: np.ndarray
+    rest: np.ndarray
     source: str = ""
 
     @classmethod
     def load(cls, path=None) -> "GestureSpaceTarget":
         d = json.loads(Path(path or TARGET_FILE).read_text())
-        return cls(np.asarray(d["height"], np.float64), np.asarray(d["forward"], np.float64), d.get("source", ""))
+        return cls(np.asarray(d["height"], np.float64), np.asarray(d["forward"], np.float64),
+                   np.asarray(d["rest"], np.float64), d.get("source", ""))
 
     def save(self, path=None) -> None:
         Path(path or TARGET_FILE).write_text(json.dumps(
             {"source": self.source, "quantiles": "0, 0.01, ..., 1",
              "height": [round(float(v), 5) for v in self.height],
-             "forward": [round(float(v), 5) for v in self.forward]}, indent=1) + "\n")
+             "forward": [round(float(v), 5) for v in self.forward],
+             "rest": [round(float(v), 5) for v in self.rest]}, indent=1) + "\n")
 
     @classmethod
-    def from_positions(cls, positions: list, names, source: str = "") -> "GestureSpaceTarget":
-        """From world positions ``[[T, J, 3], ...]`` of real takes (SMPL-X names ``names``)."""
-        hf = np.concatenate([body_frame(p, list(names))[0].reshape(-1, 2) for p in positions])
-        return cls(np.quantile(hf[:, 0], QUANTILES), np.quantile(hf[:, 1], QUANTILES), source)
+    def from_positions(cls, positions: list, names, talking: list, source: str = "") -> "GestureSpaceTarget":
+        """From world positions ``[[T, J, 3], ...]`` of real takes (SMPL-X
+        names ``names``) and their voice activity ``[[T], ...]``: ``rest`` is
+        the median place of the wrists where the speaker is silent."""
+        hf = [body_frame(p, list(names))[0] for p in positions]
+        allhf = np.concatenate([h.reshape(-1, 2) for h in hf])
+        quiet = np.concatenate([h[_talk_weight(t, 30.0) < 0.5].reshape(-1, 2) for h, t in zip(hf, talking)])
+        # (Silence here: ~0.35 s from any speech, so that the few pauses of a
+        # talking take count; 40 frames on the paired take's training part.)
+        return cls(np.quantile(allhf[:, 0], QUANTILES), np.quantile(allhf[:, 1], QUANTILES),
+                   np.median(quiet if len(quiet) else allhf, axis=0), source)
+
+
+def _talk_weight(talking: np.ndarray, fps: float, seconds: float = 0.35) -> np.ndarray:
+    """Voice activity ``[T]`` (0/1) → 0..1: 1 while talking and for ~``seconds``
+    around it, fading to 0 in longer silences."""
+    w = gaussian_filter1d(np.asarray(talking, np.float64), seconds * fps, mode="nearest")
+    return np.clip(2.0 * w, 0.0, 1.0)
 
 
 _TARGET = {}
@@ -213,8 +237,8 @@ def lift_hands(motion: Motion, stress: np.ndarray, amount: float = 0.5,
     real speaker's space); above 0.5 the hands spend more of the take in
     the upper, forward part of that space (``boost`` of :func:`target_places`),
     never outside it. ``talking [T]`` (voice activity, 0/1; None: all
-    talking): the move fades out in silence, so a silent stretch keeps the
-    model's calm idle (a silent take is returned unchanged). Only shoulder
+    talking): in silence the hands keep the model's calm idle, moved as a
+    whole to the speaker's resting place (``target.rest``). Only shoulder
     and elbow rotations change."""
     amount = float(np.clip(amount, 0.0, 1.0))
     k = min(2.0 * amount, 1.0)
@@ -235,10 +259,14 @@ def lift_hands(motion: Motion, stress: np.ndarray, amount: float = 0.5,
                                              GestureSpaceConfig(0.0, 0.0, tail=cfg.tail), boost) - moved)
     delta = moved - hf
     if talking is not None:
-        w = gaussian_filter1d(np.asarray(talking, np.float64), cfg.stress_seconds * motion.fps, mode="nearest")
-        if not w.any():
-            return motion
-        delta = delta * np.clip(2.0 * w, 0.0, 1.0)[:, None, None]
+        # In silence the hands go to the speaker's resting place by a
+        # constant shift (the model's rest is ~7 cm too far forward) and keep
+        # the model's own calm motion (matching ranks there would spread a
+        # calm idle over the whole gesture space).
+        w = _talk_weight(talking, motion.fps, cfg.pause_seconds)[:, None, None]
+        quiet = (1.0 - w) * np.ones_like(hf)
+        rest_shift = target.rest - np.sum(quiet * hf, axis=0) / np.maximum(quiet.sum(axis=0), 1e-9)
+        delta = w * delta + (1.0 - w) * rest_shift[None]
     pelvis, neck = pos[:, names.index("pelvis")], pos[:, names.index("neck")]
     rot = motion.rotations.copy()
     parents = motion.skeleton.parents
