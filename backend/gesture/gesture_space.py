@@ -74,11 +74,11 @@ class GestureSpaceConfig:
     whole and in 4.3-s parts; 3 seeds; never the evaluation takes): every
     setting of the grid (stress_weight 0.5-0.9, height_weight 0.6/0.8,
     smooth 0.1-0.3 s, 1-3 passes) brought the summed wrist height + forward
-    distance from 14.6 cm (no lift) to 2.1-3.8 cm; 3 passes reach 2.1-2.3
+    distance from 14.6 cm (no lift) to 2.6-4.2 cm; 3 passes reach 2.6-2.8
     cm at any smoothing. The largest elbow/wrist acceleration stays near the
     unlifted motion's (23.6 vs 22.6 mm/frame² averaged over the takes).
-    Of those, a stress weight below the best's 0.9 and 0.2 s of smoothing
-    keep more of the model's own strokes (2.2 cm)."""
+    Of those, a stress weight below the best's 0.7/0.1 s and 0.2 s of
+    smoothing keep more of the model's own strokes (2.6 cm; best 2.56)."""
 
     stress_weight: float = 0.7
     height_weight: float = 0.6
