@@ -77,8 +77,8 @@ class GestureSpaceConfig:
     distance from 14.6 cm (no lift) to 2.6-4.2 cm; 3 passes reach 2.6-2.8
     cm at any smoothing. The largest elbow/wrist acceleration stays near the
     unlifted motion's (23.6 vs 22.6 mm/frame² averaged over the takes).
-    Of those, a stress weight below the best's 0.7/0.1 s and 0.2 s of
-    smoothing keep more of the model's own strokes (2.6 cm; best 2.56)."""
+    Of those, 0.2 s of smoothing keeps more of the model's own strokes
+    than the best setting's 0.1 s (2.64 cm against 2.56; same weights)."""
 
     stress_weight: float = 0.7
     height_weight: float = 0.6
