@@ -2,7 +2,7 @@
 interval, and face close-ups where the rig has a face (Ready Player Me), one
 PNG per rig, rows = time. Cycles on the CPU (no GL needed).
 
-    .venv/bin/python bench/contact_sheets_gesture.py --out /tmp/sheets [--seconds 8] [--every 15]
+    .venv/bin/python bench/contact_sheets_gesture.py --out /tmp/sheets [--seconds 8] [--every 15] [--side]
 """
 
 import argparse
@@ -40,10 +40,12 @@ def _save(grid, path):
     bpy.data.images.remove(img)
 
 
-def _body_camera(arm):
+def _body_camera(arm, side=False):
     """A camera framing the bone heads from the front (-Y), slightly from the
-    right. (Bone tails are not used: glTF imports such as the X Bot carry
-    tails metres long, which pull render.py's automatic framing away.)"""
+    right, or (``side``) from the character's right (-X), where how far the
+    hands work in front of the chest shows. (Bone tails are not used: glTF
+    imports such as the X Bot carry tails metres long, which pull
+    render.py's automatic framing away.)"""
     from mathutils import Vector
 
     mw = np.array(arm.matrix_world)
@@ -51,14 +53,15 @@ def _body_camera(arm):
     lo, hi = heads.min(axis=0), heads.max(axis=0)
     centre = Vector(((lo + hi) / 2).tolist())
     height = float(hi[2] - lo[2]) + 0.25
-    cam = bpy.data.objects.get("Body Camera")
+    name = "Side Camera" if side else "Body Camera"
+    cam = bpy.data.objects.get(name)
     if cam is None:
-        cam = bpy.data.objects.new("Body Camera", bpy.data.cameras.new("Body Camera"))
+        cam = bpy.data.objects.new(name, bpy.data.cameras.new(name))
         cam.data.lens = 50
         bpy.context.scene.collection.objects.link(cam)
     fov = 2 * np.arctan(cam.data.sensor_width / (2 * cam.data.lens))  # along the longer (vertical) side
     dist = 1.15 * height / (2 * np.tan(fov / 2))
-    cam.location = centre + Vector((0.3 * dist, -dist, 0.1 * height))
+    cam.location = centre + Vector((-dist, 0.0, 0.1 * height) if side else (0.3 * dist, -dist, 0.1 * height))
     cam.rotation_euler = (centre - cam.location).to_track_quat("-Z", "Y").to_euler()
     return cam
 
@@ -91,6 +94,7 @@ def main():
     ap.add_argument("--every", type=int, default=15, help="frames between panels")
     ap.add_argument("--rigs", default="mannequin,xbot,rpm")
     ap.add_argument("--lang", default="silero_de.wav")
+    ap.add_argument("--side", action="store_true", help="also a row from the side under each front row")
     args = ap.parse_args()
     from rigmind.operators import gesture_scene
     from rigmind.operators.render import render
@@ -105,11 +109,14 @@ def main():
         res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, face_mesh=face)
         scene = bpy.context.scene
         frames = list(range(1, res.frames + 1, args.every))
-        body, faces = [], []
+        body, sides, faces = [], [], []
         for f in frames:
             scene.frame_set(f)
             scene.camera = _body_camera(arm)
             body.append(_png(render(tmp / f"b{f}.png", resolution=(200, 300), samples=4, targets=[arm])))
+            if args.side:
+                scene.camera = _body_camera(arm, side=True)
+                sides.append(_png(render(tmp / f"s{f}.png", resolution=(200, 300), samples=4, targets=[arm])))
             if face is not None:
                 scene.camera = _face_camera(arm)
                 faces.append(_png(render(tmp / f"f{f}.png", resolution=(200, 200), samples=4, targets=[arm])))
@@ -118,6 +125,9 @@ def main():
         for i in range(0, len(body), per_row):
             chunk = body[i:i + per_row] + [np.zeros_like(body[0])] * (per_row - len(body[i:i + per_row]))
             rows.append(np.concatenate(chunk, axis=1))
+            if sides:
+                sc = sides[i:i + per_row] + [np.zeros_like(sides[0])] * (per_row - len(sides[i:i + per_row]))
+                rows.append(np.concatenate(sc, axis=1))
             if faces:
                 fc = faces[i:i + per_row] + [np.zeros_like(faces[0])] * (per_row - len(faces[i:i + per_row]))
                 rows.append(np.concatenate(fc, axis=1))

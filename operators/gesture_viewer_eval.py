@@ -14,6 +14,8 @@ retargeted onto the same rig with the same retargeter. Metrics:
 - longest frozen stretch (frames in which no mapped bone moves 0.3 mm);
 - seam periodicity at the window strides (48: the old generator's, 32: the current one's);
 - wrist height / forward distance: 1-D Wasserstein distances (cm) to the real take on the same rig;
+- pops: the largest acceleration of an elbow or a wrist in any frame (mm/frame²); hands through the
+  body: the least distance of a wrist from the hips → neck axis (fraction of leg length; under 0.12 = inside);
 - Keep Legs: the trunk's forward lean (hips → neck, degrees) of a baked walk alone and with a gesture layered over it;
 - gaze (Ready Player Me, which has eyeLook* keys and eye bones): saccade rate, fixation durations, eye bones keyed.
 
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..backend import retarget_metrics as RM
 from ..backend.gesture import viewer_metrics as VM
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +83,10 @@ def measure(pos, rest, fps=30.0):
     fwd = VM.facing(pos["upperleg_l"], pos["upperleg_r"])
     floor = float(np.percentile(ank[..., 2], 1))
     hs = VM.hand_space(np.stack([pos["hand_l"], pos["hand_r"]], axis=1), pos["hips"], fwd, floor)
-    return {"skate_cm_per_frame": VM.standing_foot_skate(ank), "ankle_lift_cm": 100 * VM.foot_lift(ank),
+    arms = np.stack([pos[c] for c in ("lowerarm_l", "lowerarm_r", "hand_l", "hand_r")], axis=1)
+    return {"arm_accel_max_mm": VM.largest_acceleration(arms),
+            "hand_torso_clearance_min": float(RM.hand_torso_clearance(pos, rest).min()),
+            "skate_cm_per_frame": VM.standing_foot_skate(ank), "ankle_lift_cm": 100 * VM.foot_lift(ank),
             "foot_hover_cm": VM.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]),
             "frozen_frames": VM.longest_frozen_stretch(allj), "seam48": VM.seam_periodicity(upper, 48),
             "seam32": VM.seam_periodicity(upper, 32),
@@ -227,14 +233,16 @@ def main_viewer_eval(argv=None) -> int:
 
 def markdown(result: dict) -> str:
     """The rows as Markdown tables (takes, then Keep Legs)."""
-    lines = ["| rig | take | skate cm/frame | hover cm | lift cm | frozen | seam 48 / 32 | wrist h / fwd (m) | hands W1 h + f cm |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| rig | take | skate cm/frame | hover cm | lift cm | frozen | seam 48 / 32 | wrist h / fwd (m) | hands W1 h + f cm "
+             "| arm accel max mm/f² | hand-torso min |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         if "skate_cm_per_frame" in r:
             lines.append(f"| {r['rig']} | {r['take']} | {r['skate_cm_per_frame']:.3f} | {r['foot_hover_cm']:.1f} | "
                          f"{r['ankle_lift_cm']:.1f} | {r['frozen_frames']} | {r['seam48']:.2f} / {r['seam32']:.2f} | "
                          f"{r['wrist_height_median_m']:.2f} / {r['wrist_forward_median_m']:.2f} | "
-                         f"{r.get('hands_sum_cm', 0.0):.1f} |")
+                         f"{r.get('hands_height_cm', 0.0):.1f} + {r.get('hands_forward_cm', 0.0):.1f} | "
+                         f"{r['arm_accel_max_mm']:.1f} | {r['hand_torso_clearance_min']:.2f} |")
     lines += ["", "| rig | walk lean ° | Keep Legs lean ° (max) | difference ° |", "|---|---|---|---|"]
     for r in result["rows"]:
         if "walk_lean_mean_deg" in r:

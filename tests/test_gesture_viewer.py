@@ -125,6 +125,59 @@ def test_hands_rise_with_amount(speech_20s):
     assert heights[1] > heights[0] + 0.05
 
 
+def test_stress_moves_the_hands_forward_and_up_on_the_rig(speech_20s):
+    """The lift on a 10-s take, baked onto the mannequin: frames with stress
+    1 get their wrists raised and moved forward (in the rig's body frame)
+    more than unstressed frames do; the hands stay clear of the torso, the
+    arms do not pop; and amount 0 bakes exactly the unlifted motion."""
+    import bpy
+
+    from rigmind.backend import retarget_metrics as RM
+    from rigmind.backend.audio import load_audio
+    from rigmind.backend.audio.features import speech_features
+    from rigmind.backend.gesture.generate import FPS, get_model, standing_gesture
+    from rigmind.backend.gesture.gesture_space import lift_hands
+    from rigmind.operators import gesture_scene
+    from rigmind.operators.retarget_scene import rest_positions_world, retarget_onto, target_mapping
+
+    clip = load_audio(speech_20s)
+    clip.samples = clip.samples[: 10 * clip.sample_rate]
+    res, _ = standing_gesture(get_model(), speech_features(clip, FPS), seed=2)
+    T = res.motion.num_frames
+    stress = (np.arange(T) >= T // 2).astype(np.float64)  # the second half stressed
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    arm = _mannequin()
+    tgt = target_mapping(arm)
+
+    def baked(motion):
+        retarget_onto(arm, motion, gesture_scene.smplx_source_map(), tgt_map=tgt, root_mode="hips", ik=True)
+        return _sample(arm, range(1, T + 1))
+
+    base = baked(res.motion)
+    lifted = baked(lift_hands(res.motion, stress, 0.5))
+    same = baked(lift_hands(res.motion, stress, 0.0))
+    for c in base:
+        np.testing.assert_allclose(same[c], base[c], atol=1e-6)
+
+    def hand_space(p):
+        fwd = VM.facing(p["upperleg_l"], p["upperleg_r"])
+        return VM.hand_space(np.stack([p["hand_l"], p["hand_r"]], axis=1), p["hips"], fwd, 0.0).reshape(T, 2, 2)
+
+    move = hand_space(lifted) - hand_space(base)       # [T, wrist, (height, forward)]
+    calm = move[T // 8: T // 2 - 15].mean(axis=(0, 1))  # away from the ends and the step's smoothing
+    stressed = move[T // 2 + 15: T - T // 8].mean(axis=(0, 1))
+    assert stressed[0] > calm[0] + 0.05, f"wrists should rise with stress: {stressed} vs {calm}"
+    assert stressed[1] > calm[1] + 0.03, f"wrists should move forward with stress: {stressed} vs {calm}"
+    assert stressed[0] > 0.03 and stressed[1] > 0.0
+    rest = rest_positions_world(arm, {c: tgt.bones[c] for c in ("hips", "neck", "hand_l", "hand_r", "upperleg_l",
+                                                               "lowerleg_l", "foot_l", "upperleg_r", "lowerleg_r",
+                                                               "foot_r")})
+    assert RM.hand_torso_clearance(lifted, rest).min() > RM.TORSO_RADIUS
+    # No pops: the arms accelerate no harder than the model's own gestures do.
+    arms = lambda p: np.stack([p[c] for c in ("lowerarm_l", "lowerarm_r", "hand_l", "hand_r")], axis=1)  # noqa: E731
+    assert VM.largest_acceleration(arms(lifted)) < 1.5 * VM.largest_acceleration(arms(base)) + 5.0
+
+
 def test_hand_space_closer_to_the_real_take():
     """On the paired speaker's own speech, the lifted hands' height
     distribution is nearer the real take's than without the lift."""

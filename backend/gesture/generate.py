@@ -288,9 +288,18 @@ def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, se
     """Speech features (30 fps) → :class:`GestureResult`: the model's poses,
     decoded, feet planted (:mod:`.standing`) and hands lifted on stressed
     speech (:mod:`.gesture_space`)."""
+    res, stress = standing_gesture(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
+    res.motion = lift_hands(res.motion, stress, amount, talking=res.speech)
+    return res
+
+
+def standing_gesture(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0, progress=None,
+                     cancelled=None):
+    """The steps of :func:`gesture_from_features` before the hands are
+    lifted: ``(GestureResult, stress [T] 0..1)``, the motion decoded with its
+    feet planted, and the stress envelope the lift follows."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
     motion = plant_feet(G.decode(poses, FPS, model.finger_basis))
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
-    motion = lift_hands(motion, stress, amount)
-    return GestureResult(poses, motion, pulse, energy, speech)
+    return GestureResult(poses, motion, pulse, energy, speech), stress

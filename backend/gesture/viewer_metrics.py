@@ -10,6 +10,8 @@ take's frame rate, from a baked rig or from backend arrays; none needs bpy.
   step) does not count; a foot that pivots or slides on the floor does.
 - :func:`longest_frozen_stretch`: the longest run of consecutive frames in
   which no joint moves more than ``FROZEN_MM`` mm from one frame to the next.
+- :func:`largest_acceleration`: the worst single-frame acceleration of a
+  set of joints (mm/frame²): pops.
 - :func:`seam_periodicity`: upper-body acceleration averaged per frame index
   modulo the generator's window stride; the worst phase ÷ the mean over
   phases. A hitch at every window join shows as one phase far above the
@@ -78,6 +80,16 @@ def acceleration(positions: np.ndarray) -> np.ndarray:
     """``[F, J, 3]`` → mean joint acceleration magnitude per frame ``[F-2]`` (m/frame²)."""
     p = np.asarray(positions, np.float64)
     return np.linalg.norm(p[2:] - 2 * p[1:-1] + p[:-2], axis=-1).mean(axis=1)
+
+
+def largest_acceleration(positions: np.ndarray) -> float:
+    """``positions [F, J, 3]`` (m) → the largest acceleration of any joint in
+    any frame, **mm/frame²**: a pop (an elbow flipping, an arm snapping
+    straight) shows here, where averages hide it."""
+    p = np.asarray(positions, np.float64)
+    if len(p) < 3:
+        return 0.0
+    return float(1000.0 * np.linalg.norm(p[2:] - 2 * p[1:-1] + p[:-2], axis=-1).max())
 
 
 def seam_periodicity(positions: np.ndarray, stride: int) -> float:
