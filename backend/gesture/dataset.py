@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from .. import paths
 
 FPS = 30.0
 HOLDOUT = 0.2
@@ -30,7 +31,7 @@ HOLDOUT = 0.2
 BANDAI_CONTENT = ("bow", "bye", "byebye", "call", "guide", "respond", "wave-both-hands", "wave-left-hand",
                   "wave-right-hand", "raise-up-both-hands", "raise-up-left-hand", "raise-up-right-hand")
 DOMAINS = ("beat2", "bandai_d1", "bandai_d2")
-CACHE_DIR = Path(__file__).resolve().parents[2] / ".cache" / "gesture"
+CACHE_DIR = paths.cache_dir("gesture")
 
 
 class GestureDataError(ValueError):

@@ -22,9 +22,10 @@ from . import dims as M
 from . import representation as G
 from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
+from .. import paths
 
 FPS = 30.0
-DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
+DEFAULT_WEIGHTS = paths.model_path("gesture.pt")
 DEFAULT_ONNX = DEFAULT_WEIGHTS.with_suffix(".onnx")
 FORMAT = "rigmind-gesture-cvae"
 #: Inference engines. ONNX Runtime runs the decoder ~5x faster than torch
