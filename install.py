@@ -6,8 +6,9 @@
     python3 install.py setup [--with ray]
                                  # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
-                                 # build the extension and install it, with its
-                                 # Python dependencies, into a desktop Blender 5.0
+                                 # build this platform's extension zip (its runtime
+                                 # wheels inside) and install it into a desktop
+                                 # Blender 5.0, which installs the wheels itself
 
 Set-up is idempotent: a second run with nothing to install only checks a stamp
 (the hash of requirements.txt, requirements.lock and pyproject.toml) and that
@@ -193,9 +194,11 @@ def run_tests(args) -> int:
 
 
 def run_blender(args) -> int:
-    """Install the extension and its dependencies into a desktop Blender."""
-    sys.path.insert(0, str(ROOT / "blender_addon"))
-    import install_into_blender  # stdlib-only helper shipped with the add-on sources
+    """Build this platform's self-contained extension zip (runtime wheels
+    inside) and install it into a desktop Blender 5.0; Blender installs the
+    wheels itself. Needs no .venv."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import install_into_blender  # stdlib-only set-up tool, never shipped
 
     return install_into_blender.main(args.blender, ROOT)
 
