@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import platform as _platform
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -20,6 +21,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import build_extension  # noqa: E402
+
+
+def validate(zip_path: Path) -> str:
+    """Blender's own strict check of the manifest, wheels against platforms included."""
+    import bpy
+
+    scripts = Path(bpy.utils.system_resource("SCRIPTS"))
+    tool = scripts / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
+    tags = scripts / "modules" / "_bpy_internal" / "extensions" / "tags.py"
+    proc = subprocess.run([sys.executable, "-I", str(tool), "validate", "--valid-tags", str(tags), str(zip_path)],
+                          capture_output=True, text=True)
+    return "passes" if proc.returncode == 0 else "FAILS: " + (proc.stdout + proc.stderr).strip()[-200:]
 
 
 def main(argv=None) -> int:
@@ -32,16 +45,17 @@ def main(argv=None) -> int:
     plain = build_extension.build_zip(REPO, out / "plain")
     print(f"# extension zips, {datetime.date.today()}, {_platform.machine()} {_platform.system()}, "
           f"`python bench/bench_extension_zips.py`\n")
-    print("| zip | size (MB) | package part (MB) | wheels (MB) | wheels |")
-    print("|---|---:|---:|---:|---|")
+    print("| zip | size (MB) | package part (MB) | wheels (MB) | Blender's validator | wheels |")
+    print("|---|---:|---:|---:|---|---|")
     for platform, path in built.items():
         infos = zipfile.ZipFile(path).infolist()
         wheels = [i for i in infos if i.filename.startswith("wheels/")]
         w = sum(i.compress_size for i in wheels)
         total = path.stat().st_size
         names = ", ".join(f"{i.filename[7:].split('-')[0]} {i.compress_size / 1e6:.1f}" for i in wheels)
-        print(f"| {path.name} | {total / 1e6:.1f} | {(total - w) / 1e6:.1f} | {w / 1e6:.1f} | {names} |")
-    print(f"| {plain.name} (no wheels, development) | {plain.stat().st_size / 1e6:.1f} | | | |")
+        print(f"| {path.name} | {total / 1e6:.1f} | {(total - w) / 1e6:.1f} | {w / 1e6:.1f} | "
+              f"{validate(path)} | {names} |")
+    print(f"| {plain.name} (no wheels, development) | {plain.stat().st_size / 1e6:.1f} | | | {validate(plain)} | |")
     for line in skipped:
         print(f"\n{line}")
     return 0
