@@ -121,7 +121,7 @@ bpy.ops.rigmind.add_mannequin()
 arm = [o for o in bpy.data.objects if o.type == "ARMATURE"][0]
 
 before = set(bpy.data.actions)
-out["walk"] = sorted(bpy.ops.rigmind.bake_walk_cycle(controller="neural"))
+out["walk"] = sorted(bpy.ops.rigmind.bake_walk_cycle())     # controller "auto": the neural one, on ONNX Runtime
 walk = [a for a in bpy.data.actions if a not in before]
 out["walk_actions"] = [a.name for a in walk]
 out["walk_frames"] = [round(a.frame_range[1] - a.frame_range[0]) for a in walk]
