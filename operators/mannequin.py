@@ -436,13 +436,13 @@ def _build_body(mb: _MeshBuilder, bones: dict):
         # a deltoid; radii (metres) along its length give biceps and forearm.
         sh, el = B("Arm")
         wr = B("ForeArm")[1]
-        h0 = sh - np.array([side * 0.02, 0, 0])
-        V, Q, T, s = _limb_tube([h0, el, wr], [(0.0, 0.052), (0.06, 0.050), (0.15, 0.047), (0.25, 0.041),
-                                                (0.31, 0.038), (0.36, 0.040), (0.44, 0.035), (0.54, 0.027)],
+        h0 = sh - np.array([side * 0.04, 0, 0])
+        V, Q, T, s = _limb_tube([h0, el, wr], [(0.0, 0.046), (0.06, 0.048), (0.17, 0.046), (0.27, 0.041),
+                                                (0.33, 0.038), (0.38, 0.040), (0.46, 0.035), (0.56, 0.027)],
                                 (0, 0, 1))
-        mb.add(V, Q, T, _joint_weights(s, [0.0, 0.02 + np.linalg.norm(el - sh), 0.54],
+        mb.add(V, Q, T, _joint_weights(s, [0.0, 0.04 + np.linalg.norm(el - sh), 0.56],
                                        [pre + "Arm", pre + "ForeArm"], pre + "Shoulder", pre + "Hand",
-                                       (0.05, 0.05, 0.035), start_offset=0.02))
+                                       (0.07, 0.05, 0.035), start_offset=0.04))
         h, t = B("Hand")
         V, Q, T, s = _capsule(h - np.array([side * 0.005, 0, 0]), t + np.array([side * 0.005, 0, 0]),
                               0.032, 0.042, (0, 0, 1), n_seg=20, n_body=4, n_cap=3, cap=0.4,

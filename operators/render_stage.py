@@ -215,6 +215,7 @@ def set_stage(targets, frames=None, resolution=None) -> None:
     never touched."""
     scene = bpy.context.scene
     resolution = resolution or (scene.render.resolution_x, scene.render.resolution_y)
+    targets = [o for o in targets if not _ours(o)]          # never frame our own ground
     frames = list(frames) if frames else [scene.frame_current]
     users_camera = scene.camera is not None and not _ours(scene.camera)
     boxes = [frame_bounds(targets, f) for f in frames]

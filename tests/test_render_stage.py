@@ -72,8 +72,10 @@ def test_three_point_light_ground_with_shadow_catcher(bpy_clean):
     ground = scene.objects["RigMind Ground"]
     assert ground.is_shadow_catcher
     assert abs(ground.location.z) < 0.01                  # under the feet (the mannequin stands on Z = 0)
-    # Rendering again re-aims the same camera and adds nothing twice.
+    # Rendering again (the ground is in the scene now) frames the same way and adds nothing twice.
+    before = tuple(scene.camera.location)
     render_stage.set_stage(_characters(bpy), None, (480, 640))
+    assert tuple(scene.camera.location) == pytest.approx(before, abs=1e-4)
     assert sum(o.type == "CAMERA" for o in scene.objects) == 1
     assert sum(o.type == "LIGHT" for o in scene.objects) == 3
     assert sum(o.name.startswith("RigMind Ground") for o in scene.objects) == 1
