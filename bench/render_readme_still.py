@@ -2,7 +2,8 @@
 talking, with the face) rendered with RigMind's own render stage.
 
     .venv/bin/rigmind demo --out /tmp/demo          # writes /tmp/demo/gesture.blend
-    .venv/bin/python bench/render_readme_still.py /tmp/demo/gesture.blend [--frame 150] [--out docs/demo_still.png]
+    .venv/bin/python bench/render_readme_still.py /tmp/demo/gesture.blend [--frame 150] [--out /tmp/still.png]
+    # the README's copy is that PNG saved as JPEG (quality 85): docs/demo_still.jpg
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import argparse
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind-still-"))
 
@@ -19,15 +19,13 @@ import bpy  # noqa: E402
 
 from rigmind.operators import render  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("blend", help="the demo's gesture.blend")
     ap.add_argument("--frame", type=int, default=150)
     ap.add_argument("--samples", type=int, default=32)
-    ap.add_argument("--out", default=str(REPO / "docs" / "demo_still.png"))
+    ap.add_argument("--out", default="demo_still.png")
     args = ap.parse_args(argv)
     bpy.ops.wm.open_mainfile(filepath=args.blend)
     bpy.context.scene.frame_set(args.frame)
