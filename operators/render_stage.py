@@ -141,10 +141,11 @@ def place_camera(boxes, frames, resolution, *, margin: float = 1.15) -> None:
 
 
 def add_lights(bounds) -> None:
-    """Key, fill and rim area lights around the character (sizes and powers
-    scale with its height), when the scene has no light."""
+    """Key, fill and rim area lights around ``bounds`` (sizes and powers
+    scale with the character's height), unless the scene has lights of its
+    own; RigMind's lights from an earlier render are moved, never doubled."""
     scene = bpy.context.scene
-    if any(o.type == "LIGHT" for o in scene.objects):
+    if any(o.type == "LIGHT" and not _ours(o) for o in scene.objects):
         return
     lo, hi = bounds
     centre = (lo + hi) / 2
@@ -156,40 +157,65 @@ def add_lights(bounds) -> None:
     for name, direction, power, size in rig:
         d = np.array(direction, float)
         d /= np.linalg.norm(d)
-        light = bpy.data.lights.new(f"RigMind {name}", "AREA")
+        obj = scene.objects.get(f"RigMind {name} Light")
+        if obj is None or not _ours(obj):
+            obj = bpy.data.objects.new(f"RigMind {name} Light", bpy.data.lights.new(f"RigMind {name}", "AREA"))
+            obj[STAGE_TAG] = True
+            scene.collection.objects.link(obj)
+        light = obj.data
         light.energy = power * h * h
         light.size = size * h
-        obj = bpy.data.objects.new(f"RigMind {name} Light", light)
-        obj[STAGE_TAG] = True
+        # Only the key light casts a shadow: one shadow on the ground, which
+        # keeps the shadow catcher small (fill and rim shadows reach far).
+        light.use_shadow = name == "Key"
         obj.location = (centre + d * 2.2 * h).tolist()
         _look_at(obj, -d)
-        scene.collection.objects.link(obj)
 
 
-def add_ground(bounds, extent_xy) -> None:
-    """A large plane under the feet, a shadow catcher in Cycles (it shows
-    only the shadows on the world colour), a light grey floor elsewhere."""
+def add_ground(bounds) -> None:
+    """A shadow catcher under the feet: in Cycles it shows only the shadows,
+    over the world colour, so its edge is invisible and it need only cover
+    where the key light's shadow falls (the character's bounds over the
+    rendered frames plus 0.9 of its height): every pixel of ground costs as
+    much to render as one of the character. Other engines show it as a grey
+    floor. RigMind's ground from an earlier render is re-fitted, never doubled."""
     scene = bpy.context.scene
-    if any(_ours(o) and o.type == "MESH" for o in scene.objects):
-        return
     lo, hi = bounds
-    size = max(12.0, 3.0 * float(extent_xy))
-    me = bpy.data.meshes.new("RigMind Ground")
-    h = size / 2
-    me.from_pydata([(-h, -h, 0), (h, -h, 0), (h, h, 0), (-h, h, 0)], [], [(0, 1, 2, 3)])
-    obj = bpy.data.objects.new("RigMind Ground", me)
-    obj[STAGE_TAG] = True
+    height = max(float(hi[2] - lo[2]), 0.5)
+    hx, hy = (float(v) for v in np.maximum((hi[:2] - lo[:2]) / 2 + 0.9 * height, 1.0))
+    quad = [(-hx, -hy, 0.0), (hx, -hy, 0.0), (hx, hy, 0.0), (-hx, hy, 0.0)]
     centre = (lo + hi) / 2
+    obj = next((o for o in scene.objects if _ours(o) and o.type == "MESH"), None)
+    if obj is None:
+        me = bpy.data.meshes.new("RigMind Ground")
+        me.from_pydata(quad, [], [(0, 1, 2, 3)])
+        obj = bpy.data.objects.new("RigMind Ground", me)
+        obj[STAGE_TAG] = True
+        obj.is_shadow_catcher = True
+        me.materials.append(_ground_material())
+        scene.collection.objects.link(obj)
+    else:
+        obj.data.vertices.foreach_set("co", np.array(quad, np.float32).ravel())
+        obj.data.update()
     obj.location = (float(centre[0]), float(centre[1]), float(lo[2]))
-    obj.is_shadow_catcher = True
+
+
+def _ground_material():
     mat = bpy.data.materials.new("RigMind Ground")
     mat.diffuse_color = (0.42, 0.42, 0.43, 1.0)
     bsdf = mat.node_tree.nodes.get("Principled BSDF") if mat.node_tree else None
     if bsdf is not None:
         bsdf.inputs["Base Color"].default_value = (0.42, 0.42, 0.43, 1.0)
         bsdf.inputs["Roughness"].default_value = 0.8
-    me.materials.append(mat)
-    scene.collection.objects.link(obj)
+    return mat
+
+
+def show_ground(visible: bool) -> None:
+    """Show or hide RigMind's ground in renders (it doubles a Cycles frame's
+    cost; the demo's MP4s leave it out)."""
+    for o in bpy.context.scene.objects:
+        if _ours(o) and o.type == "MESH":
+            o.hide_render = not visible
 
 
 def neutral_world() -> None:
@@ -218,11 +244,12 @@ def set_stage(targets, frames=None, resolution=None) -> None:
     targets = [o for o in targets if not _ours(o)]          # never frame our own ground
     frames = list(frames) if frames else [scene.frame_current]
     users_camera = scene.camera is not None and not _ours(scene.camera)
+    had_lights = any(o.type == "LIGHT" and not _ours(o) for o in scene.objects)
     boxes = [frame_bounds(targets, f) for f in frames]
     bounds = (np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0))
     place_camera(boxes, frames, resolution)
-    had_lights = any(o.type == "LIGHT" for o in scene.objects)
-    add_lights(boxes[0])
+    pose_height = max(float(b[1][2] - b[0][2]) for b in boxes)
+    add_lights((np.array([*bounds[0][:2], bounds[0][2]]), np.array([*bounds[1][:2], bounds[0][2] + pose_height])))
     if not users_camera and not had_lights:
-        add_ground(bounds, max(bounds[1][0] - bounds[0][0], bounds[1][1] - bounds[0][1]))
+        add_ground(bounds)
     neutral_world()
