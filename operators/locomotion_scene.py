@@ -26,7 +26,6 @@ the world XY plane.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from pathlib import Path
 

@@ -49,7 +49,6 @@ import numpy as np
 from .. import rotations as R
 from ..motion import Motion
 from ..skeleton import Skeleton
-from . import dataset as D
 from . import features as FT
 from . import model_io as IO
 from .inertialize import blend_to_pose
