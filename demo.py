@@ -86,7 +86,7 @@ def _speech(out_dir: Path, arm, head) -> list:
     import soundfile as sf
 
     from .backend.face.espeak import synthesize
-    from .operators import export, gesture_scene, render
+    from .operators import export, gesture_scene, render, render_stage
 
     t = _step("synthesising speech with eSpeak NG")
     speech = synthesize(DEMO_TEXT, "en-us", rate=150)
@@ -112,6 +112,9 @@ def _speech(out_dir: Path, arm, head) -> list:
     written.append(("gesture in the EMAGE/BEAT2 schema (.npz)", npz))
 
     t = _step("rendering the gesture take to MP4 with sound (Cycles, CPU, 320x240)")
+    # The still shows the full stage; the MP4s leave out the shadow-catcher
+    # ground, which doubles a Cycles frame's cost (bench/RESULTS.md).
+    render_stage.show_ground(False)
     mp4 = render.render(out_dir / "gesture.mp4", engine="CYCLES", resolution=(320, 240), samples=4, frames=(a, b))
     written.append(("gesture render with sound (MP4)", mp4))
     print(f"[demo]   rendered {b - a + 1} frames in {time.perf_counter() - t:.1f} s")
@@ -123,7 +126,7 @@ def _walks(out_dir: Path, arm) -> list:
     committed weights are present."""
     import bpy
 
-    from .operators import export, locomotion_scene, render
+    from .operators import export, locomotion_scene, render, render_stage
 
     try:
         controller = locomotion_scene.load_controller("neural")
@@ -150,6 +153,7 @@ def _walks(out_dir: Path, arm) -> list:
         written.append((f"path walk ({label})", export.export_character(arm, out_dir / f"walk_along_path{suffix}")))
 
     t = _step("rendering the path walk to MP4 with Cycles (CPU, 320x240)")
+    render_stage.show_ground(False)
     mp4 = render.render(out_dir / "walk_along_path.mp4", engine="CYCLES", resolution=(320, 240), samples=4,
                         frames=(a, b))
     written.append(("path walk render (MP4)", mp4))

@@ -6,18 +6,20 @@
     python3 install.py setup [--with ray]
                                  # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
-                                 # build the extension and install it, with its
-                                 # Python dependencies, into a desktop Blender 5.0
+                                 # build this platform's extension zip (its runtime
+                                 # wheels inside) and install it into a desktop
+                                 # Blender 5.0, which installs the wheels itself
 
 Set-up is idempotent: a second run with nothing to install only checks a stamp
-(the hash of requirements.lock) and re-links the package, well under 10 s.
+(the hash of requirements.txt, requirements.lock and pyproject.toml) and that
+the editable install of this folder (`pip install -e .`) is there, well under
+10 s.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +30,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 REQUIREMENTS = ROOT / "requirements.txt"
 LOCK = ROOT / "requirements.lock"
+PYPROJECT = ROOT / "pyproject.toml"
 STAMP = VENV / ".rigmind-deps.sha256"
 PY_VERSION = (3, 11)
 
@@ -79,7 +82,7 @@ def venv_python() -> Path:
 
 def _deps_hash() -> str:
     h = hashlib.sha256()
-    for f in (REQUIREMENTS, LOCK):
+    for f in (REQUIREMENTS, LOCK, PYPROJECT):
         h.update(f.read_bytes())
     return h.hexdigest()
 
@@ -94,50 +97,61 @@ def ensure_venv() -> Path:
         say(f"creating {VENV} with {base}")
         subprocess.run([base, "-m", "venv", str(VENV)], check=True)
     want = _deps_hash()
-    if not STAMP.exists() or STAMP.read_text().strip() != want:
+    changed = not STAMP.exists() or STAMP.read_text().strip() != want
+    if changed:
         say("installing pinned dependencies (bpy 5.0.1, torch 2.13.0 CPU, onnxruntime, librosa, ...)")
         cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
                "-r", str(REQUIREMENTS), "-c", str(LOCK)]
         r = subprocess.run(cmd)
         if r.returncode != 0:
             fail("pip could not install the dependencies (see above); fix the cause and run again")
+    install_package(py, force=changed)
+    if changed:
         STAMP.write_text(want + "\n")
-    link_package()
     say(f"environment ready in {time.perf_counter() - t0:.1f} s")
     return py
 
 
-def link_package() -> None:
-    """Make ``import rigmind`` resolve to this folder and create ``.venv/bin/rigmind``.
+def _site_packages() -> Path:
+    return VENV / "lib" / f"python{PY_VERSION[0]}.{PY_VERSION[1]}" / "site-packages"
 
-    The repository root is itself the package (the same tree that is zipped
-    into the Blender extension), so we expose it through a link
-    ``.venv/rigmind-src/rigmind -> ROOT`` plus a ``.pth`` file: edits take
-    effect at once and tests import exactly the layout that ships.
-    """
+
+def _editable_points_here() -> bool:
+    """True when ``pip install -e .`` of THIS folder is in the venv: its
+    finder maps ``rigmind`` to ROOT (a moved or copied checkout re-installs)."""
+    for finder in _site_packages().glob("__editable___rigmind_*_finder.py"):
+        if repr(str(ROOT)) in finder.read_text(encoding="utf-8"):
+            return True
+    return False
+
+
+def _remove_hand_made_link() -> None:
+    """Older set-ups linked the package by hand; pip's editable install replaces them."""
     src = VENV / "rigmind-src"
-    src.mkdir(exist_ok=True)
-    link = src / "rigmind"
-    if link.is_symlink() and Path(os.readlink(link)) != ROOT:
-        link.unlink()
-    if not link.exists():
-        link.symlink_to(ROOT, target_is_directory=True)
-    site = VENV / "lib" / f"python{PY_VERSION[0]}.{PY_VERSION[1]}" / "site-packages"
-    (site / "rigmind.pth").write_text(str(src) + "\n")
-    script = VENV / "bin" / "rigmind"
-    body = (
-        f"#!{venv_python()}\n"
-        "import sys\n"
-        "from rigmind.cli import main\n"
-        "\n"
-        "# The guard matters: batch workers are spawned processes that import\n"
-        "# this script again as __mp_main__.\n"
-        "if __name__ == \"__main__\":\n"
-        "    sys.exit(main())\n"
-    )
-    if not script.exists() or script.read_text() != body:
-        script.write_text(body)
-        script.chmod(0o755)
+    if src.is_symlink():
+        src.unlink()
+    elif src.exists():
+        shutil.rmtree(src, ignore_errors=True)
+    pth = _site_packages() / "rigmind.pth"
+    if pth.exists():
+        pth.unlink()
+
+
+def install_package(py: Path, force: bool = False) -> None:
+    """``pip install -e . --no-deps``: ``import rigmind`` resolves to this folder
+    (the repository root is the package, the same tree that is zipped into the
+    Blender extension) and pip writes ``.venv/bin/rigmind``. The dependencies
+    were installed from the lock just before, so pip resolves nothing here.
+    Skipped when the editable install already points at this folder and
+    ``force`` (pyproject.toml or the requirements changed) is off."""
+    _remove_hand_made_link()
+    if not force and _editable_points_here() and (VENV / "bin" / "rigmind").exists():
+        return
+    say("installing the rigmind package in editable mode (pip install -e .)")
+    r = subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                        "--no-deps", "-e", str(ROOT)])
+    if r.returncode != 0:
+        fail("pip could not install the rigmind package (see above); fix the cause and run again")
 
 
 # --- optional extras ---------------------------------------------------------------
@@ -179,9 +193,11 @@ def run_tests(args) -> int:
 
 
 def run_blender(args) -> int:
-    """Install the extension and its dependencies into a desktop Blender."""
-    sys.path.insert(0, str(ROOT / "blender_addon"))
-    import install_into_blender  # stdlib-only helper shipped with the add-on sources
+    """Build this platform's self-contained extension zip (runtime wheels
+    inside) and install it into a desktop Blender 5.0; Blender installs the
+    wheels itself. Needs no .venv."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import install_into_blender  # stdlib-only set-up tool, never shipped
 
     return install_into_blender.main(args.blender, ROOT)
 

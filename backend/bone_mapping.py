@@ -36,8 +36,9 @@ import numpy as np
 from . import rotations as R
 from .skeleton import Skeleton
 from .errors import UserError
+from . import paths
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+PRESETS_DIR = paths.PRESETS_DIR
 BONE_MAPS_DIR = PRESETS_DIR / "bone_maps"
 
 # Ties between presets that name the same bones (Mixamo-style rigs, Rigify's

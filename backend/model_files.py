@@ -27,9 +27,10 @@ import os
 from pathlib import Path
 
 from .errors import UserError
+from . import paths
 
 #: The package's committed models.
-MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+MODELS_DIR = paths.MODELS_DIR
 MANIFEST_NAME = "MANIFEST.sha256"
 #: The suffixes of model files the manifest covers.
 MODEL_SUFFIXES = (".pt", ".onnx")

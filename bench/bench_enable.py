@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args(argv)
 
-    sys.path.insert(0, str(REPO / "blender_addon"))
+    sys.path.insert(0, str(REPO / "tools"))
     import build_extension
 
     tmp = Path(tempfile.mkdtemp(prefix="rigmind-bench-"))

@@ -15,6 +15,8 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..backend import paths
+
 # Style labels of the Bandai Namco motion datasets the locomotion model was
 # trained on; identifiers are the dataset's own lowercase labels so operators
 # can hand them to the backend unchanged.
@@ -46,7 +48,7 @@ def _style_speeds() -> dict:
     from pathlib import Path
 
     try:
-        data = json.loads((Path(__file__).resolve().parents[1] / "presets" / "locomotion_speeds.json").read_text())
+        data = json.loads((paths.PRESETS_DIR / "locomotion_speeds.json").read_text())
         return {k: (v["walk"]["default"], v["run"]["default"]) for k, v in data["styles"].items()}
     except (OSError, KeyError, ValueError):
         return {}

@@ -38,8 +38,9 @@ import numpy as np
 
 from ..backend import retarget_metrics as RM
 from ..backend.gesture import viewer_metrics as VM
+from ..backend import paths
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = paths.PACKAGE_ROOT
 
 
 LANGS = ("silero_de.wav", "silero_en.wav", "silero_es.wav", "zh_aishell-BAC009S0724W0121.wav")
@@ -162,7 +163,7 @@ def eye_stats(arm, face, action, first, last):
 def main_viewer_eval(argv=None) -> int:
     """``rigmind eval gesture --viewer``: the viewer metrics on baked rigs (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="rigmind eval gesture --viewer", description="Viewer metrics of Generate Gesture on baked rigs.")
-    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--rigs", default="mannequin,xbot,rpm")
     ap.add_argument("--langs", default=",".join(LANGS))

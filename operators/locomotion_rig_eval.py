@@ -34,6 +34,7 @@ import math
 import time
 
 import numpy as np
+from ..backend import paths
 
 CANONICAL_BODY = (
     "hips", "spine", "head", "upperarm_l", "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r",
@@ -408,7 +409,7 @@ def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0
     from . import locomotion_scene as LS
 
     cache = cache_dir or FT.DEFAULT_CACHE_DIR
-    FT.build_cache(data_dir or D.DEFAULT_DATA_DIR, cache, seed=seed)
+    FT.build_cache(data_dir or paths.data_dir(), cache, seed=seed)
     clf = E._cached_classifier(cache, seed)
     out = {}
     for style in styles or D.D2_STYLES:
@@ -509,7 +510,7 @@ def main_rig_eval(argv=None) -> int:
                        f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
     }
     md = format_markdown(summaries, meta)
-    out = Path(args.out or Path(__file__).resolve().parents[1] / "bench" / f"locomotion_rigs_{args.set}.md")
+    out = Path(args.out or paths.BENCH_DIR / f"locomotion_rigs_{args.set}.md")
     out.write_text(md, encoding="utf-8")
     if args.json:
         Path(args.json).write_text(json.dumps({"summaries": summaries, "meta": meta}, indent=1, default=str),

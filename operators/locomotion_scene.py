@@ -26,7 +26,6 @@ the world XY plane.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from pathlib import Path
 
@@ -37,10 +36,11 @@ from ..backend.limits import check_path
 from ..backend.tasks import finish, run_in_thread
 from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
+from ..backend import paths
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = paths.PACKAGE_ROOT
 #: Where the trained neural controller's weights are looked for by default.
-MODELS_DIR = PACKAGE_ROOT / "models"
+MODELS_DIR = paths.MODELS_DIR
 NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
 CHUNK_FRAMES = 30
@@ -85,8 +85,7 @@ def neural_weights(models_dir=None):
 
 def default_data_dir() -> Path:
     """``$RIGMIND_DATA``, else ``../shared/data`` next to the package."""
-    env = os.environ.get("RIGMIND_DATA")
-    return Path(env) if env else PACKAGE_ROOT.parent / "shared" / "data"
+    return paths.data_dir()
 
 
 def _no_model_fix(models_dir) -> str:

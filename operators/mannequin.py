@@ -296,6 +296,72 @@ def _chain_weights(s, L, bone, parent=None, child=None, blend=0.04):
     return w
 
 
+def _limb_tube(points, profile, up_hint, n_seg=20, ring_step=0.015, n_cap=4):
+    """One smooth tube along the joint chain ``points`` (e.g. shoulder, elbow,
+    wrist; metres), rounded caps at both ends. ``profile`` is ``[(s, radius)]``
+    with ``s`` the distance along the chain; radii between keys are
+    interpolated. Ring frames follow the chain's smoothed direction, so the
+    tube bends through a joint instead of ending there. Returns ``(verts,
+    quads, tris, s)`` with each vertex's ``s`` (negative in the first cap)."""
+    P = np.asarray(points, float)
+    seg = np.linalg.norm(np.diff(P, axis=0), axis=1)
+    knots = np.concatenate([[0.0], np.cumsum(seg)])
+    L = float(knots[-1])
+    ks, kr = np.array(profile, float).T
+
+    def centre(s):
+        return np.stack([np.interp(s, knots, P[:, i]) for i in range(3)], axis=-1)
+
+    def radius(s):
+        return np.interp(s, ks, kr)
+
+    n_body = max(int(math.ceil(L / ring_step)), 2)
+    body = np.linspace(0.0, L, n_body + 1)
+    al = np.linspace(0.0, math.pi / 2, n_cap + 1)[1:]
+    r0, r1 = radius(0.0), radius(L)
+    s = np.concatenate([-r0 * np.cos(al), body[1:-1], L + r1 * np.cos(al[::-1])])
+    r = np.concatenate([r0 * np.sin(al), radius(body[1:-1]), r1 * np.sin(al[::-1])])
+    sc = np.clip(s, 0.0, L)
+    C = centre(sc)
+    # Direction: the chord over +-4 cm, which rounds the corner at each joint.
+    d = centre(np.clip(sc + 0.04, 0, L)) - centre(np.clip(sc - 0.04, 0, L))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    C = C + np.where(s < 0, s, np.where(s > L, s - L, 0.0))[:, None] * d
+    frames = [_frame(di, up_hint) for di in d]
+    sides = np.array([f[0] for f in frames])
+    ups = np.array([f[1] for f in frames])
+    pole0, pole1 = P[0] - d[0] * r0, P[-1] + d[-1] * r1
+    verts, quads, tris = _loft(C, sides, ups, r, r, pole0, pole1, n_seg)
+    s_v = np.concatenate([np.repeat(s, n_seg), [-r0, L + r1]])
+    return verts, quads, tris, s_v
+
+
+def _joint_weights(s, joints, bones, parent, child, blends, start_offset=0.0):
+    """Per-vertex weights along a limb tube: ``bones[i]`` owns ``s`` in
+    ``[joints[i], joints[i+1]]``; at each inner joint the two bones cross
+    50/50 over ``blends[i]`` metres, and the ends shade to 50 % ``parent`` /
+    ``child`` like :func:`_chain_weights`. ``start_offset``: how far the
+    tube starts before the first joint (inside the torso)."""
+    s = np.asarray(s, float) - start_offset
+    w = {b: np.zeros_like(s) for b in bones}
+    own = np.clip(np.searchsorted(np.asarray(joints[1:-1]) - start_offset, s), 0, len(bones) - 1)
+    for i, b in enumerate(bones):
+        w[b][own == i] = 1.0
+    for i in range(1, len(bones)):
+        j = joints[i] - start_offset
+        t = np.clip((s - (j - blends[i])) / (2 * blends[i]), 0.0, 1.0)
+        near = np.abs(s - j) < blends[i]
+        w[bones[i - 1]][near] = 1.0 - t[near]
+        w[bones[i]][near] = t[near]
+    wp = 0.5 * np.clip(1.0 - s / blends[0], 0.0, 1.0)
+    wc = 0.5 * np.clip(1.0 - (joints[-1] - start_offset - s) / blends[-1], 0.0, 1.0)
+    w[bones[0]] = w[bones[0]] * (1.0 - wp)
+    w[bones[-1]] = w[bones[-1]] * (1.0 - wc)
+    w[parent] = wp
+    w[child] = wc
+    return w
+
+
 # ---------------------------------------------------------------------------
 # Body
 # ---------------------------------------------------------------------------
@@ -365,16 +431,18 @@ def _build_body(mb: _MeshBuilder, bones: dict):
         def B(n):
             return np.array(bones[pre + n][2]), np.array(bones[pre + n][3])
 
-        # Upper arm starts inside the torso so its cap reads as a deltoid.
-        h, t = B("Arm")
-        h0 = h - np.array([side * 0.02, 0, 0])
-        V, Q, T, s = _capsule(h0, t, 0.052, 0.040, (0, 0, 1), bulge=0.06)
-        mb.add(V, Q, T, _chain_weights(s - 0.02, np.linalg.norm(t - h), pre + "Arm",
-                                       pre + "Shoulder", pre + "ForeArm", 0.05))
-        h, t = B("ForeArm")
-        V, Q, T, s = _capsule(h, t, 0.040, 0.028, (0, 0, 1), bulge=0.08)
-        mb.add(V, Q, T, _chain_weights(s, np.linalg.norm(t - h), pre + "ForeArm", pre + "Arm",
-                                       pre + "Hand", 0.035))
+        # Upper arm and forearm: ONE tube through the elbow (no seam where two
+        # capsules would meet). It starts inside the torso so its cap reads as
+        # a deltoid; radii (metres) along its length give biceps and forearm.
+        sh, el = B("Arm")
+        wr = B("ForeArm")[1]
+        h0 = sh - np.array([side * 0.04, 0, 0])
+        V, Q, T, s = _limb_tube([h0, el, wr], [(0.0, 0.046), (0.06, 0.048), (0.17, 0.046), (0.27, 0.041),
+                                                (0.33, 0.038), (0.38, 0.040), (0.46, 0.035), (0.56, 0.027)],
+                                (0, 0, 1))
+        mb.add(V, Q, T, _joint_weights(s, [0.0, 0.04 + np.linalg.norm(el - sh), 0.56],
+                                       [pre + "Arm", pre + "ForeArm"], pre + "Shoulder", pre + "Hand",
+                                       (0.07, 0.05, 0.035), start_offset=0.04))
         h, t = B("Hand")
         V, Q, T, s = _capsule(h - np.array([side * 0.005, 0, 0]), t + np.array([side * 0.005, 0, 0]),
                               0.032, 0.042, (0, 0, 1), n_seg=20, n_body=4, n_cap=3, cap=0.4,
@@ -389,15 +457,18 @@ def _build_body(mb: _MeshBuilder, bones: dict):
                 V, Q, T, _ = _capsule(h, t, rr, rr * 0.93, (0, 0, 1), n_seg=10, n_body=2,
                                       n_cap=3, flat=0.85)
                 mb.add(V, Q, T, {f"{pre}Hand{fname}{k}": 1.0})
-        h, t = B("UpLeg")
-        h0 = h + np.array([0, 0, 0.02])
-        V, Q, T, s = _capsule(h0, t, 0.085, 0.053, (0, -1, 0), n_seg=24, bulge=0.05)
-        mb.add(V, Q, T, _chain_weights(s - 0.02, np.linalg.norm(t - h), pre + "UpLeg", "Hips",
-                                       pre + "Leg", 0.06))
-        h, t = B("Leg")
-        V, Q, T, s = _capsule(h, t, 0.052, 0.036, (0, -1, 0), n_seg=24, bulge=0.12)
-        mb.add(V, Q, T, _chain_weights(s, np.linalg.norm(t - h), pre + "Leg", pre + "UpLeg",
-                                       pre + "Foot", 0.04))
+        # Thigh and shin: ONE tube through the knee, from inside the pelvis.
+        hp, kn = B("UpLeg")
+        an = B("Leg")[1]
+        h0 = hp + np.array([0, 0, 0.02])
+        L1 = 0.02 + np.linalg.norm(kn - hp)
+        L = L1 + np.linalg.norm(an - kn)
+        V, Q, T, s = _limb_tube([h0, kn, an], [(0.0, 0.085), (0.10, 0.082), (0.25, 0.068), (0.40, 0.054),
+                                                (L1, 0.049), (L1 + 0.07, 0.052), (L1 + 0.15, 0.055),
+                                                (L1 + 0.28, 0.043), (L, 0.036)],
+                                (0, -1, 0), n_seg=24)
+        mb.add(V, Q, T, _joint_weights(s, [0.0, L1, L], [pre + "UpLeg", pre + "Leg"], "Hips", pre + "Foot",
+                                       (0.06, 0.05, 0.04), start_offset=0.02))
         # Foot and toes: one flat-bottomed loft along -Y (y, half width, half height).
         fp = np.array([
             [0.050, 0.028, 0.030], [0.035, 0.034, 0.042], [0.000, 0.038, 0.050],
@@ -668,7 +739,8 @@ def build_mannequin(name: str = "RigMind Mannequin", collection=None) -> dict:
     collection = collection or scene.collection
     arm, bones = _build_armature(name, collection)
 
-    skin = _material(f"{name} Skin", (0.78, 0.70, 0.62, 1.0), 0.55)
+    # A neutral clay: reads as a mannequin under any light, not as skin.
+    skin = _material(f"{name} Skin", (0.50, 0.49, 0.47, 1.0), 0.5)
     eye_white = _material(f"{name} Eye", (0.92, 0.92, 0.9, 1.0), 0.25)
     iris = _material(f"{name} Iris", (0.05, 0.08, 0.12, 1.0), 0.2)
 

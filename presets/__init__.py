@@ -9,7 +9,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-PRESETS_DIR = Path(__file__).parent
+from ..backend.paths import PRESETS_DIR
 
 
 def preset_path(name: str) -> Path:

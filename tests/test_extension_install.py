@@ -20,9 +20,11 @@ from pathlib import Path
 import pytest
 
 import rigmind
-from rigmind.blender_addon import build_extension, install_into_blender
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+import build_extension, install_into_blender  # noqa: E402,E401  (stdlib-only tools, never shipped)
+
 PY = sys.executable
 MODULE = "bl_ext.user_default.rigmind"
 MARK = "RESULT:"
@@ -108,7 +110,7 @@ def test_manifest_matches_package_version():
     assert manifest["version"] == rigmind.__version__
     assert manifest["id"] == "rigmind"
     assert manifest["type"] == "add-on"
-    assert manifest["blender_version_min"] == "4.2.0"
+    assert manifest["blender_version_min"] == "5.0.0"
     assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
     assert "files" in manifest["permissions"]
 
@@ -124,6 +126,21 @@ def test_manifest_passes_blenders_strict_validator(built_zip):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_blender_version_min_is_the_version_the_code_needs():
+    """5.0.0: the code writes slotted actions (``Action.fcurves`` is gone in
+    5.0) and install_into_blender refuses any other Blender; the manifest
+    must not let 4.x install it."""
+    import bpy
+
+    manifest = tomllib.loads((REPO / "blender_addon" / "blender_manifest.toml").read_text())
+    need = tuple(int(x) for x in manifest["blender_version_min"].split("."))
+    assert need == install_into_blender.REQUIRED + (0,)
+    assert tuple(bpy.app.version[:2]) >= need[:2]
+    rna = bpy.types.Action.bl_rna
+    assert "fcurves" not in rna.properties                # what a 4.x Blender would still have
+    assert "fcurve_ensure_for_datablock" in rna.functions
+
+
 def test_zip_layout_is_flat_and_deterministic(built_zip, tmp_path):
     again = build_extension.build_zip(REPO, tmp_path)
     assert again.name == built_zip.name == f"rigmind-{rigmind.__version__}.zip"
@@ -136,8 +153,11 @@ def test_zip_layout_is_flat_and_deterministic(built_zip, tmp_path):
     for name in names:
         parts = name.split("/")
         assert "__pycache__" not in parts and not name.endswith(".pyc"), name
-        assert parts[0] not in {"tests", "bench", ".venv", ".git", "dist", "build"}, name
+        assert parts[0] not in {"tests", "bench", "tools", ".venv", ".git", "dist", "build", ".cache"}, name
         assert name != "install.py", name
+    # No set-up tool anywhere in the tree (they live in tools/, never shipped).
+    for tool in ("build_extension.py", "install_into_blender.py", "install.py"):
+        assert not any(n.split("/")[-1] == tool for n in names), tool
     # Every root-level module ships (cli.py, api.py, ... as they appear).
     for p in REPO.glob("*.py"):
         if p.name != "install.py":
@@ -176,13 +196,13 @@ def test_install_into_blender_main_with_pypi_bpy(tmp_path, monkeypatch, capsys):
     user = tmp_path / "blender-user"
     user.mkdir()
     monkeypatch.setenv("BLENDER_USER_RESOURCES", str(user))
-    rc = install_into_blender.main(PY, REPO, skip_deps=True, out_dir=tmp_path / "dist")
+    rc = install_into_blender.main(PY, REPO, wheels=False, out_dir=tmp_path / "dist")
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "Blender 5.0." in out and "installed bl_ext.user_default.rigmind" in out
     assert (tmp_path / "dist" / f"rigmind-{rigmind.__version__}.zip").is_file()
     assert (user / "extensions" / "user_default" / "rigmind" / "__init__.py").is_file()
-    assert (user / "scripts" / "modules").is_dir()
+    assert not (user / "scripts" / "modules").exists()      # nothing pip-installed into Blender
     # Saved preferences keep it enabled in the next session.
     res = run_blender_py(STAYS_ENABLED, user, tmp_path)
     assert MODULE in res["addons"]
@@ -191,7 +211,7 @@ def test_install_into_blender_main_with_pypi_bpy(tmp_path, monkeypatch, capsys):
 
 
 def test_install_into_blender_reports_a_missing_blender(tmp_path, capsys):
-    rc = install_into_blender.main(str(tmp_path / "no-such-blender"), REPO, skip_deps=True,
+    rc = install_into_blender.main(str(tmp_path / "no-such-blender"), REPO, wheels=False,
                                    out_dir=tmp_path / "dist")
     err = capsys.readouterr().err.strip()
     assert rc == 2
@@ -199,11 +219,11 @@ def test_install_into_blender_reports_a_missing_blender(tmp_path, capsys):
     assert not (tmp_path / "dist").exists()
 
 
-def test_runtime_requirements_leave_out_bpy_and_pytest():
-    reqs = install_into_blender.runtime_requirements(REPO)
-    names = {r.split("==")[0].strip().lower() for r in reqs}
-    assert "bpy" not in names
-    assert not any(n.startswith("pytest") for n in names)
-    assert "torch" in names and "numpy" in names
-    pinned = install_into_blender.runtime_requirements(REPO, pins={"numpy": "1.26.9"})
-    assert "numpy==1.26.9" in pinned and len(pinned) == len(reqs)
+def test_runtime_wheels_are_pinned_requirements_without_torch_or_bpy():
+    """Every wheel the zips carry is a locked requirement (or a locked
+    dependency of one); torch, bpy and numpy (Blender bundles it) never ship."""
+    locked = build_extension.locked_versions(REPO)
+    names = {build_extension._norm(n) for n in build_extension.RUNTIME_WHEELS}
+    assert names <= set(locked)
+    assert not names & {"torch", "bpy", "numpy", "librosa", "smplx"}
+    assert "onnxruntime" in names

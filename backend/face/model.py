@@ -21,9 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from .. import paths
 
 from .. import model_files as MF
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+MODELS_DIR = paths.MODELS_DIR
 DEFAULT_WEIGHTS = MODELS_DIR / "face.pt"
 IN_DIM = 69
 HIDDEN = 128

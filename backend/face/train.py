@@ -27,6 +27,7 @@ import numpy as np
 from ..audio.loading import clip_from_array, load_audio
 from ..audio.features import speech_features
 from .visemes import arpabet_to_viseme, ipa_to_viseme, target_matrix, viseme_index, viseme_names
+from .. import paths
 
 FPS = 100.0
 BEAT_TRAIN_FRACTION = 0.7
@@ -40,9 +41,7 @@ VARIANTS = ("", "+f2", "+f3", "+m2", "+m3", "+f4")
 
 
 def default_data() -> Path:
-    import os
-
-    return Path(os.environ.get("RIGMIND_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+    return paths.data_dir()
 
 
 # --- labels ------------------------------------------------------------------------
@@ -314,7 +313,7 @@ def main_train(argv=None) -> int:
     data = Path(args.data)
     if data.is_dir():
         holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
-        items += real_items(data, Path.home() / ".cache" / "rigmind" / "face_pseudo_labels.json", holdout)
+        items += real_items(data, paths.user_cache_dir() / "face_pseudo_labels.json", holdout)
     t_data = time.time() - t0
     print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
     # Real speech is rarer than synthetic; sample it about 40 % of the time.

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from ..errors import UserError
+from .. import paths
 
 FPS = 30.0
 HOLDOUT = 0.2
@@ -31,7 +32,7 @@ HOLDOUT = 0.2
 BANDAI_CONTENT = ("bow", "bye", "byebye", "call", "guide", "respond", "wave-both-hands", "wave-left-hand",
                   "wave-right-hand", "raise-up-both-hands", "raise-up-left-hand", "raise-up-right-hand")
 DOMAINS = ("beat2", "bandai_d1", "bandai_d2")
-CACHE_DIR = Path(__file__).resolve().parents[2] / ".cache" / "gesture"
+CACHE_DIR = paths.cache_dir("gesture")
 
 
 class GestureDataError(UserError):

@@ -40,9 +40,10 @@ from . import dataset as D
 from . import metrics as MT
 from . import motion_encoder as ME
 from . import representation as G
+from .. import paths
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ENCODER_PATH = REPO_ROOT / "models" / "gesture_motion_encoder.pt"
+REPO_ROOT = paths.PACKAGE_ROOT
+ENCODER_PATH = paths.model_path("gesture_motion_encoder.pt")
 
 
 def _load_encoder(corpus, retrain: bool, log):
@@ -170,7 +171,7 @@ def markdown(result: dict) -> str:
 
 def main_eval(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="rigmind eval gesture", description="Measure the gesture model (BC, L1Div, FD).")
-    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--amount", type=float, default=0.5)
     ap.add_argument("--weights", type=Path, default=None)

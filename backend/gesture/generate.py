@@ -23,9 +23,10 @@ from . import representation as G
 from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
 from ..errors import Cancelled, RigMindError
+from .. import paths
 
 FPS = 30.0
-DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "models" / "gesture.pt"
+DEFAULT_WEIGHTS = paths.model_path("gesture.pt")
 DEFAULT_ONNX = DEFAULT_WEIGHTS.with_suffix(".onnx")
 FORMAT = "rigmind-gesture-cvae"
 #: Inference engines. ONNX Runtime runs the decoder ~5x faster than torch

@@ -40,9 +40,10 @@ from .. import ik
 from .. import rotations as R
 from ..filters import gaussian_filter1d
 from ..motion import Motion
+from .. import paths
 
 ARMS = (("left_shoulder", "left_elbow", "left_wrist"), ("right_shoulder", "right_elbow", "right_wrist"))
-TARGET_FILE = Path(__file__).resolve().parents[2] / "presets" / "gesture_space.json"
+TARGET_FILE = paths.PRESETS_DIR / "gesture_space.json"
 QUANTILES = np.linspace(0.0, 1.0, 101)
 
 

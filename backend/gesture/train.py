@@ -41,9 +41,10 @@ from . import controls as C
 from . import dataset as D
 from . import model as M
 from . import representation as G
+from .. import paths
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO_ROOT / "models" / "gesture.pt"
+REPO_ROOT = paths.PACKAGE_ROOT
+DEFAULT_OUT = paths.model_path("gesture.pt")
 DEFAULT_STEPS = 2500
 FORMAT = "rigmind-gesture-cvae"
 PAIRED_SHARE = 0.4
@@ -328,7 +329,7 @@ def main_train(argv=None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="rigmind train gesture", description="Train the speech-to-gesture model.")
-    ap.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data",
+    ap.add_argument("--data", type=Path, default=paths.data_dir(),
                     help="data folder: BEAT2-format takes (smplxflame_30/*.npz + wave16k/*.wav, or npz+wav side "
                          "by side) and optionally the Bandai gesture folders (default ../shared/data)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="checkpoint (default models/gesture.pt)")

@@ -50,18 +50,18 @@ from .. import rotations as R
 from ..model_files import ModelFileError, fitting, onnx_session
 from ..motion import Motion
 from ..skeleton import Skeleton
-from . import dataset as D
 from . import features as FT
 from . import model_io as IO
 from .inertialize import blend_to_pose
 from .stance import idle_stance, settle_frames, settle_steps
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle
+from .. import paths
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
 #: batch 1 on one thread (see the timings in the tests / README).
 DEFAULT_ENGINE = "onnxruntime"
-DEFAULT_PT = D.REPO_ROOT / "models" / "locomotion.pt"
-DEFAULT_ONNX = D.REPO_ROOT / "models" / "locomotion.onnx"
+DEFAULT_PT = paths.model_path("locomotion.pt")
+DEFAULT_ONNX = paths.model_path("locomotion.onnx")
 #: Control weight of each future trajectory sample (+1/3, +2/3, +1 s): (t / 1 s) ** 0.5.
 CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUTURE_TIMES)
 #: Output smoothing of the displayed pose (0 = raw network output); see

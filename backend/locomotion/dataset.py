@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from .. import paths
 
 #: Repository root (the ``rigmind`` package folder).
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Default data folder: ``../shared/data`` next to the repository.
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+REPO_ROOT = paths.PACKAGE_ROOT
+#: Default data folder: ``$RIGMIND_DATA`` or ``../shared/data`` next to the repository.
+DEFAULT_DATA_DIR = paths.data_dir()
 #: The committed split.
-SPLIT_PATH = REPO_ROOT / "presets" / "locomotion_split.json"
+SPLIT_PATH = paths.PRESETS_DIR / "locomotion_split.json"
 
 DATASETS = {
     "d2": "bandai_namco_d2_locomotion",
@@ -131,7 +132,7 @@ def list_clips(data_dir=None, datasets=("d2", "d1")) -> list:
     """All locomotion clips under ``data_dir`` (default ``../shared/data``),
     sorted by (dataset as given, file name). Missing dataset folders are
     skipped; an absent ``data_dir`` gives an empty list."""
-    data_dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    data_dir = Path(data_dir) if data_dir is not None else paths.data_dir()
     out = []
     for ds in datasets:
         folder = data_dir / DATASETS[ds] / "bvh"
@@ -207,7 +208,7 @@ def make_split(data_dir=None, seed: int = 0, path=None, fraction: float = 0.1) -
     ``presets/locomotion_split.json``). Returns the split."""
     clips = list_clips(data_dir)
     if not clips:
-        raise FileNotFoundError(f"no Bandai Namco locomotion clips under {data_dir or DEFAULT_DATA_DIR}")
+        raise FileNotFoundError(f"no Bandai Namco locomotion clips under {data_dir or paths.data_dir()}")
     split = split_clips(clips, seed=seed, fraction=fraction)
     path = Path(path) if path is not None else SPLIT_PATH
     path.parent.mkdir(parents=True, exist_ok=True)

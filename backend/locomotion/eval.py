@@ -46,10 +46,11 @@ from . import path_follow as PF
 from . import style_classifier as SC
 from .controller import LocomotionController
 from .motion_matching import Control, MotionMatchingController
+from .. import paths
 
 #: Default neural checkpoint and report.
-DEFAULT_MODEL = D.REPO_ROOT / "models" / "locomotion.pt"
-DEFAULT_OUT = D.REPO_ROOT / "bench" / "locomotion_eval.md"
+DEFAULT_MODEL = paths.model_path("locomotion.pt")
+DEFAULT_OUT = paths.BENCH_DIR / "locomotion_eval.md"
 #: Walking speed (m/s) when the training clips give none for a style.
 FALLBACK_SPEED = 1.2
 #: Quick mode: 2 paths x 2 styles.

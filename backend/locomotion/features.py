@@ -42,6 +42,7 @@ from ..motion import Motion
 from ..resample import resample
 from ..skeleton import Skeleton
 from . import dataset as D
+from .. import paths
 
 #: Frame rate of every cached clip.
 FPS = 30.0
@@ -60,7 +61,7 @@ BANDAI_JOINTS = {
 #: Bumped whenever the cached arrays change meaning; stale cache files are rebuilt.
 FEATURE_VERSION = "1"
 #: Default cache folder (git-ignored).
-DEFAULT_CACHE_DIR = D.REPO_ROOT / ".cache" / "locomotion"
+DEFAULT_CACHE_DIR = paths.cache_dir("locomotion")
 
 _UP = np.array([0.0, 0.0, 1.0])
 _EPS = 1e-9
@@ -571,7 +572,7 @@ def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror
     (``bytes``: total size of the cache folder).
     """
     t0 = time.perf_counter()
-    data_dir = Path(data_dir) if data_dir is not None else D.DEFAULT_DATA_DIR
+    data_dir = Path(data_dir) if data_dir is not None else paths.data_dir()
     cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
     all_clips = D.list_clips(data_dir)

@@ -12,9 +12,9 @@ of a "run" is then named for what it is, and the user is told why.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from .. import paths
 
-SPEEDS_FILE = Path(__file__).resolve().parents[2] / "presets" / "locomotion_speeds.json"
+SPEEDS_FILE = paths.PRESETS_DIR / "locomotion_speeds.json"
 #: A "run" whose clips have a flight phase in fewer strides than this is grounded.
 MIN_FLIGHT_SHARE = 0.5
 _STYLES = None

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from ..filters import gaussian_filter1d
 
+from .. import paths
 from .. import rotations as R
 from ..motion import Motion
 from ..resample import resample
@@ -330,7 +330,7 @@ def _interp_rows(a, t_src, t) -> np.ndarray:
 
 #: Each style's lateral acceleration in its turn clips (``turn_lateral_accel``,
 #: written by ``bench/locomotion_default_speeds.py``).
-SPEEDS_FILE = Path(__file__).resolve().parents[2] / "presets" / "locomotion_speeds.json"
+SPEEDS_FILE = paths.PRESETS_DIR / "locomotion_speeds.json"
 _TURN_ACCEL = None
 
 

@@ -54,6 +54,7 @@ from . import dataset as D
 from . import features as FT
 from . import model as M
 from . import model_io as IO
+from .. import paths
 
 #: Weights of the loss groups (each group's loss is a mean over its entries,
 #: so the 3-number root delta counts as much as the 252-number pose: the root
@@ -62,7 +63,7 @@ LOSS_WEIGHTS = {"pose": 1.0, "root_delta": 1.0, "future": 0.5, "contacts": 0.25}
 #: Arrays read from the feature cache.
 CACHE_KEYS = ("root_pos", "yaw", "joint_pos", "joint_vel", "rot6d", "traj_pos", "traj_dir", "contacts")
 #: Default output (repository ``models/`` folder).
-DEFAULT_OUT = D.REPO_ROOT / "models" / "locomotion.pt"
+DEFAULT_OUT = paths.model_path("locomotion.pt")
 DEFAULT_STEPS = 8000
 FORMAT = "rigmind-locomotion-mann"
 

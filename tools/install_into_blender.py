@@ -1,41 +1,39 @@
-"""Install RigMind, with its Python dependencies, into a desktop Blender 5.0.
+"""Install RigMind into a desktop Blender 5.0 as a self-contained extension.
 Standard library only: ``python3 install.py blender [--blender PATH]`` runs it
 under whatever Python the user has.
 
 Steps:
 1. find Blender (``--blender PATH``, ``blender`` on PATH, the usual install
-   places) and ask it for its bundled Python, its version and the user
-   ``scripts/modules`` folder (on Blender's ``sys.path``);
-2. ``pip install --target <that folder>`` the runtime dependencies with
-   Blender's own Python (never the system one, whose ABI may differ);
-3. build the extension zip and install it into the ``user_default``
-   repository, enabled, then save the preferences so it stays enabled.
+   places) and check it is 5.0;
+2. build this platform's extension zip with its runtime wheels
+   (tools/build_extension.py; wheels are downloaded once into
+   ``.cache/wheels/<platform>`` with pip, then reused offline);
+3. install that zip into the ``user_default`` repository with
+   ``extensions.package_install_files``, enabled, and save the preferences so it
+   stays enabled. Blender installs the wheels itself: nothing is pip-installed
+   into Blender, and the extension needs no network at run time.
 
 PATH may also be a Python interpreter that can ``import bpy`` (the PyPI
 module); code then runs through ``PATH -c`` instead of Blender's
-``--python-expr``. Tests use that, with ``skip_deps=True``.
+``--python-expr``. Tests use that, with ``wheels=False`` (a zip without wheels,
+the test venv already has the run time).
 """
 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-try:
-    from . import build_extension  # imported as part of the package (tests)
-except ImportError:
-    import build_extension  # by install.py or as a script: this folder is on sys.path
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_extension  # noqa: E402  (the sibling tool)
 
 REQUIRED = (5, 0)
 MARK = "RIGMIND_JSON:"
-STAMP_NAME = ".rigmind-deps.sha256"
 
 
 def say(msg: str) -> None:
@@ -150,7 +148,6 @@ report({
     "python": _s.executable,
     "version": list(bpy.app.version),
     "version_string": bpy.app.version_string,
-    "modules": bpy.utils.user_resource('SCRIPTS', path="modules", create=True),
 })
 """
 
@@ -159,56 +156,24 @@ def query(exe: str) -> dict:
     return run_in_blender(exe, QUERY, factory=True)
 
 
-# --- dependencies -------------------------------------------------------------
+# --- wheels -------------------------------------------------------------------
 
 
-def runtime_requirements(root: Path, pins: dict | None = None) -> list[str]:
-    """requirements.txt without bpy and pytest*; ``pins`` replaces a package's
-    line by ``name==version``."""
-    pins = {k.lower(): v for k, v in (pins or {}).items() if v}
-    reqs = []
-    for line in (Path(root) / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        name = line
-        for sep in ("==", ">=", "<=", "~=", "!=", ">", "<", "[", ";", " "):
-            name = name.split(sep, 1)[0]
-        name = name.strip().lower().replace("_", "-")
-        if name == "bpy" or name.startswith("pytest"):
-            continue
-        reqs.append(f"{name}=={pins[name]}" if name in pins else line)
-    return reqs
+def _has_pip(python: str) -> bool:
+    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
 
 
-def _run(cmd: list[str]) -> int:
-    say("$ " + " ".join(cmd))
-    return subprocess.run(cmd).returncode
-
-
-def install_dependencies(python: str, target: str, reqs: list[str]) -> None:
-    """``pip install --target`` with Blender's Python; skipped when the stamp in
-    the target says this exact list is already there."""
-    digest = hashlib.sha256("\n".join(reqs).encode()).hexdigest()
-    stamp = Path(target) / STAMP_NAME
-    if stamp.exists() and stamp.read_text().strip() == digest:
-        say(f"dependencies already installed in {target}")
-        return
-    has_pip = subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
-    if not has_pip:
-        say("Blender's Python has no pip; bootstrapping it with ensurepip")
-        if _run([python, "-m", "ensurepip", "--upgrade"]) != 0:
-            raise RuntimeError(f"{python} -m ensurepip failed; see the output above")
-    with tempfile.TemporaryDirectory() as tmp:
-        req_file = Path(tmp) / "requirements.txt"
-        req_file.write_text("\n".join(reqs) + "\n")
-        # --upgrade: a second run replaces packages instead of refusing because
-        # the target folder already holds them.
-        cmd = [python, "-m", "pip", "install", "--disable-pip-version-check",
-               "--upgrade", "--target", target, "-r", str(req_file)]
-        if _run(cmd) != 0:
-            raise RuntimeError("pip could not install the dependencies into Blender; see the output above")
-    stamp.write_text(digest + "\n")
+def pip_python(blender_python: str) -> str:
+    """A Python with pip to download wheels: this one, else Blender's
+    (bootstrapped with ensurepip). Only ``pip download`` runs; nothing is
+    installed into either."""
+    if _has_pip(sys.executable):
+        return sys.executable
+    if not _has_pip(blender_python):
+        say("no pip here; bootstrapping it in Blender's Python with ensurepip")
+        if subprocess.run([blender_python, "-m", "ensurepip", "--upgrade"]).returncode != 0:
+            raise RuntimeError(f"{blender_python} -m ensurepip failed; see the output above")
+    return blender_python
 
 
 # --- the extension ------------------------------------------------------------
@@ -265,36 +230,30 @@ def _pick_blender(blender_path):
     return None, f"RigMind needs Blender {want}.x; found: " + "; ".join(seen)
 
 
-def main(blender_path=None, root=None, *, skip_deps: bool = False, out_dir=None) -> int:
+def build_for(root: Path, out: Path, info: dict, wheels: bool) -> Path:
+    """This platform's zip with its wheels, or (``wheels=False``) the plain zip."""
+    if not wheels:
+        return build_extension.build_zip(root, out)
+    platform = build_extension.this_platform()
+    found = build_extension.fetch_wheels(root, platform, python=pip_python(info["python"]))
+    return build_extension.build_platform_zip(root, out, platform, found)
+
+
+def main(blender_path=None, root=None, *, wheels: bool = True, out_dir=None) -> int:
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
     exe, info = _pick_blender(blender_path)
     if exe is None:
         err(info)
         return 2
     say(f"Blender {info['version_string']} at {exe}")
-    say(f"its Python: {info['python']}")
-
-    if skip_deps:
-        say("skipping dependencies (skip_deps)")
-    else:
-        # Blender ships numpy and the user modules folder comes first on its
-        # sys.path: install the very version Blender has, so that shadowing it
-        # changes nothing for Blender or for other add-ons.
-        reqs = runtime_requirements(root, pins={"numpy": info.get("numpy")})
-        say(f"installing {len(reqs)} dependencies into {info['modules']}")
-        try:
-            install_dependencies(info["python"], info["modules"], reqs)
-        except RuntimeError as ex:
-            err(str(ex))
-            return 1
 
     out = Path(out_dir) if out_dir is not None else root / "dist"
     try:
-        zip_path = build_extension.build_zip(root, out)
-    except (OSError, ValueError) as ex:
+        zip_path = build_for(root, out, info, wheels)
+    except (OSError, ValueError, RuntimeError) as ex:
         err(f"could not build the extension: {ex}")
         return 1
-    say(f"built {zip_path}")
+    say(f"built {zip_path} ({zip_path.stat().st_size / 1e6:.1f} MB)")
 
     try:
         result = install_extension(exe, zip_path.resolve())
@@ -319,6 +278,7 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--blender", help="Blender executable, or a Python that can import bpy")
-    ap.add_argument("--skip-deps", action="store_true", help="do not pip-install dependencies")
+    ap.add_argument("--no-wheels", action="store_true",
+                    help="install a zip without wheels (Blender must already have the run time)")
     a = ap.parse_args()
-    sys.exit(main(a.blender, skip_deps=a.skip_deps))
+    sys.exit(main(a.blender, wheels=not a.no_wheels))
