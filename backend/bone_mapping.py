@@ -354,7 +354,7 @@ def _finish(skeleton: Skeleton, bones: dict, conf: dict, preset: str, variant: s
 
 
 def _rig_label(skeleton: Skeleton) -> str:
-    return str(skeleton.meta.get("name") or "the armature")
+    return str(skeleton.meta.get("name") or skeleton.meta.get("armature") or "the armature")
 
 
 def match_preset(skeleton: Skeleton, preset) -> BoneMapping:

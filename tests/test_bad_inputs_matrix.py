@@ -17,8 +17,9 @@ a traceback with ``--debug``).
 The CLI runs in-process (``cli.main(argv)``) on the real bpy, so the whole
 matrix takes seconds per case, not a Blender start each; a few cases that
 need a real process (a closed pipe) run the installed ``rigmind``.
-Operator cases with scene fingerprints before/after are not here: the
-operators' error handling is being restructured in another branch (#15a).
+The add-on's operators are driven through ``bpy.ops.rigmind.*`` with explicit
+arguments at the end of the file, each with the scene's fingerprint before
+and after.
 """
 
 from __future__ import annotations
@@ -553,7 +554,6 @@ def test_a_ctrl_c_inside_an_import_waits_for_the_import():
 
 # --- the add-on's import paths (operators through bpy.ops), scene fingerprints -------------
 #
-# A few cases only: the operators' handlers are being restructured (#15a).
 # An ERROR report surfaces through bpy.ops as a RuntimeError carrying the
 # message; the scene must be exactly as before.
 
@@ -587,6 +587,111 @@ def test_bad_file_through_the_addon(inputs, bpy_clean, case):
         with pytest.raises(RuntimeError) as e:
             getattr(bpy.ops.rigmind, op)(filepath=str(getattr(inputs, attr)))
         assert expect in str(e.value) and "Traceback" not in str(e.value), str(e.value)
+        assert _fingerprint(bpy) == before
+    finally:
+        rigmind.unregister()
+
+
+# --- the generating operators with explicit arguments, scene fingerprints --------------------
+#
+# Each case starts from the mannequin, changes the scene (``setup``), calls
+# one operator with explicit arguments and expects one ERROR line naming the
+# problem, with the scene exactly as before (no action, object or frame
+# change): the rig checks run before anything is generated.
+
+
+def _crane(bpy, arm):
+    """A three-bone chain next to the mannequin: an armature that is not a humanoid."""
+    data = bpy.data.armatures.new("Crane")
+    ob = bpy.data.objects.new("Crane", data)
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    prev = None
+    for i in range(3):
+        b = data.edit_bones.new(f"seg{i}")
+        b.head, b.tail, b.parent = (0.0, 0.0, float(i)), (0.0, 0.0, i + 1.0), prev
+        prev = b
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return ob
+
+
+def _scaled(scale):
+    def setup(bpy, arm):
+        arm.scale = scale
+        return arm
+    return setup
+
+
+def _long_curve(bpy, arm):
+    curve = bpy.data.curves.new("LongPath", "CURVE")
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (5000, 0, 0, 1)
+    bpy.context.scene.collection.objects.link(bpy.data.objects.new("LongPath", curve))
+    return arm
+
+
+def _same(bpy, arm):
+    return arm
+
+
+def _crane_and_curve(bpy, arm):
+    """The crane and a 4 m curve named "ShortPath" to walk."""
+    curve = bpy.data.curves.new("ShortPath", "CURVE")
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (4, 0, 0, 1)
+    bpy.context.scene.collection.objects.link(bpy.data.objects.new("ShortPath", curve))
+    return _crane(bpy, arm)
+
+
+GENERATING_CASES = [
+    ("gesture-missing-audio", _same, "generate_gesture", lambda i: dict(audio_path=str(i.root / "nope.wav")),
+     "audio file not found"),
+    ("gesture-text-as-audio", _same, "generate_gesture", lambda i: dict(audio_path=str(i.text_wav)),
+     "it is corrupt or not audio"),
+    ("gesture-empty-audio", _same, "generate_gesture", lambda i: dict(audio_path=str(i.empty)), "audio"),
+    ("gesture-not-humanoid", _crane, "generate_gesture", lambda i: dict(audio_path=str(i.speech)),
+     "armature 'Crane' has 3 bones in one chain"),
+    ("gesture-negative-scale", _scaled((-1, 1, 1)), "generate_gesture", lambda i: dict(audio_path=str(i.speech)),
+     "has a negative scale"),
+    ("walk-cycle-not-humanoid", _crane, "bake_walk_cycle", lambda i: {}, "RigMind needs a humanoid"),
+    ("walk-cycle-non-uniform-scale", _scaled((1, 2, 1)), "bake_walk_cycle", lambda i: {}, "has a non-uniform scale"),
+    ("walk-path-no-such-object", _same, "walk_along_path", lambda i: dict(path="NoSuchCurve"),
+     "no object named 'NoSuchCurve'"),
+    ("walk-path-5-km", _long_curve, "walk_along_path", lambda i: dict(path="LongPath"),
+     "RigMind walks paths up to 1000 m"),
+    ("walk-path-not-humanoid", _crane_and_curve, "walk_along_path", lambda i: dict(path="ShortPath"),
+     "RigMind needs a humanoid"),
+    ("face-missing-audio", _same, "generate_face", lambda i: dict(audio_path=str(i.root / "nope.wav")),
+     "audio file not found"),
+    ("render-unknown-suffix", _same, "render", lambda i: dict(filepath=str(i.root / "x.gif")),
+     "render to a .png (still) or .mp4"),
+]
+
+_ARMATURE_OPS = {"generate_gesture", "bake_walk_cycle", "walk_along_path"}
+
+
+@pytest.mark.parametrize("case", GENERATING_CASES, ids=[c[0] for c in GENERATING_CASES])
+def test_generating_operator_refuses_before_work(inputs, bpy_clean, case):
+    import rigmind
+
+    name, setup, op, args, expect = case
+    bpy = bpy_clean
+    rigmind.register()
+    try:
+        bpy.ops.rigmind.add_mannequin()
+        mannequin = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+        target = setup(bpy, mannequin)
+        kwargs = args(inputs)
+        if op in _ARMATURE_OPS:
+            kwargs["armature"] = target.name
+        before = _fingerprint(bpy)
+        with pytest.raises(RuntimeError) as e:
+            getattr(bpy.ops.rigmind, op)(**kwargs)
+        text = str(e.value)
+        assert expect in text and "Traceback" not in text and text.strip().count("\n") == 0, text
         assert _fingerprint(bpy) == before
     finally:
         rigmind.unregister()
