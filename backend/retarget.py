@@ -576,8 +576,9 @@ class _State:
 
     Metres, radians, armature space (Z up); quaternions ``(w, x, y, z)``.
     ``s_*`` arrays index source joints, ``t_*`` / ``W`` / ``trans`` target
-    joints; ``[F, J, ...]`` per frame. Only ``W`` and ``trans`` (and the bone
-    frame dicts while the references are set up) change after their phase."""
+    joints; ``[F, J, ...]`` per frame. After the phase that sets them, only
+    ``W`` / ``trans`` (the pose), the bone frame dicts (feet references) and
+    ``p_hips``'s height (once the trunk is assembled) change."""
 
     motion: Motion
     target: Skeleton
