@@ -974,6 +974,14 @@ def _planted_xy(st: _State, side: int, Pw, base, anchor):
     return base[anchor, :2] + src_now - src_now[anchor]
 
 
+def _source_toe_heights(st: _State, side: int):
+    """The source toe's height ``[F]`` and its flat level: a low percentile
+    over its contact frames (else over the whole clip)."""
+    s_tz = st.s_pos_w[:, st.s_toes[side], 2]
+    c_ = st.contacts[:, side]
+    return s_tz, np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
+
+
 def _planted_z(st: _State, side: int, Pw):
     """Vertical: the target's planted ankle height plus the source's (scaled)
     ankle height above its flat-foot level, so heel strike and heel-off carry
@@ -993,9 +1001,7 @@ def _planted_z(st: _State, side: int, Pw):
         # source toe's height above its own flat level, scaled. (A target
         # without a toe bone keeps its ankle down: its lowest point is
         # the ankle, so the source's heel-off is capped there.)
-        s_tz = s_pos_w[:, st.s_toes[side], 2]
-        c_ = st.contacts[:, side]
-        flat_toe = np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
+        s_tz, flat_toe = _source_toe_heights(st, side)
         lowest = np.minimum(lowest, k * (s_tz - flat_toe))
     return ankle_z + _soft_band(lowest, -_SINK_CAP, _PLANT_CAP) - lowest
 
@@ -1072,9 +1078,7 @@ def _toe_floor(st: _State, g, Pw):
         # (scaled) does: the floor alone left a target foot that
         # is pitched further toe-down than the source's skimming
         # it at full walking speed (read as a sliding contact).
-        s_tz = st.s_pos_w[:, s_toe, 2]
-        c_ = st.contacts[:, side]
-        flat_toe = np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
+        s_tz, flat_toe = _source_toe_heights(st, side)
         clear = _TOE_CLEARANCE * np.tanh(st.k * np.maximum(s_tz - flat_toe, 0.0) / _TOE_CLEARANCE)
         clear = clear * (1.0 - g["w"][:, 0])
         toe_floor = toe_floor + clear
