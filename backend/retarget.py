@@ -567,88 +567,89 @@ def _flat_frame(s_pos_w, contact, fs, ts) -> int:
     return int(frames[np.argmin(h)])
 
 
-# --- main -------------------------------------------------------------------------
+# --- the phases' shared state -----------------------------------------------------
 
 
-def retarget(
-    motion: Motion,
-    src_map: dict,
-    target: Skeleton,
-    tgt_map: dict,
-    *,
-    root_mode: str = "hips",
-    root_bone: str = None,
-    ik: bool = True,
-    ground_height: float = None,
-    hand_ik: bool = True,
-    reference: Motion = None,
-    root_scale: float = None,
-    flat_pose: Motion = None,
-) -> RetargetResult:
-    """Put ``motion`` (on its own skeleton) onto ``target``.
+@dataclass
+class _State:
+    """What the phases of :func:`retarget` share, filled phase by phase.
 
-    Args:
-        motion: the source clip.
-        src_map, tgt_map: ``canonical name -> bone name`` for the source and
-            target skeletons (unmapped canonical joints may be absent, except
-            hips, a spine joint, head, and both arms' upperarm/lowerarm/hand
-            and legs' upperleg/lowerleg/foot).
-        target: the target rest skeleton (e.g. ``read_skeleton`` of an
-            armature).
-        root_mode: "hips" (hips bone carries the translation), "in_place"
-            (horizontal translation removed, vertical kept), "root_bone"
-            (``root_bone``, an ancestor of the hips, carries the
-            ground-projected horizontal motion and facing; hips relative to
-            it) or "object" (horizontal motion returned as ``root_motion``
-            for the armature object, the armature plays in place).
-        ik: lock planted feet with two-bone leg IK.
-        hand_ik: place each hand where the source's is relative to its
-            shoulder, scaled by the arm-length ratio, with two-bone arm IK
-            (the elbow bends in the transferred plane and the hand keeps its
-            transferred rotation). Rotation transfer alone misplaces hands
-            when upper/lower arm ratios differ; this keeps claps, touches
-            and reaches.
-        ground_height: the source's floor height (metres, source armature
-            Z); None estimates it (0 when the feet touch z ~ 0). The target's
-            floor is z = 0 of its armature space.
-        reference: a pose of the source skeleton (its first frame) to match
-            with the target's rest pose, instead of the source's rest pose or
-            (a rest pose that is not standing) the clip's most upright
-            frame; e.g. Drive's standing pose, so that a live preview and the
-            baked take agree whatever the take holds.
-        root_scale: the factor on the hips' horizontal travel (about the
-            world origin); None = the leg-length ratio. A caller whose
-            source already walks a path scaled by 1 / leg ratio (Walk Along
-            Path: the path is the user's, in scene metres) passes the ratio
-            it used, so the hips land on the path exactly.
-        flat_pose: a one-frame pose of the source skeleton standing with
-            both feet flat on the floor (e.g. the take's own end stance: Walk
-            Along Path ends in the controller's idle stance). Its ankle
-            heights are the source's flat-foot level and its feet the
-            flat-foot orientation, instead of estimates from the clip's
-            contact frames (a low percentile of the planted ankle heights
-            and the flattest contact frame); it is also the reference pose when ``reference`` is None
-            and the source's rest pose is not standing (instead of the most
-            upright frame). The estimates vary by a few mm and degrees from
-            take to take, and the target's standing legs are nearly
-            straight, where each mm of hips height bends the knee 2-3
-            degrees.
+    Metres, radians, armature space (Z up); quaternions ``(w, x, y, z)``.
+    ``s_*`` arrays index source joints, ``t_*`` / ``W`` / ``trans`` target
+    joints; ``[F, J, ...]`` per frame. After the phase that sets them, only
+    ``W`` / ``trans`` (the pose), the bone frame dicts (feet references) and
+    ``p_hips``'s height (once the trunk is assembled) change."""
 
-    Returns:
-        :class:`RetargetResult`. Root translation is scaled by the leg-length
-        ratio (target / source hip-to-ankle length) about the source origin
-        and floor.
+    motion: Motion
+    target: Skeleton
+    sidx: dict  # canonical name -> source joint (incl. _CHEST)
+    tidx: dict  # canonical name -> target joint (incl. _CHEST)
+    root_j: int = None  # the root bone carrying ground motion (root_mode "root_bone")
+    driven: list = None  # canonical joints whose rotation crosses over
+    spine_inter: list = None  # spine joints mapped on both sides between hips and chest
+    order: list = None  # ``driven``, parents before children
+    # source pose [F, Js, 4] / [F, Js, 3] and target rest [Jt, 4] / [Jt, 3]
+    s_rot_w: np.ndarray = None
+    s_pos_w: np.ndarray = None
+    t_rest_rot: np.ndarray = None
+    t_rest_pos: np.ndarray = None
+    # the source reference pose and the bone frames matched in it
+    ref_frame: int = None
+    posed_ref: bool = False  # the reference is a posed frame, not the source's rest
+    s_ref_rot: np.ndarray = None
+    s_ref_pos: np.ndarray = None
+    flat_rot: np.ndarray = None  # flat_pose's world pose, or None
+    flat_pos: np.ndarray = None
+    b_src: dict = None
+    b_tgt: dict = None
+    ref_rot: dict = None
+    # legs and floors
+    s_leg: float = None
+    t_leg: float = None
+    contacts: np.ndarray = None  # [F, 2] bool
+    t_floor: float = None
+    k: float = None  # leg ratio, target / source
+    attached: list = None
+    s_feet: list = None
+    s_toes: list = None
+    t_feet: list = None
+    t_toes: list = None
+    g_s: float = None  # the source's floor height
+    s_flat: np.ndarray = None  # [2] source flat-foot ankle heights
+    t_level: np.ndarray = None  # [2] target planted ankle heights
+    toe_drop: list = None
+    # target rotations: Y world deltas from rest, desired world rotations,
+    # twist shares [F, 4] per target joint
+    Y: dict = None
+    desired: dict = None
+    twist: dict = None
+    # translation and the assembled pose
+    p_hips: np.ndarray = None  # [F, 3]
+    root_motion: np.ndarray = None  # [F, 3] or None
+    W: np.ndarray = None  # [F, Jt, 4] world rotations
+    trans: np.ndarray = None  # [F, Jt, 3] local translations
+    yaw_q: np.ndarray = None
+    world_off: np.ndarray = None  # [F, 1, 3]
 
-    Raises:
-        RetargetError: missing required joints, unknown bone names, bad
-            hierarchy or root mode.
-    """
+    @property
+    def F(self) -> int:
+        return self.motion.num_frames
+
+
+# --- phases -------------------------------------------------------------------------
+
+
+def _in_spine_chain(sk, ix, c):
+    return ix[c] != ix[_CHEST] and ix[c] in _ancestors(sk, ix[_CHEST]) and ix[c] != ix["hips"]
+
+
+def _setup(motion, src_map, target, tgt_map, root_mode, root_bone) -> _State:
+    """Checks the options and mappings; picks the driven joints."""
     if root_mode not in ROOT_MODES:
         raise RetargetError(f"root_mode must be one of {ROOT_MODES}, got {root_mode!r}")
     src = motion.skeleton
     sidx = _resolve(src_map, src, "source")
     tidx = _resolve(tgt_map, target, "target")
-    F, JT = motion.num_frames, len(target)
 
     root_j = None
     if root_mode == "root_bone":
@@ -662,10 +663,8 @@ def retarget(
 
     # Spine anchors: hips, joints mapped on both sides strictly between the
     # hips and each side's chest, and the chests themselves.
-    def in_chain(sk, ix, c):
-        return ix[c] != ix[_CHEST] and ix[c] in _ancestors(sk, ix[_CHEST]) and ix[c] != ix["hips"]
-
-    spine_inter = [c for c in SPINE if c in sidx and c in tidx and in_chain(src, sidx, c) and in_chain(target, tidx, c)]
+    spine_inter = [c for c in SPINE if c in sidx and c in tidx
+                   and _in_spine_chain(src, sidx, c) and _in_spine_chain(target, tidx, c)]
     chest_names = {c for c in SPINE if c in sidx and sidx[c] == sidx[_CHEST]} | {
         c for c in SPINE if c in tidx and tidx[c] == tidx[_CHEST]}
     chest_names |= {c for c in SPINE if c not in spine_inter}
@@ -674,13 +673,18 @@ def retarget(
     driven.append(_CHEST)
     # Parents before children, so fingers can use the hand's frame.
     order = sorted(driven, key=lambda c: (target.depth()[tidx[c]], c))
+    return _State(motion, target, sidx, tidx, root_j, driven, spine_inter, order)
 
-    # --- reference poses
-    s_rot_w, s_pos_w = motion.world()
+
+def _reference_poses(st: _State, reference, flat_pose) -> None:
+    """The source's reference pose, both sides' bone frames in it, contacts
+    and leg lengths."""
+    src, target, sidx, tidx = st.motion.skeleton, st.target, st.sidx, st.tidx
+    s_rot_w, s_pos_w = st.motion.world()
     s_rest_rot, s_rest_pos = src.rest_world()
     t_rest_rot, t_rest_pos = target.rest_world()
     ref_frame = None
-    posed_ref = False  # the reference is a posed frame, not the source's rest
+    posed_ref = False
     if reference is not None:
         r_rot, r_pos = reference.world()
         s_ref_rot, s_ref_pos = r_rot[0], r_pos[0]
@@ -699,54 +703,63 @@ def retarget(
         posed_ref = True
     else:
         s_ref_rot, s_ref_pos = s_rest_rot, s_rest_pos
-    b_src = _bone_frames(s_ref_pos, sidx, set(driven), spine_inter, order)
-    b_tgt = _bone_frames(t_rest_pos, tidx, set(driven), spine_inter, order)
-    ref_rot = {c: s_ref_rot[sidx[c]] for c in driven}
-    s_leg = leg_length(src, sidx)
-    t_leg = leg_length(target, tidx)
-    contacts = foot_contacts(s_pos_w, [sidx["foot_l"], sidx["foot_r"]], motion.fps, s_leg)
-    t_floor = _rest_floor(target, tidx, t_rest_pos, t_leg)
-    flat_rot = flat_pos = None
+    st.s_rot_w, st.s_pos_w, st.t_rest_rot, st.t_rest_pos = s_rot_w, s_pos_w, t_rest_rot, t_rest_pos
+    st.ref_frame, st.posed_ref, st.s_ref_rot, st.s_ref_pos = ref_frame, posed_ref, s_ref_rot, s_ref_pos
+    st.b_src = _bone_frames(s_ref_pos, sidx, set(st.driven), st.spine_inter, st.order)
+    st.b_tgt = _bone_frames(t_rest_pos, tidx, set(st.driven), st.spine_inter, st.order)
+    st.ref_rot = {c: s_ref_rot[sidx[c]] for c in st.driven}
+    st.s_leg = leg_length(src, sidx)
+    st.t_leg = leg_length(target, tidx)
+    st.contacts = foot_contacts(s_pos_w, [sidx["foot_l"], sidx["foot_r"]], st.motion.fps, st.s_leg)
+    st.t_floor = _rest_floor(target, tidx, t_rest_pos, st.t_leg)
     if flat_pose is not None:
-        flat_rot, flat_pos = (x[0] for x in flat_pose.world())
-    if (posed_ref or flat_pose is not None) and t_floor is not None:
-        # Feet: the source's reference is a frame where that foot is flat
-        # on the ground (not the most upright frame, where it may be
-        # tipped), and both frames are "horizontal foot direction, world
-        # up": a flat planted source foot is then a flat target foot,
-        # whatever each rig's ankle height and foot pitch at rest. A given
-        # ``reference`` pose is taken as standing flat: its feet are the
-        # reference (the same for every clip).
-        up = np.array([0.0, 0.0, 1.0])
-        for k_, side in enumerate(("l", "r")):
-            keys = [c for c in (f"foot_{side}", f"toes_{side}") if c in driven]
-            if not keys or (reference is None and flat_pose is None and not contacts[:, k_].any()):
-                continue
-            fs, ts = sidx[f"foot_{side}"], sidx.get(f"toes_{side}")
-            if flat_pose is not None:
-                f_rot, f_pos = flat_rot, flat_pos
-            elif reference is not None:
-                f_rot, f_pos = s_ref_rot, s_ref_pos
-            else:
-                fr = _flat_frame(s_pos_w, contacts[:, k_], fs, ts)
-                f_rot, f_pos = s_rot_w[fr], s_pos_w[fr]
-            fwd_s = _body_frame(f_pos, sidx)[0]
-            d_s = f_pos[ts] - f_pos[fs] if ts is not None else fwd_s
-            tt = tidx.get(f"toes_{side}")
-            d_t = t_rest_pos[tt] - t_rest_pos[tidx[f"foot_{side}"]] if tt is not None else _body_frame(t_rest_pos, tidx)[0]
-            for c in keys:
-                b_src[c] = _frame_from(d_s * [1.0, 1.0, 0.0], up, fwd_s)
-                b_tgt[c] = _frame_from(d_t * [1.0, 1.0, 0.0], up, _body_frame(t_rest_pos, tidx)[0])
-                ref_rot[c] = f_rot[sidx[c]]
+        st.flat_rot, st.flat_pos = (x[0] for x in flat_pose.world())
 
-    # --- desired world rotations of driven target bones: Y = world delta from rest
+
+def _foot_references(st: _State, has_reference: bool) -> None:
+    """Feet: the source's reference is a frame where that foot is flat on the
+    ground (not the most upright frame, where it may be tipped), and both
+    frames are "horizontal foot direction, world up": a flat planted source
+    foot is then a flat target foot, whatever each rig's ankle height and
+    foot pitch at rest. A given ``reference`` pose is taken as standing flat:
+    its feet are the reference (the same for every clip)."""
+    has_flat = st.flat_pos is not None
+    if not ((st.posed_ref or has_flat) and st.t_floor is not None):
+        return
+    sidx, tidx, t_rest_pos, contacts = st.sidx, st.tidx, st.t_rest_pos, st.contacts
+    up = np.array([0.0, 0.0, 1.0])
+    for k_, side in enumerate(("l", "r")):
+        keys = [c for c in (f"foot_{side}", f"toes_{side}") if c in st.driven]
+        if not keys or (not has_reference and not has_flat and not contacts[:, k_].any()):
+            continue
+        fs, ts = sidx[f"foot_{side}"], sidx.get(f"toes_{side}")
+        if has_flat:
+            f_rot, f_pos = st.flat_rot, st.flat_pos
+        elif has_reference:
+            f_rot, f_pos = st.s_ref_rot, st.s_ref_pos
+        else:
+            fr = _flat_frame(st.s_pos_w, contacts[:, k_], fs, ts)
+            f_rot, f_pos = st.s_rot_w[fr], st.s_pos_w[fr]
+        fwd_s = _body_frame(f_pos, sidx)[0]
+        d_s = f_pos[ts] - f_pos[fs] if ts is not None else fwd_s
+        tt = tidx.get(f"toes_{side}")
+        d_t = t_rest_pos[tt] - t_rest_pos[tidx[f"foot_{side}"]] if tt is not None else _body_frame(t_rest_pos, tidx)[0]
+        for c in keys:
+            st.b_src[c] = _frame_from(d_s * [1.0, 1.0, 0.0], up, fwd_s)
+            st.b_tgt[c] = _frame_from(d_t * [1.0, 1.0, 0.0], up, _body_frame(t_rest_pos, tidx)[0])
+            st.ref_rot[c] = f_rot[sidx[c]]
+
+
+def _desired_rotations(st: _State) -> None:
+    """Desired world rotations of driven target bones (``Y``: the world delta
+    from rest), spine bones between anchors slerped between theirs."""
+    sidx, tidx, target, t_rest_pos, F = st.sidx, st.tidx, st.target, st.t_rest_pos, st.F
     Y = {}
-    for c in driven:
+    for c in st.driven:
         s, t = sidx[c], tidx[c]
-        align = R.mul(b_src[c], R.inv(b_tgt[c]))
-        Y[t] = R.mul(R.mul(s_rot_w[:, s], R.inv(ref_rot[c])), align)
+        align = R.mul(st.b_src[c], R.inv(st.b_tgt[c]))
+        Y[t] = R.mul(R.mul(st.s_rot_w[:, s], R.inv(st.ref_rot[c])), align)
 
-    # spine bones between anchors: slerp of the anchors' world deltas
     chain = _ancestors(target, tidx[_CHEST])
     chain = chain[: chain.index(tidx["hips"]) + 1][::-1]  # hips ... chest
     cum = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(t_rest_pos[chain], axis=0), axis=-1))])
@@ -759,13 +772,18 @@ def retarget(
         span = cum[b] - cum[a]
         f = (cum[k] - cum[a]) / span if span > 1e-6 else (k - a) / (b - a)
         Y[j] = R.slerp(Y[chain[a]], Y[chain[b]], np.full(F, f))
-    desired = {j: R.mul(y, t_rest_rot[j]) for j, y in Y.items()}
+    st.Y = Y
+    st.desired = {j: R.mul(y, st.t_rest_rot[j]) for j, y in Y.items()}
 
-    # --- twist bones along the arms: a share of the segment end's twist
+
+def _arm_twists(st: _State) -> None:
+    """Twist bones along the arms: a share of the segment end's twist."""
+    target, tidx, t_rest_rot, t_rest_pos, desired, F = (
+        st.target, st.tidx, st.t_rest_rot, st.t_rest_pos, st.desired, st.F)
     twist = {}
     for s in ("l", "r"):
         for a_c, n_c in ((f"upperarm_{s}", f"lowerarm_{s}"), (f"lowerarm_{s}", f"hand_{s}")):
-            if a_c not in driven or n_c not in driven:
+            if a_c not in st.driven or n_c not in st.driven:
                 continue
             A, N = tidx[a_c], tidx[n_c]
             path = _ancestors(target, N)
@@ -790,17 +808,20 @@ def retarget(
                 twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, f))
             for j in leaves:
                 twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, 0.5))
+    st.twist = twist
 
-    # --- legs, contacts, floors
-    k = t_leg / s_leg
-    attached = [leg_attached(target, tidx, s) for s in ("l", "r")]
+
+def _floors(st: _State, ground_height) -> None:
+    """Leg ratio, both floors and the planted ankle heights of each side."""
+    sidx, tidx, s_pos_w, contacts, t_rest_pos, F = st.sidx, st.tidx, st.s_pos_w, st.contacts, st.t_rest_pos, st.F
+    k = st.t_leg / st.s_leg
+    st.attached = [leg_attached(st.target, tidx, s) for s in ("l", "r")]
     s_feet = [sidx["foot_l"], sidx["foot_r"]]
-    s_toes = [sidx.get("toes_l"), sidx.get("toes_r")]
     if ground_height is None:
         low = [np.percentile(s_pos_w[:, j, 2], 5) for j in s_feet + [sidx[c] for c in ("toes_l", "toes_r") if c in sidx]]
         low = float(min(low)) if F else 0.0
         # feet on a floor at z = 0 unless the clip's lowest joints say otherwise
-        g_s = 0.0 if -0.02 * s_leg <= low <= 0.25 * s_leg else low - 0.05 * s_leg
+        g_s = 0.0 if -0.02 * st.s_leg <= low <= 0.25 * st.s_leg else low - 0.05 * st.s_leg
     else:
         g_s = float(ground_height)
     # The source's ankle height when the foot is flat on the ground: a low
@@ -810,66 +831,87 @@ def retarget(
         np.percentile(s_pos_w[contacts[:, k_] if contacts[:, k_].any() else slice(None), j, 2], 10) if F else 0.0
         for k_, j in enumerate(s_feet)
     ])
-    if flat_pos is not None:
-        s_flat = flat_pos[s_feet, 2].astype(np.float64)
+    if st.flat_pos is not None:
+        # A given flat pose beats the estimate: the target's standing legs
+        # are nearly straight, where each mm of hips height bends the knee
+        # 2-3 degrees.
+        s_flat = st.flat_pos[s_feet, 2].astype(np.float64)
     t_feet = [tidx["foot_l"], tidx["foot_r"]]
     t_toes = [tidx.get("toes_l"), tidx.get("toes_r")]
-    if t_floor is not None:
+    if st.t_floor is not None:
         # the target's own planted ankle height: its rest height above the floor it stands on
-        t_level = np.array([t_rest_pos[j, 2] - t_floor for j in t_feet])
+        t_level = np.array([t_rest_pos[j, 2] - st.t_floor for j in t_feet])
         toe_drop = [None if j is None else t_rest_pos[j, 2] - t_rest_pos[f, 2] for f, j in zip(t_feet, t_toes)]
     else:
         # unknown (rest pose not standing): the source's, scaled
         t_level = k * (s_flat - g_s)
         toe_drop = [None, None]
+    st.k, st.s_feet, st.t_feet, st.t_toes = k, s_feet, t_feet, t_toes
+    st.s_toes = [sidx.get("toes_l"), sidx.get("toes_r")]
+    st.g_s, st.s_flat, st.t_level, st.toe_drop = g_s, s_flat, t_level, toe_drop
 
-    # --- root translation
-    hips_t = tidx["hips"]
-    p_hips = s_pos_w[:, sidx["hips"]] * k
+
+def _root_translation(st: _State, root_mode, root_scale, ground_height) -> None:
+    """The hips' path (scaled by the leg ratio) and, for "object", the
+    armature object's."""
+    s_hips, k = st.sidx["hips"], st.k
+    p_hips = st.s_pos_w[:, s_hips] * k
     if root_scale is not None:
-        p_hips[:, :2] = s_pos_w[:, sidx["hips"], :2] * float(root_scale)
+        p_hips[:, :2] = st.s_pos_w[:, s_hips, :2] * float(root_scale)
     if ground_height is not None:
-        p_hips[:, 2] -= k * g_s  # height set below, once the hips' rotation is known
+        p_hips[:, 2] -= k * st.g_s  # height set below, once the hips' rotation is known
     root_motion = None
-    rest_xy = t_rest_pos[hips_t, :2]
+    rest_xy = st.t_rest_pos[st.tidx["hips"], :2]
     if root_mode in ("in_place", "object"):
         if root_mode == "object":
-            root_motion = np.zeros((F, 3))
+            root_motion = np.zeros((st.F, 3))
             root_motion[:, :2] = p_hips[:, :2] - rest_xy
         p_hips = p_hips.copy()
         p_hips[:, :2] = rest_xy
+    st.p_hips, st.root_motion = p_hips, root_motion
+    st.world_off = np.zeros((st.F, 1, 3)) if root_motion is None else root_motion[:, None]
 
-    # --- assemble world rotations/positions along the target hierarchy
-    W = np.empty((F, JT, 4))
-    trans = np.broadcast_to(target.offsets, (F, JT, 3)).copy()
-    yaw_q = None
-    if root_j is not None:
-        fwd_t, _, _ = _body_frame(t_rest_pos, tidx)
-        fwd_now = R.rotate(Y[hips_t], fwd_t)
+
+def _compose(st: _State) -> None:
+    """World rotations of bones not set directly: the parent's, times the
+    rest local rotation (and an arm twist share)."""
+    W, target = st.W, st.target
+    for j, p in enumerate(target.parents):
+        p = int(p)
+        if j in st.desired:
+            continue
+        if j == st.root_j:
+            W[:, j] = R.mul(st.yaw_q, st.t_rest_rot[j])
+        elif p < 0:
+            W[:, j] = target.rest_rotations[j]
+        else:
+            W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
+            if j in st.twist:
+                W[:, j] = R.mul(st.twist[j], W[:, j])
+
+
+def _assemble(st: _State, ground_height) -> None:
+    """World rotations and local translations along the target hierarchy
+    (before any IK): the trunk bent to the source's direction, the hips (and
+    root bone) carrying the translation."""
+    target, tidx, sidx, s_pos_w, F, JT = st.target, st.tidx, st.sidx, st.s_pos_w, st.F, len(st.target)
+    hips_t = tidx["hips"]
+    st.W = np.empty((F, JT, 4))
+    st.trans = np.broadcast_to(target.offsets, (F, JT, 3)).copy()
+    W, trans = st.W, st.trans
+    if st.root_j is not None:
+        fwd_t, _, _ = _body_frame(st.t_rest_pos, tidx)
+        fwd_now = R.rotate(st.Y[hips_t], fwd_t)
         heading = np.unwrap(np.arctan2(fwd_now[:, 1], fwd_now[:, 0]))
         yaw = heading - np.arctan2(fwd_t[1], fwd_t[0])
-        yaw_q = R.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
+        st.yaw_q = R.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
 
-    def compose():
-        """World rotations of bones not set directly: the parent's, times
-        the rest local rotation (and an arm twist share)."""
-        for j, p in enumerate(target.parents):
-            p = int(p)
-            if j in desired:
-                continue
-            if j == root_j:
-                W[:, j] = R.mul(yaw_q, t_rest_rot[j])
-            elif p < 0:
-                W[:, j] = target.rest_rotations[j]
-            else:
-                W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
-                if j in twist:
-                    W[:, j] = R.mul(twist[j], W[:, j])
-
-    for j, q in desired.items():
+    for j, q in st.desired.items():
         W[:, j] = q
-    compose()
-    _match_trunk_direction(target, tidx, W, trans, s_pos_w[:, sidx["head"]] - s_pos_w[:, sidx["hips"]], compose)
+    _compose(st)
+    _match_trunk_direction(target, tidx, W, trans, s_pos_w[:, sidx["head"]] - s_pos_w[:, sidx["hips"]],
+                           lambda: _compose(st))
+    p_hips = st.p_hips
     if ground_height is None:
         # Hips height: the source's hip joints above its flat-foot ankles,
         # scaled by the leg ratio (legs are measured hip joint to ankle), on
@@ -882,174 +924,221 @@ def retarget(
         s_hipjoint = 0.5 * (s_pos_w[:, sidx["upperleg_l"], 2] + s_pos_w[:, sidx["upperleg_r"], 2])
         rel = _fk(target, W, trans)
         t_drop = 0.5 * (rel[:, tidx["upperleg_l"], 2] + rel[:, tidx["upperleg_r"], 2]) - rel[:, hips_t, 2]
-        p_hips[:, 2] = float(np.mean(t_level)) + k * (s_hipjoint - float(np.mean(s_flat))) - t_drop
+        p_hips[:, 2] = float(np.mean(st.t_level)) + st.k * (s_hipjoint - float(np.mean(st.s_flat))) - t_drop
     # the hips (and root bone) carry the translation
-    for j in (root_j, hips_t):
+    for j in (st.root_j, hips_t):
         if j is None:
             continue
         if j == hips_t:
             pj = p_hips
         else:
-            pj = np.concatenate([p_hips[:, :2], np.full((F, 1), t_rest_pos[j, 2])], -1)
-        p = int(target.parents[j])
-        trans[:, j] = pj if p < 0 else R.rotate(R.inv(W[:, p]), pj - _fk(target, W, trans)[:, p])
-    P = _fk(target, W, trans)
+            pj = np.concatenate([p_hips[:, :2], np.full((F, 1), st.t_rest_pos[j, 2])], -1)
+        _set_world_position(st, j, pj)
 
-    # --- legs: where each leg ends (the ankle), foot IK
-    world_off = np.zeros((F, 1, 3)) if root_motion is None else root_motion[:, None]
-    Pw = P + world_off
-    ramp = max(1, int(round(0.1 * motion.fps)))
-    fwd_rest = _body_frame(t_rest_pos, tidx)[0]
+
+def _set_world_position(st: _State, j: int, pos) -> None:
+    """Puts joint ``j`` at ``pos [F, 3]`` (armature space) through its local
+    translation in its parent's current frame."""
+    p = int(st.target.parents[j])
+    st.trans[:, j] = pos if p < 0 else R.rotate(R.inv(st.W[:, p]), pos - _fk(st.target, st.W, st.trans)[:, p])
+
+
+def _leg_end(st: _State, side: int, Pw):
+    """Where the leg ends (the ankle) ``[F, 3]``, world (incl. object motion)."""
+    tidx, s_c = st.tidx, "lr"[side]
+    ll, tf = tidx[f"lowerleg_{s_c}"], st.t_feet[side]
+    if st.attached[side]:
+        return Pw[:, tf]
+    # An IK-target-style foot: the leg's end is where the foot sits
+    # relative to the knee bone at rest, carried by the knee bone's
+    # world rotation (the rotation transfer already points the shin
+    # along the source's knee-to-ankle direction).
+    e_local = R.rotate(R.inv(st.t_rest_rot[ll]), st.t_rest_pos[tf] - st.t_rest_pos[ll])
+    return Pw[:, ll] + R.rotate(st.W[:, ll], e_local)
+
+
+def _planted_xy(st: _State, side: int, Pw, base, anchor):
+    """Horizontal: from the contact's first frame on, the foot moves only as
+    the source's own (scaled) foot does; sliding that the retarget itself
+    introduces disappears. With toes on both sides the toe is what stays
+    put: the source ankle travels 1-2.5 cm per contact as the foot rolls
+    heel-to-toe, its toe ~0.5 cm, and a target foot of another shape rolling
+    about the source's ankle path would drag its toe by up to 1 cm."""
+    k, tf, sf = st.k, st.t_feet[side], st.s_feet[side]
+    tt, st_ = st.t_toes[side], st.s_toes[side]
+    if tt is not None and st_ is not None:
+        reach_xy = Pw[:, tt, :2] - Pw[:, tf, :2]  # ankle -> toe, final foot rotation
+        src_now = st.s_pos_w[:, st_, :2] * k
+        return base[anchor, :2] + reach_xy[anchor] + src_now - src_now[anchor] - reach_xy
+    src_now = st.s_pos_w[:, sf, :2] * k
+    return base[anchor, :2] + src_now - src_now[anchor]
+
+
+def _source_toe_heights(st: _State, side: int):
+    """The source toe's height ``[F]`` and its flat level: a low percentile
+    over its contact frames (else over the whole clip)."""
+    s_tz = st.s_pos_w[:, st.s_toes[side], 2]
+    c_ = st.contacts[:, side]
+    return s_tz, np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
+
+
+def _planted_z(st: _State, side: int, Pw):
+    """Vertical: the target's planted ankle height plus the source's (scaled)
+    ankle height above its flat-foot level, so heel strike and heel-off carry
+    over and a flat source foot is a flat target foot, but the lowest point
+    of the planted foot stays within _PLANT_CAP above the floor and at most
+    _SINK_CAP below it (soft limits, so the motion stays smooth)."""
+    k, tf, sf, s_pos_w = st.k, st.t_feet[side], st.s_feet[side], st.s_pos_w
+    ankle_z = st.t_level[side] + k * (s_pos_w[:, sf, 2] - st.s_flat[side])
+    lowest = ankle_z - st.t_level[side]
+    if st.toe_drop[side] is not None:
+        # (the toe's height over its rest height; the foot's world
+        # rotation is final, so its toe-ankle height difference is known)
+        toe_rel = lowest + (Pw[:, st.t_toes[side], 2] - Pw[:, tf, 2]) - st.toe_drop[side]
+        lowest = np.minimum(lowest, toe_rel)
+    elif st.t_toes[side] is not None and st.s_toes[side] is not None:
+        # no standing rest pose to read the target's flat toe from: the
+        # source toe's height above its own flat level, scaled. (A target
+        # without a toe bone keeps its ankle down: its lowest point is
+        # the ankle, so the source's heel-off is capped there.)
+        s_tz, flat_toe = _source_toe_heights(st, side)
+        lowest = np.minimum(lowest, k * (s_tz - flat_toe))
+    return ankle_z + _soft_band(lowest, -_SINK_CAP, _PLANT_CAP) - lowest
+
+
+def _leg_goal(st: _State, side: int, Pw, end, ramp, root_mode) -> dict:
+    """One leg's IK set-up: where it should end (``base_rel`` from its hip
+    joint), the planted position, the lock weight and the reach limit."""
+    s_c = "lr"[side]
+    ul, ll, tf, sf = st.tidx[f"upperleg_{s_c}"], st.tidx[f"lowerleg_{s_c}"], st.t_feet[side], st.s_feet[side]
+    # Where the leg should end: the source ankle relative to its hip
+    # joint, scaled by the leg ratio. The rotation transfer alone puts it
+    # elsewhere when thigh:shin ratios differ (RobotExpressive 0.66 vs
+    # Bandai 0.95: 17% of the leg length); the IK bends the knee to fix
+    # that, keeping the transferred bend plane.
+    base_rel = st.k * (st.s_pos_w[:, sf] - st.s_pos_w[:, st.sidx[f"upperleg_{s_c}"]])
+    base = Pw[:, ul] + base_rel
+    w, anchor = _lock_targets(st.contacts[:, side], ramp)
+    planted = base.copy()
+    if root_mode != "in_place":
+        planted[:, :2] = _planted_xy(st, side, Pw, base, anchor)
+    planted[:, 2] = _planted_z(st, side, Pw)
+    a, b = Pw[:, ul], Pw[:, ll]
+    length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
+    # Reach limit: soft from the FK extension (or 97% of the leg) up to
+    # MAX_REACH, so knees straighten smoothly and never snap.
+    soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
+    return dict(side=side, ul=ul, ll=ll, tf=tf, end=end, base_rel=base_rel, w=w[:, None],
+                planted=planted, length=length, soft=soft)
+
+
+def _drop_hips(st: _State, legs, Pw, ramp):
+    """Hips drop: a planted foot the leg cannot reach (a wider pelvis that
+    rolls/turns moves the hip joints more than the source's, a straighter
+    target stance) lowers the hips just enough, instead of lifting the foot
+    off the floor. Returns the world positions after the drop."""
+    need = np.zeros(st.F)
+    for g in legs:
+        hip = Pw[:, g["ul"]]
+        goal = hip + g["base_rel"]
+        goal = goal + g["w"] * (g["planted"] - goal)
+        reach = g["soft"] * g["length"]
+        dh = np.linalg.norm(goal[:, :2] - hip[:, :2], axis=-1)
+        v = np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
+        need = np.maximum(need, (hip[:, 2] - goal[:, 2]) - v)
+    need = np.clip(need, 0.0, 0.15 * st.t_leg)
+    if not need.any():
+        return Pw
+    hips_t = st.tidx["hips"]
+    drop = _smooth_max(need, ramp)
+    down = drop[:, None] * np.array([0.0, 0.0, 1.0])
+    p = int(st.target.parents[hips_t])
+    st.trans[:, hips_t] -= down if p < 0 else R.rotate(R.inv(st.W[:, p]), down)
+    Pw = _fk(st.target, st.W, st.trans) + st.world_off
+    for g in legs:
+        if st.attached[g["side"]]:
+            g["end"] = Pw[:, g["tf"]]
+        else:
+            g["end"] = g["end"] - down
+    return Pw
+
+
+def _toe_floor(st: _State, g, Pw):
+    """The lowest ankle height ``[F]`` that keeps the toe out of the floor:
+    the foot's rotation is final, so the toe sits at a known height from the
+    ankle; where it would go below its own flat level (a toe-down foot near
+    the floor at touch-down / toe-off: 2 cm through it on the mannequin) the
+    ankle goes up instead."""
+    side = g["side"]
+    toe_rel = Pw[:, st.t_toes[side], 2] - Pw[:, g["tf"], 2]
+    toe_floor = st.t_level[side] + st.toe_drop[side] - _SINK_CAP - toe_rel
+    s_toe = st.s_toes[side]
+    if s_toe is not None:
+        # A swinging toe clears the floor as far as the source's
+        # (scaled) does: the floor alone left a target foot that
+        # is pitched further toe-down than the source's skimming
+        # it at full walking speed (read as a sliding contact).
+        s_tz, flat_toe = _source_toe_heights(st, side)
+        clear = _TOE_CLEARANCE * np.tanh(st.k * np.maximum(s_tz - flat_toe, 0.0) / _TOE_CLEARANCE)
+        clear = clear * (1.0 - g["w"][:, 0])
+        toe_floor = toe_floor + clear
+    return toe_floor
+
+
+def _solve_leg(st: _State, g, Pw, fwd_rest):
+    """Two-bone IK of one leg toward its goal; updates ``st.W``. Returns
+    where the leg's end reached ``[F, 3]`` (world)."""
+    ul, ll, tf, end, side = g["ul"], g["ll"], g["tf"], g["end"], g["side"]
+    W = st.W
+    a, b = Pw[:, ul], Pw[:, ll]
+    goal = a + g["base_rel"]
+    goal = goal + g["w"] * (g["planted"] - goal)
+    # never below the floor, planted or not (a dropped pelvis must
+    # not push the swinging foot through it)
+    goal[:, 2] = np.maximum(goal[:, 2], st.t_level[side] - _SINK_CAP)
+    if st.t_toes[side] is not None and st.toe_drop[side] is not None and st.attached[side]:
+        # ... and neither may the toe
+        goal[:, 2] = np.maximum(goal[:, 2], _toe_floor(st, g, Pw))
+    bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
+    knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
+    pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
+    q1, q2, reached = two_bone_ik(a, b, end, goal, pole, soft=g["soft"])
+    upper = _ancestors(st.target, ll)
+    upper = upper[1: upper.index(ul) + 1]
+    for j in upper:
+        W[:, j] = R.mul(q1, W[:, j])
+    W[:, ll] = R.mul(q2, W[:, ll])
+    return reached
+
+
+def _fit_legs(st: _State, ik: bool, root_mode, fwd_rest) -> dict:
+    """Foot locking and leg IK. Returns where IK-target-style feet go:
+    ``{target joint: [F, 3]}`` armature space."""
+    world_off = st.world_off
+    Pw = _fk(st.target, st.W, st.trans) + world_off
+    ramp = max(1, int(round(0.1 * st.motion.fps)))
     foot_pos = {}
     legs = []
-    for side, s_c in enumerate(("l", "r")):
-        ul, ll, tf, sf = tidx[f"upperleg_{s_c}"], tidx[f"lowerleg_{s_c}"], t_feet[side], s_feet[side]
-        if attached[side]:
-            end = Pw[:, tf]
-        else:
-            # An IK-target-style foot: the leg's end is where the foot sits
-            # relative to the knee bone at rest, carried by the knee bone's
-            # world rotation (the rotation transfer already points the shin
-            # along the source's knee-to-ankle direction).
-            e_local = R.rotate(R.inv(t_rest_rot[ll]), t_rest_pos[tf] - t_rest_pos[ll])
-            end = Pw[:, ll] + R.rotate(W[:, ll], e_local)
+    for side in (0, 1):
+        end = _leg_end(st, side, Pw)
         if not ik:
-            if not attached[side]:
-                foot_pos[tf] = end - world_off[:, 0]
+            if not st.attached[side]:
+                foot_pos[st.t_feet[side]] = end - world_off[:, 0]
             continue
-        # Where the leg should end: the source ankle relative to its hip
-        # joint, scaled by the leg ratio. The rotation transfer alone puts it
-        # elsewhere when thigh:shin ratios differ (RobotExpressive 0.66 vs
-        # Bandai 0.95: 17% of the leg length); the IK bends the knee to fix
-        # that, keeping the transferred bend plane.
-        base_rel = k * (s_pos_w[:, sf] - s_pos_w[:, sidx[f"upperleg_{s_c}"]])
-        base = Pw[:, ul] + base_rel
-        w, anchor = _lock_targets(contacts[:, side], ramp)
-        planted = base.copy()
-        if root_mode != "in_place":
-            # Horizontal: from the contact's first frame on, the foot moves
-            # only as the source's own (scaled) foot does; sliding that the
-            # retarget itself introduces disappears. With toes on both
-            # sides the toe is what stays put: the source ankle travels
-            # 1-2.5 cm per contact as the foot rolls heel-to-toe, its toe
-            # ~0.5 cm, and a target foot of another shape rolling about the
-            # source's ankle path would drag its toe by up to 1 cm.
-            tt, st = t_toes[side], s_toes[side]
-            if tt is not None and st is not None:
-                reach_xy = Pw[:, tt, :2] - Pw[:, tf, :2]  # ankle -> toe, final foot rotation
-                src_now = s_pos_w[:, st, :2] * k
-                planted[:, :2] = base[anchor, :2] + reach_xy[anchor] + src_now - src_now[anchor] - reach_xy
-            else:
-                src_now = s_pos_w[:, sf, :2] * k
-                planted[:, :2] = base[anchor, :2] + src_now - src_now[anchor]
-        # Vertical: the target's planted ankle height plus the source's
-        # (scaled) ankle height above its flat-foot level, so heel strike
-        # and heel-off carry over and a flat source foot is a flat target foot...
-        ankle_z = t_level[side] + k * (s_pos_w[:, sf, 2] - s_flat[side])
-        lowest = ankle_z - t_level[side]
-        if toe_drop[side] is not None:
-            # (the toe's height over its rest height; the foot's world
-            # rotation is final, so its toe-ankle height difference is known)
-            toe_rel = lowest + (Pw[:, t_toes[side], 2] - Pw[:, tf, 2]) - toe_drop[side]
-            lowest = np.minimum(lowest, toe_rel)
-        elif t_toes[side] is not None and s_toes[side] is not None:
-            # no standing rest pose to read the target's flat toe from: the
-            # source toe's height above its own flat level, scaled. (A target
-            # without a toe bone keeps its ankle down: its lowest point is
-            # the ankle, so the source's heel-off is capped there.)
-            st = s_pos_w[:, s_toes[side], 2]
-            flat_toe = np.percentile(st[contacts[:, side]] if contacts[:, side].any() else st, 10)
-            lowest = np.minimum(lowest, k * (st - flat_toe))
-        # ...but the lowest point of the planted foot stays within
-        # _PLANT_CAP above the floor and at most _SINK_CAP below it (soft
-        # limits, so the motion stays smooth).
-        planted[:, 2] = ankle_z + _soft_band(lowest, -_SINK_CAP, _PLANT_CAP) - lowest
-        a, b = Pw[:, ul], Pw[:, ll]
-        length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
-        # Reach limit: soft from the FK extension (or 97% of the leg) up to
-        # MAX_REACH, so knees straighten smoothly and never snap.
-        soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
-        legs.append(dict(side=side, ul=ul, ll=ll, tf=tf, end=end, base_rel=base_rel, w=w[:, None],
-                         planted=planted, length=length, soft=soft))
-
+        legs.append(_leg_goal(st, side, Pw, end, ramp, root_mode))
     if legs:
-        # Hips drop: a planted foot the leg cannot reach (a wider pelvis
-        # that rolls/turns moves the hip joints more than the source's, a
-        # straighter target stance) lowers the hips just enough, instead of
-        # lifting the foot off the floor.
-        need = np.zeros(F)
+        Pw = _drop_hips(st, legs, Pw, ramp)
         for g in legs:
-            hip = Pw[:, g["ul"]]
-            goal = hip + g["base_rel"]
-            goal = goal + g["w"] * (g["planted"] - goal)
-            reach = g["soft"] * g["length"]
-            dh = np.linalg.norm(goal[:, :2] - hip[:, :2], axis=-1)
-            v = np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
-            need = np.maximum(need, (hip[:, 2] - goal[:, 2]) - v)
-        need = np.clip(need, 0.0, 0.15 * t_leg)
-        if need.any():
-            drop = _smooth_max(need, ramp)
-            down = drop[:, None] * np.array([0.0, 0.0, 1.0])
-            p = int(target.parents[hips_t])
-            trans[:, hips_t] -= down if p < 0 else R.rotate(R.inv(W[:, p]), down)
-            P = _fk(target, W, trans)
-            Pw = P + world_off
-            for g in legs:
-                if attached[g["side"]]:
-                    g["end"] = Pw[:, g["tf"]]
-                else:
-                    g["end"] = g["end"] - down
-        for g in legs:
-            ul, ll, tf, end = g["ul"], g["ll"], g["tf"], g["end"]
-            a, b = Pw[:, ul], Pw[:, ll]
-            goal = a + g["base_rel"]
-            goal = goal + g["w"] * (g["planted"] - goal)
-            # never below the floor, planted or not (a dropped pelvis must
-            # not push the swinging foot through it)
-            goal[:, 2] = np.maximum(goal[:, 2], t_level[g["side"]] - _SINK_CAP)
-            tt = t_toes[g["side"]]
-            if tt is not None and toe_drop[g["side"]] is not None and attached[g["side"]]:
-                # ... and neither may the toe: the foot's rotation is final,
-                # so the toe sits at a known height from the ankle; where it
-                # would go below its own flat level (a toe-down foot near
-                # the floor at touch-down / toe-off: 2 cm through it on the
-                # mannequin) the ankle goes up instead.
-                toe_rel = Pw[:, tt, 2] - Pw[:, tf, 2]
-                toe_floor = t_level[g["side"]] + toe_drop[g["side"]] - _SINK_CAP - toe_rel
-                st = s_toes[g["side"]]
-                if st is not None:
-                    # A swinging toe clears the floor as far as the source's
-                    # (scaled) does: the floor alone left a target foot that
-                    # is pitched further toe-down than the source's skimming
-                    # it at full walking speed (read as a sliding contact).
-                    s_tz = s_pos_w[:, st, 2]
-                    c_ = contacts[:, g["side"]]
-                    flat_toe = np.percentile(s_tz[c_] if c_.any() else s_tz, 10)
-                    clear = _TOE_CLEARANCE * np.tanh(k * np.maximum(s_tz - flat_toe, 0.0) / _TOE_CLEARANCE)
-                    clear = clear * (1.0 - g["w"][:, 0])
-                    toe_floor = toe_floor + clear
-                goal[:, 2] = np.maximum(goal[:, 2], toe_floor)
-            bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
-            knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(t_rest_rot[ll]), fwd_rest))
-            pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
-            q1, q2, reached = two_bone_ik(a, b, end, goal, pole, soft=g["soft"])
-            upper = _ancestors(target, ll)
-            upper = upper[1: upper.index(ul) + 1]
-            for j in upper:
-                W[:, j] = R.mul(q1, W[:, j])
-            W[:, ll] = R.mul(q2, W[:, ll])
-            if not attached[g["side"]]:
-                foot_pos[tf] = reached - world_off[:, 0]
-    if hand_ik:
-        _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, fwd_rest)
-    # bones that follow their parents (leg twist/helper bones) follow the IK
-    compose()
-    # IK-target-style feet sit where their leg ends, in their parent's frame
-    for tf, pos in sorted(foot_pos.items()):
-        p = int(target.parents[tf])
-        trans[:, tf] = pos if p < 0 else R.rotate(R.inv(W[:, p]), pos - _fk(target, W, trans)[:, p])
+            reached = _solve_leg(st, g, Pw, fwd_rest)
+            if not st.attached[g["side"]]:
+                foot_pos[g["tf"]] = reached - world_off[:, 0]
+    return foot_pos
 
-    # --- local rotations
+
+def _result(st: _State) -> RetargetResult:
+    """Local rotations along the target hierarchy and the result."""
+    motion, target, W, trans = st.motion, st.target, st.W, st.trans
+    JT = len(target)
     local = np.empty_like(W)
     for j, p in enumerate(target.parents):
         local[:, j] = W[:, j] if p < 0 else R.mul(R.inv(W[:, int(p)]), W[:, j])
@@ -1068,5 +1157,86 @@ def retarget(
     )
     if not np.all(np.isfinite(out.rotations)):
         raise RetargetError("retargeting produced non-finite rotations: check the skeletons for zero-length bones")
-    return RetargetResult(out, root_motion, contacts, float(k), ref_frame, t_level.copy(),
-                          None if t_floor is None else float(t_floor))
+    return RetargetResult(out, st.root_motion, st.contacts, float(st.k), st.ref_frame, st.t_level.copy(),
+                          None if st.t_floor is None else float(st.t_floor))
+
+
+# --- main -------------------------------------------------------------------------
+
+
+def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict, *, root_mode: str = "hips",
+             root_bone: str = None, ik: bool = True, ground_height: float = None, hand_ik: bool = True,
+             reference: Motion = None, root_scale: float = None, flat_pose: Motion = None) -> RetargetResult:
+    """Put ``motion`` (on its own skeleton) onto ``target``.
+
+    Args:
+        motion: the source clip.
+        src_map, tgt_map: ``canonical name -> bone name`` for the source and
+            target skeletons (unmapped canonical joints may be absent, except
+            hips, a spine joint, head, and both arms' upperarm/lowerarm/hand
+            and legs' upperleg/lowerleg/foot).
+        target: the target rest skeleton (e.g. ``read_skeleton`` of an
+            armature).
+        root_mode: "hips" (hips bone carries the translation), "in_place"
+            (horizontal translation removed, vertical kept), "root_bone"
+            (``root_bone``, an ancestor of the hips, carries the
+            ground-projected horizontal motion and facing; hips relative to
+            it) or "object" (horizontal motion returned as ``root_motion``
+            for the armature object, the armature plays in place).
+        ik: lock planted feet with two-bone leg IK.
+        hand_ik: place each hand where the source's is relative to its
+            shoulder, scaled by the arm-length ratio, with two-bone arm IK
+            (the elbow bends in the transferred plane and the hand keeps its
+            transferred rotation): claps, touches and reaches survive
+            different upper/lower arm ratios.
+        ground_height: the source's floor height (metres, source armature
+            Z); None estimates it (0 when the feet touch z ~ 0). The target's
+            floor is z = 0 of its armature space.
+        reference: a pose of the source skeleton (its first frame) to match
+            with the target's rest pose, instead of the source's rest pose or
+            (a rest pose that is not standing) the clip's most upright
+            frame; e.g. Drive's standing pose, so that a live preview and the
+            baked take agree whatever the take holds.
+        root_scale: the factor on the hips' horizontal travel (about the
+            world origin); None = the leg-length ratio. A caller whose
+            source already walks a path scaled by 1 / leg ratio (Walk Along
+            Path: the path is the user's, in scene metres) passes the ratio
+            it used, so the hips land on the path exactly.
+        flat_pose: a one-frame pose of the source skeleton standing with
+            both feet flat on the floor (e.g. the take's own end stance: Walk
+            Along Path ends in the controller's idle stance). Its ankle
+            heights are the source's flat-foot level and its feet the
+            flat-foot orientation, instead of estimates from the clip's
+            contact frames (a low percentile of the planted ankle heights
+            and the flattest contact frame, which vary by a few mm and
+            degrees from take to take); it is also the reference pose when
+            ``reference`` is None and the source's rest pose is not standing.
+
+    Returns:
+        :class:`RetargetResult`. Root translation is scaled by the leg-length
+        ratio (target / source hip-to-ankle length) about the source origin
+        and floor.
+
+    Raises:
+        RetargetError: missing required joints, unknown bone names, bad
+            hierarchy or root mode.
+    """
+    st = _setup(motion, src_map, target, tgt_map, root_mode, root_bone)
+    _reference_poses(st, reference, flat_pose)
+    _foot_references(st, reference is not None)
+    _desired_rotations(st)
+    _arm_twists(st)
+    _floors(st, ground_height)
+    _root_translation(st, root_mode, root_scale, ground_height)
+    _assemble(st, ground_height)
+    fwd_rest = _body_frame(st.t_rest_pos, st.tidx)[0]
+    foot_pos = _fit_legs(st, ik, root_mode, fwd_rest)
+    if hand_ik:
+        _arm_ik(target, motion.skeleton, st.sidx, st.tidx, st.W, st.trans, st.s_pos_w, st.world_off,
+                st.t_rest_rot, fwd_rest)
+    # bones that follow their parents (leg twist/helper bones) follow the IK
+    _compose(st)
+    # IK-target-style feet sit where their leg ends, in their parent's frame
+    for tf, pos in sorted(foot_pos.items()):
+        _set_world_position(st, tf, pos)
+    return _result(st)
