@@ -45,7 +45,6 @@ _STYLE_LOOKS = {
 def _style_speeds() -> dict:
     """Each style's own walk / run speed (m/s, the median of its clips) from presets/locomotion_speeds.json."""
     import json
-    from pathlib import Path
 
     try:
         data = json.loads((paths.PRESETS_DIR / "locomotion_speeds.json").read_text())
