@@ -291,7 +291,7 @@ def generate_path(
     with strides and cadence that fit the rig's legs. The returned motion
     and result are in the controller's (scaled) frame."""
     from ..backend.locomotion.cleanup import pin_feet
-    from ..backend.locomotion.path_follow import Path2D, follow_path, snap_to_path
+    from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
     # Bounded time and memory (backend.limits), at the path's mean asked speed.
@@ -309,7 +309,8 @@ def generate_path(
     with _GENERATE_LOCK:
         result = follow_path(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
-            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style, max_seconds=max_seconds,
+            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style,
+            config=FollowConfig(max_seconds=max_seconds),
         )
     _check(cancel)
     result = snap_to_path(result, path.points)
