@@ -728,8 +728,91 @@ def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
     return gaussian_filter1d(med, 1.0, axis=0, mode="nearest")
 
 
-def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
-                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP) -> PathResult:
+@dataclass(frozen=True)
+class SnapConfig:
+    """How :func:`snap_to_path` moves the body onto the path. The three
+    durations are Gaussian sigmas in seconds.
+
+    - ``sway_seconds``: the hips' ground track is smoothed over this (the
+      side-to-side sway of each step is motion, not error, and is kept).
+    - ``progress_seconds``: the tracked point's progress along the path is
+      smoothed over this (the projection jumps across a corner's inside).
+    - ``offset_seconds``: the body's offset onto the path is smoothed over
+      this (a polyline corner becomes a bend ~``speed x offset_seconds``
+      wide instead of a kink in the hips' velocity).
+    - ``surge_keep``: share (0-1) of the hips' along-track surge within a
+      step that is kept (:data:`SURGE_KEEP`).
+    """
+
+    sway_seconds: float = 0.3
+    progress_seconds: float = 0.25
+    offset_seconds: float = 0.15
+    surge_keep: float = SURGE_KEEP
+
+
+def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool) -> np.ndarray:
+    """Arc length ``[F]`` (m) of the tracked point ``[F, 2]`` along the path:
+    in order, monotone, smoothed; the path's end on the last frame when the
+    clip ends standing."""
+    arc = np.empty(len(tracked))
+    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
+    # where the path doubles back on itself (a U-turn's legs overlap: a wide
+    # window lets the projection jump to the way back).
+    progress = Progress(path, reach=0.35, reverse=True)
+    vel = np.gradient(tracked, axis=0)
+    for f, xy in enumerate(tracked):
+        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
+    arc = np.maximum.accumulate(arc)
+    arc = np.clip(gaussian_filter1d(arc, max(cfg.progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    if stands:
+        arc[-1] = path.length
+    return arc
+
+
+def _snap_offset(path: Path2D, tracked: np.ndarray, arc: np.ndarray, fps: float, cfg: SnapConfig,
+                 stands: bool) -> np.ndarray:
+    """Smooth offset ``[F, 2]`` (m) that puts the tracked point on the path
+    at its progress ``arc``; on the end point exactly when the clip ends
+    standing."""
+    offset = path.at(arc) - tracked
+    if stands:
+        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
+        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
+        k = len(tracked) - 1
+        while k > 0 and still[k - 1]:
+            k -= 1
+        offset[k:] = offset[-1]
+    offset = gaussian_filter1d(offset, max(cfg.offset_seconds * fps, 1e-3), axis=0, mode="nearest")
+    if stands:
+        offset[-1] = path.xy[-1] - tracked[-1]
+    return offset
+
+
+def _clean_hips(m: Motion, trans: np.ndarray, hips: int, tracked: np.ndarray, surge_keep: float) -> None:
+    """Move the hips (in ``trans``, in place) about the tracked point:
+    despiked, softly capped and with only ``surge_keep`` of their
+    along-track surge."""
+    fps = float(m.fps)
+    hips_xy = m.world_positions()[:, hips, :2]
+    residual = hips_xy - tracked
+    vel = np.gradient(tracked, axis=0)
+    speed = np.linalg.norm(vel, axis=1, keepdims=True)
+    along = vel / np.maximum(speed, 1e-9)
+    clean = _soft_cap(_despike(residual), HIPS_STRAY_KNEE, HIPS_STRAY_CAP)
+    a = np.sum(clean * along, axis=1, keepdims=True)
+    # Fade the surge cut in with the speed (standing: nothing to cut).
+    w = np.clip(speed * fps / 0.3, 0.0, 1.0)
+    clean = clean - (1.0 - surge_keep) * w * a * along
+    extra = clean - residual
+    # Into the root's frame (joint 0 turns by its yaw about +Z).
+    q = m.rotations[:, 0]
+    yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
+    c, s_ = np.cos(yaw), np.sin(yaw)
+    trans[:, hips, 0] += c * extra[:, 0] + s_ * extra[:, 1]
+    trans[:, hips, 1] += -s_ * extra[:, 0] + c * extra[:, 1]
+
+
+def snap_to_path(res: PathResult, points_xy, *, config: SnapConfig = SnapConfig()) -> PathResult:
     """The result with the whole body moved onto the drawn path.
 
     The controller follows the path closed-loop but lags it: its root cuts
@@ -757,62 +840,26 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
     kept (:data:`SURGE_KEEP`). That moves the hips alone, relative to the
     feet, which the foot clean-up then re-solves the legs for.
 
-    ``points_xy [N, 2]``: the path the result followed (m). Gaussian sigmas
-    are in seconds. Returns a new :class:`PathResult` (``root_xy`` and
-    ``error`` of the moved root; ``target_xy``/``arc`` the progress used)."""
+    ``points_xy [N, 2]``: the path the result followed (m); ``config``: the
+    smoothing (:class:`SnapConfig`). Returns a new :class:`PathResult`
+    (``root_xy`` and ``error`` of the moved root; ``target_xy``/``arc`` the
+    progress used)."""
     path = Path2D(points_xy)
     m = res.motion
     fps = float(m.fps)
     hips = int(np.nonzero(m.skeleton.parents == 0)[0][0]) if np.any(m.skeleton.parents == 0) else 0
-    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(sway_seconds * fps, 1e-3), axis=0, mode="nearest")
-    arc = np.empty(len(tracked))
-    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
-    # where the path doubles back on itself (a U-turn's legs overlap: a wide
-    # window lets the projection jump to the way back).
-    progress = Progress(path, reach=0.35, reverse=True)
-    vel = np.gradient(tracked, axis=0)
-    for f, xy in enumerate(tracked):
-        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
-    arc = np.maximum.accumulate(arc)
-    arc = np.clip(gaussian_filter1d(arc, max(progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(config.sway_seconds * fps, 1e-3), axis=0,
+                                mode="nearest")
     stands = res.stopped_at is not None
-    if stands:
-        arc[-1] = path.length
-    offset = path.at(arc) - tracked
-    if stands:
-        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
-        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
-        k = len(tracked) - 1
-        while k > 0 and still[k - 1]:
-            k -= 1
-        offset[k:] = offset[-1]
-    offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
-    if stands:
-        offset[-1] = path.xy[-1] - tracked[-1]
+    arc = _snap_progress(path, tracked, fps, config, stands)
+    offset = _snap_offset(path, tracked, arc, fps, config, stands)
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
-    roots = m.skeleton.parents < 0
     trans = None
     if m.translations is not None:
         trans = m.translations.copy()
-        trans[:, roots] += d3[:, None]
+        trans[:, m.skeleton.parents < 0] += d3[:, None]
         if np.any(m.skeleton.parents == 0) and m.skeleton.parents[hips] == 0:
-            hips_xy = m.world_positions()[:, hips, :2]
-            residual = hips_xy - tracked
-            vel = np.gradient(tracked, axis=0)
-            speed = np.linalg.norm(vel, axis=1, keepdims=True)
-            along = vel / np.maximum(speed, 1e-9)
-            clean = _soft_cap(_despike(residual), HIPS_STRAY_KNEE, HIPS_STRAY_CAP)
-            a = np.sum(clean * along, axis=1, keepdims=True)
-            # Fade the surge cut in with the speed (standing: nothing to cut).
-            w = np.clip(speed * fps / 0.3, 0.0, 1.0)
-            clean = clean - (1.0 - surge_keep) * w * a * along
-            extra = clean - residual
-            # Into the root's frame (joint 0 turns by its yaw about +Z).
-            q = m.rotations[:, 0]
-            yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
-            c, s_ = np.cos(yaw), np.sin(yaw)
-            trans[:, hips, 0] += c * extra[:, 0] + s_ * extra[:, 1]
-            trans[:, hips, 1] += -s_ * extra[:, 0] + c * extra[:, 1]
+            _clean_hips(m, trans, hips, tracked, config.surge_keep)
     motion = Motion(m.skeleton, m.rotations, m.root_positions + d3, m.fps, trans, name=m.name)
     root_xy = res.root_xy + offset
     feet = None if res.feet is None else res.feet + d3[:, None]
@@ -910,5 +957,5 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+__all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "SnapConfig", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
            "stack_rows"]
