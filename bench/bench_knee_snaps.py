@@ -3,7 +3,7 @@ leg-frames whose knee flexion changes by more than 20° in one 1/30 s frame,
 for the neural controller on the evaluation paths (6 paths × 7 styles): raw,
 cleaned on the shown pose's feet, and cleaned on the predicted feet (the
 default since 2026-11-29) with and without the knee speed limit
-(``pin_feet(knee_speed=)``, on by default since 2026-11-29, session 4).
+(``PinConfig(knee_speed=)``, on by default since 2026-11-29, session 4).
 
     .venv/bin/python bench/bench_knee_snaps.py
 """
@@ -32,7 +32,7 @@ def main():
                 ("raw", r.motion),
                 ("cleaned, shown feet", C.pin_feet(r.motion, predicted=r.contacts)),
                 ("cleaned, predicted feet, no knee limit",
-                 C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, knee_speed=np.inf)),
+                 C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=C.PinConfig(knee_speed=np.inf))),
                 ("cleaned, predicted feet", C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)),
             ):
                 d = np.abs(np.diff(np.degrees(C.knee_angles(m)), axis=0))

@@ -46,7 +46,7 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 CHUNK_FRAMES = 30
 KINDS = ("auto", "neural", "motion_matching")
 #: Least height (m, controller skeleton) the swinging foot is lifted to
-#: between footholds on a path (``cleanup.pin_feet``'s ``swing_clearance``).
+#: between footholds on a path (``cleanup.PinConfig.swing_clearance``).
 SWING_CLEARANCE = 0.08
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
@@ -290,8 +290,8 @@ def generate_path(
     (``root_scale``) the rig's hips are on the drawn path in scene metres,
     with strides and cadence that fit the rig's legs. The returned motion
     and result are in the controller's (scaled) frame."""
-    from ..backend.locomotion.cleanup import pin_feet
-    from ..backend.locomotion.path_follow import Path2D, follow_path, snap_to_path
+    from ..backend.locomotion.cleanup import PinConfig, pin_feet
+    from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
     # Bounded time and memory (backend.limits), at the path's mean asked speed.
@@ -309,13 +309,15 @@ def generate_path(
     with _GENERATE_LOCK:
         result = follow_path(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
-            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style, max_seconds=max_seconds,
+            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style,
+            config=FollowConfig(max_seconds=max_seconds),
         )
     _check(cancel)
     result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
-    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, swing_clearance=SWING_CLEARANCE)
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
+                      config=PinConfig(swing_clearance=SWING_CLEARANCE))
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result

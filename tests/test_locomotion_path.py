@@ -23,7 +23,7 @@ from rigmind.backend.locomotion import dataset as D
 from rigmind.backend.locomotion import features as FT
 from rigmind.backend.locomotion import motion_matching as MM
 from rigmind.backend.locomotion import metrics as MX
-from rigmind.backend.locomotion.cleanup import foot_floors, knee_angles, pin_feet, planted_skate
+from rigmind.backend.locomotion.cleanup import PinConfig, foot_floors, knee_angles, pin_feet, planted_skate
 from rigmind.backend.locomotion.cycle import cycle_period, extract_cycle, seam_jump
 from rigmind.backend.locomotion.path_follow import Path2D, follow_path, walk_cycle
 
@@ -241,10 +241,10 @@ def test_pin_feet_places_feet_where_asked():
     ix = [names.index(n) for n in FT.CONTACT_JOINTS]
     own = m.world_positions()[:, ix]
     a = pin_feet(m).world_positions()
-    b = pin_feet(m, feet=own, feet_smoothing=0.0).world_positions()
+    b = pin_feet(m, feet=own, config=PinConfig(feet_smoothing=0.0)).world_positions()
     np.testing.assert_allclose(a, b, atol=1e-9)
     moved = own + np.array([0.03, 0.0, 0.0])
-    c = pin_feet(m, feet=moved, feet_smoothing=0.0).world_positions()
+    c = pin_feet(m, feet=moved, config=PinConfig(feet_smoothing=0.0)).world_positions()
     for k in (0, 2):  # the ankles
         dx = c[:, ix[k], 0] - a[:, ix[k], 0]
         assert abs(np.median(dx) - 0.03) < 0.005, np.median(dx)
@@ -273,11 +273,11 @@ def test_knee_snaps_are_eased():
 
 def test_pin_feet_knee_easing_on_mocap():
     """On real mocap the easing moves the ankles by under a centimetre and
-    never makes the knees faster; ``knee_speed=inf`` turns it off."""
+    never makes the knees faster; ``PinConfig(knee_speed=inf)`` turns it off."""
     m = FT.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
     names = list(m.skeleton.names)
     ankles = [names.index("Foot_L"), names.index("Foot_R")]
-    on, off = pin_feet(m), pin_feet(m, knee_speed=np.inf)
+    on, off = pin_feet(m), pin_feet(m, config=PinConfig(knee_speed=np.inf))
     moved = np.linalg.norm(on.world_positions()[:, ankles] - off.world_positions()[:, ankles], axis=-1)
     assert moved.max() < 0.01, moved.max()
     speed_on = np.abs(np.diff(knee_angles(on), axis=0)).max()

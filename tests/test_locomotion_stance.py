@@ -94,13 +94,13 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
     """The path follower's stop, snapped to the path and cleaned as Walk
     Along Path cleans it: the last frame is the stance (hip-width, knees
     nearly straight) and the held frames have the feet still."""
-    from rigmind.backend.locomotion.cleanup import pin_feet
+    from rigmind.backend.locomotion.cleanup import PinConfig, pin_feet
     from rigmind.backend.locomotion.path_follow import follow_path, snap_to_path
 
     pts = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 2.0]])
     for style in ("active", "youthful"):
         res = snap_to_path(follow_path(controller, pts, speed=1.3, style=style), pts)
-        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet, swing_clearance=0.08)
+        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=PinConfig(swing_clearance=0.08))
         p = m.world_positions()
         names = list(m.skeleton.names)
         end = stance_measures(p[-1], names)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..locomotion.cleanup import pin_feet
+from ..locomotion.cleanup import PinConfig, pin_feet
 from ..motion import Motion
 
 #: (ankle, toe, hip, knee) joint names per side on the SMPL-X skeleton.
@@ -91,8 +91,8 @@ def plant_feet(motion: Motion, cfg: StandingConfig = StandingConfig()) -> Motion
     ank = pos[:, [names.index(LEGS[0][0]), names.index(LEGS[1][0])], :2]
     steps = plan_steps(ank, motion.fps, cfg)
     contacts = np.stack([steps[:, 0], steps[:, 0], steps[:, 1], steps[:, 1]], axis=1)
-    return pin_feet(motion, contacts,
-                    foot_joints=(LEGS[0][0], LEGS[1][0]), toe_joints=(LEGS[0][1], LEGS[1][1]),
-                    hip_joints=(LEGS[0][2], LEGS[1][2]), knee_joints=(LEGS[0][3], LEGS[1][3]),
-                    blend_seconds=cfg.step_seconds / 2, max_slide=1.0, release_reach=2.0,
-                    swing_slope=cfg.lift_slope, swing_clearance=cfg.clearance)
+    return pin_feet(motion, contacts, config=PinConfig(
+        foot_joints=(LEGS[0][0], LEGS[1][0]), toe_joints=(LEGS[0][1], LEGS[1][1]),
+        hip_joints=(LEGS[0][2], LEGS[1][2]), knee_joints=(LEGS[0][3], LEGS[1][3]),
+        blend_seconds=cfg.step_seconds / 2, max_slide=1.0, release_reach=2.0,
+        swing_slope=cfg.lift_slope, swing_clearance=cfg.clearance))

@@ -42,6 +42,8 @@ Units: metres, seconds; Blender Z-up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ik
@@ -326,26 +328,155 @@ def _keep_feet_apart(legs_out, left, apart: float, fps: float) -> None:
         arr[:, :2] -= ((1.0 - share_l) * push)[:, None] * left
 
 
-def pin_feet(
-    motion: Motion,
-    contacts=None,
-    *,
-    foot_joints=("Foot_L", "Foot_R"),
-    toe_joints=("Toes_L", "Toes_R"),
-    hip_joints=("UpperLeg_L", "UpperLeg_R"),
-    knee_joints=("LowerLeg_L", "LowerLeg_R"),
-    predicted=None,
-    blend_seconds: float = 0.4,
-    soft: float = ik.SOFT_REACH,
-    release_reach: float = ik.MAX_REACH,
-    max_slide: float = 0.25,
-    swing_slope: float = 0.5,
-    swing_clearance: float = 0.05,
-    feet=None,
-    feet_smoothing: float = 2.0 / 30.0,
-    knee_speed: float = np.radians(540.0),
-    feet_apart: float = 0.05,
-) -> Motion:
+@dataclass(frozen=True)
+class PinConfig:
+    """How :func:`pin_feet` pins the feet. Metres, seconds, radians.
+
+    - ``foot_joints``, ``toe_joints``, ``hip_joints``, ``knee_joints``: per
+      side (left, right); the defaults are the Bandai names.
+    - ``blend_seconds``: duration of the ease into and out of a lock
+      (shorter when the gap between two locks is).
+    - ``soft``: fraction of the leg length where the reach starts being
+      compressed (a leg already more extended keeps its own extension).
+    - ``release_reach``: a lock is let go (faded out from there) once it is
+      farther from the hip than this fraction of the leg length ...
+    - ``max_slide`` (m): ... or once the animated foot is this far from it.
+    - ``swing_slope``, ``swing_clearance`` (m): between footholds the foot is
+      kept at least ``swing_slope`` x its horizontal distance to the nearest
+      one above the floor, up to ``swing_clearance``; see
+      :func:`_swing_lift`. 0 turns the lift off.
+    - ``feet_smoothing`` (s): the wanted ``feet`` positions are smoothed over
+      time with a Gaussian of this standard deviation (zero lag, the clip is
+      whole): a network's per-frame positions carry frame-to-frame noise
+      that would show as jitter.
+    - ``knee_speed`` (rad/s): the fastest the solved knee may flex or
+      straighten; where the IK would go faster the leg bends a little more
+      (:func:`_ease_knee_snaps`). The default, 18 degrees per frame at 30
+      fps, is just above the fastest knee in the Bandai mocap (17.4);
+      ``inf`` turns it off.
+    - ``feet_apart`` (m): the least sideways distance between the ankles,
+      measured along the hip joints' line (left minus right): where the
+      pinned feet come closer, or cross, they are pushed apart (the swinging
+      foot first; see :func:`_keep_feet_apart`). The network's feet crossed
+      by up to 11 cm in sharp turns and stops; the validation mocap's ankles
+      stay >= 3.6 cm apart on every rig measured. 0 turns it off.
+    """
+
+    foot_joints: tuple = ("Foot_L", "Foot_R")
+    toe_joints: tuple = ("Toes_L", "Toes_R")
+    hip_joints: tuple = ("UpperLeg_L", "UpperLeg_R")
+    knee_joints: tuple = ("LowerLeg_L", "LowerLeg_R")
+    blend_seconds: float = 0.4
+    soft: float = ik.SOFT_REACH
+    release_reach: float = ik.MAX_REACH
+    max_slide: float = 0.25
+    swing_slope: float = 0.5
+    swing_clearance: float = 0.05
+    feet_smoothing: float = 2.0 / 30.0
+    knee_speed: float = float(np.radians(540.0))
+    feet_apart: float = 0.05
+
+
+def _leg_chains(names, parents, cfg: PinConfig) -> list:
+    """Per side ``(hip, knee, ankle, toe)`` joint indices, checked to be a chain."""
+    legs = []
+    for side in range(2):
+        h, k, a, t = (names.index(n) for n in (cfg.hip_joints[side], cfg.knee_joints[side], cfg.foot_joints[side],
+                                               cfg.toe_joints[side]))
+        if parents[k] != h or parents[a] != k or parents[t] != a:
+            raise ValueError(f"{names[h]} -> {names[k]} -> {names[a]} -> {names[t]} is not a chain of the skeleton")
+        legs.append((h, k, a, t))
+    return legs
+
+
+def _goal_positions(world_pos: np.ndarray, ix, feet, fps: float, cfg: PinConfig) -> np.ndarray:
+    """World positions ``[F, J, 3]`` the feet should follow: the pose's own,
+    with the four foot joints ``ix`` replaced by the (smoothed) wanted
+    ``feet [F, 4, 3]`` when given."""
+    if feet is None:
+        return world_pos
+    f = len(world_pos)
+    feet = np.asarray(feet, dtype=np.float64)
+    if feet.shape != (f, 4, 3):
+        raise ValueError(f"feet must be [frames, 4, 3] (foot_L, toe_L, foot_R, toe_R), got {feet.shape}")
+    if cfg.feet_smoothing > 0 and f > 1:
+        from ..filters import gaussian_filter1d
+
+        feet = gaussian_filter1d(feet, cfg.feet_smoothing * fps, axis=0, mode="nearest")
+    goal_pos = world_pos.copy()
+    goal_pos[:, ix] = feet
+    return goal_pos
+
+
+def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinConfig):
+    """``(ankle target [F, 3], toe target [F, 3], chain length [F], ankle
+    lock weight [F])`` of one leg: its locks, blends and swing lift."""
+    h, k, a, t = leg
+    hip, knee, ankle, toe = pos[:, h], pos[:, k], pos[:, a], pos[:, t]
+    chain = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    kw = dict(hip=hip, reach=cfg.release_reach * chain, max_slide=cfg.max_slide)
+    # Ankle lock, then the toe lock relative to where the foot lands after it.
+    off_a, w_a, runs_a = _lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
+    off_t, _, runs_t = _lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
+    # A planted ankle turns the foot to reach the toe lock; a free ankle is
+    # carried along by it (the foot keeps its animated orientation).
+    target = ankle + off_a + (1.0 - w_a)[:, None] * off_t
+    toe_target = toe + off_a + off_t
+    if cfg.swing_slope > 0:
+        # The foot is rigid here: lift it by what the ankle or the toe needs.
+        lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=cfg.swing_slope,
+                             clearance=cfg.swing_clearance)
+        lift_t = _swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=cfg.swing_slope,
+                             clearance=cfg.swing_clearance)
+        lift = lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
+        target[:, 2] += lift
+        toe_target[:, 2] += lift
+    return target, toe_target, chain, w_a
+
+
+def _leg_targets(pos, legs, contacts, floors, nb: float, fps: float, cfg: PinConfig) -> list:
+    """Per leg ``(ankle target, toe target, chain length)``, the feet kept
+    apart sideways."""
+    out = [_one_leg_targets(pos, leg, side, contacts, floors, nb, cfg) for side, leg in enumerate(legs)]
+    if cfg.feet_apart > 0:
+        left = pos[:, legs[0][0], :2] - pos[:, legs[1][0], :2]
+        left = left / np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
+        _keep_feet_apart([[o[0], o[1], o[3]] for o in out], left, cfg.feet_apart, fps)
+    return [o[:3] for o in out]
+
+
+def _solve_leg(rot, world_rot, world_pos, parents, leg, target, toe_target, chain, fps: float, cfg: PinConfig) -> None:
+    """Re-solve one leg's hip, knee and foot rotations (in ``rot``, local,
+    in place) so the ankle reaches ``target`` (reach softened, knee speed
+    bounded) and the foot points at ``toe_target``."""
+    h, k, a, t = leg
+    hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
+    extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
+    l1, l2 = np.linalg.norm(knee - hip, axis=-1), np.linalg.norm(ankle - knee, axis=-1)
+    # The reach the solver would give (soft roll-off, then its clamp) ...
+    to_target = target - hip
+    dist = np.linalg.norm(to_target, axis=-1)
+    reach = np.clip(ik.soft_reach(dist, l1 + l2, np.maximum(cfg.soft, extension), ik.MAX_REACH),
+                    np.abs(l1 - l2) + 1e-6, ik.MAX_REACH * (l1 + l2))
+    # ... with fast knee changes eased; the solver then reaches it exactly.
+    if np.isfinite(cfg.knee_speed):
+        reach = _ease_knee_snaps(reach, l1, l2, fps, cfg.knee_speed)
+    solve_to = hip + to_target * (reach / np.maximum(dist, 1e-9))[:, None]
+    q_up, q_low, reached = ik.two_bone_ik(hip, knee, ankle, solve_to, _pole(hip, knee, ankle, toe))
+    up_w = R.mul(q_up, world_rot[:, h])
+    low_w = R.mul(q_low, world_rot[:, k])
+    # The foot keeps its animated world orientation, turned so that the toe
+    # lies from the ankle where the toe target lies from the ankle target
+    # (a toe lock's weighted share, or the wanted feet's direction).
+    turn = R.between_vectors(toe - ankle, toe_target - target)
+    foot_w = R.mul(turn, world_rot[:, a])
+    parent_w = world_rot[:, parents[h]] if parents[h] >= 0 else R.identity((len(rot),))
+    rot[:, h] = R.mul(R.inv(parent_w), up_w)
+    rot[:, k] = R.mul(R.inv(up_w), low_w)
+    rot[:, a] = R.mul(R.inv(low_w), foot_w)
+
+
+def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config: PinConfig = PinConfig()) -> Motion:
     """``motion`` with planted feet pinned (see the module docstring).
 
     Args:
@@ -356,136 +487,39 @@ def pin_feet(
         predicted: ``[F, 4]`` contact probabilities from a controller (its
             ``contacts`` after each step), same order; see
             :func:`stance_contacts`.
-        foot_joints, toe_joints, hip_joints, knee_joints: per side (left,
-            right); the defaults are the Bandai names.
-        blend_seconds: duration (s) of the ease into and out of a lock
-            (shorter when the gap between two locks is).
-        soft: fraction of the leg length where the reach starts being
-            compressed (a leg already more extended keeps its own extension).
-        release_reach: a lock is let go (faded out from there) once it is
-            farther from the hip than this fraction of the leg length.
-        max_slide: ... or once the animated foot is this far (m) from it.
-        swing_slope, swing_clearance: between footholds the foot is kept
-            at least ``swing_slope`` x its horizontal distance (m) to the
-            nearest one above the floor, up to ``swing_clearance`` (m); see
-            :func:`_swing_lift`. 0 turns the lift off.
         feet: ``[F, 4, 3]`` world positions (m) where the animation wants
             ``(foot_L, toe_L, foot_R, toe_R)``, when they are not where the
             rotations put them: a controller's predicted joint positions
             (its ``feet``). They replace the forward-kinematics positions as
             what the locks, the lift and the IK start from; the knee's bend
             still comes from the pose. Default: the pose's own.
-        feet_smoothing: ``feet`` are smoothed over time with a Gaussian of
-            this standard deviation (s; zero lag, the clip is whole): a
-            network's per-frame positions carry frame-to-frame noise that
-            would show as jitter.
-        knee_speed: the fastest the solved knee may flex or straighten
-            (rad/s); where the IK would go faster the leg bends a little more
-            (:func:`_ease_knee_snaps`). The default, 18 degrees per frame at
-            30 fps, is just above the fastest knee in the Bandai mocap
-            (17.4); ``inf`` turns it off.
-        feet_apart: the least sideways distance (m) between the ankles,
-            measured along the hip joints' line (left minus right): where
-            the pinned feet come closer, or cross, they are pushed apart
-            (the swinging foot first; see :func:`_keep_feet_apart`). The
-            network's feet crossed by up to 11 cm in sharp turns and stops;
-            the validation mocap's ankles stay >= 3.6 cm apart on every rig
-            measured. 0 turns it off.
+        config: joints, lock, lift and IK settings (:class:`PinConfig`).
 
     Returns a new :class:`Motion` (same skeleton, fps, root and
     translations); only the upper leg, lower leg and foot rotations change.
     """
+    cfg = config
     sk = motion.skeleton
     names = list(sk.names)
     f = motion.num_frames
     world_rot, world_pos = motion.world()
-    joints = (foot_joints[0], toe_joints[0], foot_joints[1], toe_joints[1])
+    joints = (cfg.foot_joints[0], cfg.toe_joints[0], cfg.foot_joints[1], cfg.toe_joints[1])
     ix = [names.index(n) for n in joints]
-    goal_pos = world_pos
-    if feet is not None:
-        feet = np.asarray(feet, dtype=np.float64)
-        if feet.shape != (f, 4, 3):
-            raise ValueError(f"feet must be [frames, 4, 3] (foot_L, toe_L, foot_R, toe_R), got {feet.shape}")
-        if feet_smoothing > 0 and f > 1:
-            from ..filters import gaussian_filter1d
-
-            feet = gaussian_filter1d(feet, feet_smoothing * motion.fps, axis=0, mode="nearest")
-        goal_pos = world_pos.copy()
-        goal_pos[:, ix] = feet
+    goal_pos = _goal_positions(world_pos, ix, feet, motion.fps, cfg)
     if contacts is None:
         contacts = stance_contacts(goal_pos, names, motion.fps, predicted, joints)
     contacts = np.asarray(contacts, dtype=np.float64)
     if contacts.shape != (f, 4):
         raise ValueError(f"contacts must be [frames, 4] (foot_L, toe_L, foot_R, toe_R), got {contacts.shape}")
-    nb = blend_seconds * motion.fps
     # Floor of each foot joint (m): its lowest height in the clip (1st percentile).
     floors = np.percentile(goal_pos[:, ix, 2], 1.0, axis=0)
-    parents = sk.parents
-    legs = []
-    for side in range(2):
-        h, k, a, t = (names.index(n) for n in (hip_joints[side], knee_joints[side], foot_joints[side], toe_joints[side]))
-        if parents[k] != h or parents[a] != k or parents[t] != a:
-            raise ValueError(f"{names[h]} -> {names[k]} -> {names[a]} -> {names[t]} is not a chain of the skeleton")
-        legs.append((h, k, a, t))
-
-    def targets(pos, reach_frac):
-        """Per leg: (ankle target, toe target, chain length); locks farther
-        than ``reach_frac`` of the leg are released."""
-        out = []
-        for side, (h, k, a, t) in enumerate(legs):
-            hip, knee, ankle, toe = pos[:, h], pos[:, k], pos[:, a], pos[:, t]
-            chain = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
-            kw = dict(hip=hip, reach=reach_frac * chain, max_slide=max_slide)
-            # Ankle lock, then the toe lock relative to where the foot lands after it.
-            off_a, w_a, runs_a = _lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
-            off_t, _, runs_t = _lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
-            # A planted ankle turns the foot to reach the toe lock; a free ankle is
-            # carried along by it (the foot keeps its animated orientation).
-            target = ankle + off_a + (1.0 - w_a)[:, None] * off_t
-            toe_target = toe + off_a + off_t
-            if swing_slope > 0:
-                # The foot is rigid here: lift it by what the ankle or the toe needs.
-                lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=swing_slope, clearance=swing_clearance)
-                lift_t = _swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=swing_slope, clearance=swing_clearance)
-                lift = lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
-                target[:, 2] += lift
-                toe_target[:, 2] += lift
-            out.append((target, toe_target, chain, w_a))
-        if feet_apart > 0:
-            left = pos[:, legs[0][0], :2] - pos[:, legs[1][0], :2]
-            left = left / np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
-            _keep_feet_apart([[o[0], o[1], o[3]] for o in out], left, feet_apart, motion.fps)
-        return [o[:3] for o in out]
-
+    legs = _leg_chains(names, sk.parents, cfg)
+    targets = _leg_targets(goal_pos, legs, contacts, floors, cfg.blend_seconds * motion.fps, motion.fps, cfg)
     rot = motion.rotations.copy()
-    for (h, k, a, t), (target, toe_target, chain) in zip(legs, targets(goal_pos, release_reach)):
-        hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
-        extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
-        l1, l2 = np.linalg.norm(knee - hip, axis=-1), np.linalg.norm(ankle - knee, axis=-1)
-        # The reach the solver would give (soft roll-off, then its clamp) ...
-        to_target = target - hip
-        dist = np.linalg.norm(to_target, axis=-1)
-        reach = np.clip(ik.soft_reach(dist, l1 + l2, np.maximum(soft, extension), ik.MAX_REACH),
-                        np.abs(l1 - l2) + 1e-6, ik.MAX_REACH * (l1 + l2))
-        # ... with fast knee changes eased; the solver then reaches it exactly.
-        if np.isfinite(knee_speed):
-            reach = _ease_knee_snaps(reach, l1, l2, motion.fps, knee_speed)
-        solve_to = hip + to_target * (reach / np.maximum(dist, 1e-9))[:, None]
-        q_up, q_low, reached = ik.two_bone_ik(hip, knee, ankle, solve_to, _pole(hip, knee, ankle, toe))
-        up_w = R.mul(q_up, world_rot[:, h])
-        low_w = R.mul(q_low, world_rot[:, k])
-        # The foot keeps its animated world orientation, turned so that the toe
-        # lies from the ankle where the toe target lies from the ankle target
-        # (a toe lock's weighted share, or the wanted feet's direction).
-        turn = R.between_vectors(toe - ankle, toe_target - target)
-        foot_w = R.mul(turn, world_rot[:, a])
-        parent_w = world_rot[:, parents[h]] if parents[h] >= 0 else R.identity((f,))
-        rot[:, h] = R.mul(R.inv(parent_w), up_w)
-        rot[:, k] = R.mul(R.inv(up_w), low_w)
-        rot[:, a] = R.mul(R.inv(low_w), foot_w)
-
+    for leg, (target, toe_target, chain) in zip(legs, targets):
+        _solve_leg(rot, world_rot, world_pos, sk.parents, leg, target, toe_target, chain, motion.fps, cfg)
     translations = None if motion.translations is None else motion.translations.copy()
-    out = Motion(
+    return Motion(
         sk,
         R.make_continuous(R.normalize(rot), axis=0),
         motion.root_positions.copy(),
@@ -495,7 +529,6 @@ def pin_feet(
         None if motion.shape_weights is None else motion.shape_weights.copy(),
         motion.name,
     )
-    return out
 
 
 def foot_floors(motion: Motion, joints=FT.CONTACT_JOINTS) -> np.ndarray:
@@ -545,4 +578,4 @@ def knee_angles(motion: Motion, legs=BANDAI_LEGS) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-__all__ = ["pin_feet", "stance_contacts", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]
+__all__ = ["PinConfig", "pin_feet", "stance_contacts", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]

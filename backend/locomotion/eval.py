@@ -273,10 +273,10 @@ def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None,
         if notes is not None:
             notes.add(f"path_follow.follow_path takes no pauses: {path.name} used the built-in pure-pursuit follower")
         return pursue_path(controller, path.points, speed, style, pauses=path.pauses, max_seconds=max_seconds)
-    extra = {} if max_seconds is None else {"max_seconds": max_seconds}
     start = path.points[0]
     controller.reset(position=start, yaw=float(FT.yaw_from_facing(path.points[1] - start)), style=style)
-    res = PF.follow_path(controller, path.points, speed=speed, style=style, **extra)
+    res = PF.follow_path(controller, path.points, speed=speed, style=style,
+                         config=PF.FollowConfig(max_seconds=max_seconds))
     res.follower = "path_follow.follow_path"
     return res
 

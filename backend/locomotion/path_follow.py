@@ -34,7 +34,7 @@ Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from ..filters import gaussian_filter1d
@@ -372,34 +372,298 @@ def standing_pose(controller, position, yaw: float, style) -> Motion:
     return controller.pose()
 
 
-def follow_path(
-    controller,
-    points_xy,
-    *,
-    speed=1.3,
-    style: str = "normal",
-    fps: float = 30.0,
-    max_seconds: float = None,
-    accel: float = None,
-    decel: float = None,
-    lateral_accel: float = None,
-    lateral_scale: float = None,
-    lookahead_seconds: float = 0.7,
-    min_lookahead: float = 0.35,
-    facing_lead_seconds: float = 0.2,
-    stop_radius: float = 0.08,
-    stop_lag_seconds: float = 0.6,
-    hold_seconds: float = 0.6,
-    hold_speed: float = 0.25,
-    rest_speed: float = 0.25,
-    max_extra_hold_seconds: float = 1.5,
-    settle_seconds: float = 0.3,
-    approach_seconds: float = 0.6,
-    arrive_radius: float = 0.1,
-    stop_decel: float = 0.75,
-    stand_blend_seconds: float = 0.5,
-    stand_hold_seconds: float = 0.4,
-) -> PathResult:
+@dataclass(frozen=True)
+class FollowConfig:
+    """How :func:`follow_path` drives the controller. Metres, seconds, m/s,
+    m/s^2.
+
+    - ``max_seconds``: hard limit on the clip duration (None: the planned
+      time times 1.5 plus 5 s plus ``hold_seconds``).
+    - ``accel``, ``decel``, ``lateral_accel`` (m/s^2): None = from the top
+      speed (walk ~1.5 / 1.5 / 1.0, run up to 3.5 / 3.5 / 3.0).
+    - ``lateral_scale``: the walking lateral acceleration's factor; None =
+      the style's own (:func:`turn_lateral_scale`: its turn clips').
+    - ``lookahead_seconds``, ``min_lookahead`` (m): pure-pursuit look-ahead
+      distance = max(min_lookahead, lookahead_seconds * current speed command).
+    - ``facing_lead_seconds``: the facing is the path tangent this far ahead
+      of the root's projection (turns the body slightly into bends).
+    - ``stop_radius`` (m), ``stop_lag_seconds``: the stop phase starts when
+      the root, extrapolated ``stop_lag_seconds`` ahead at its current speed
+      toward the end point (the controller keeps moving for a while after a
+      stop command), is within ``stop_radius`` of it, or has passed it.
+    - ``hold_seconds``, ``rest_speed`` (m/s), ``max_extra_hold_seconds``: the
+      stop phase lasts at least ``hold_seconds`` (>= 0.5 s so the standing
+      pose settles), then until the root's smoothed speed is below
+      ``rest_speed``, at most ``max_extra_hold_seconds`` longer.
+    - ``hold_speed`` (m/s): during the stop phase the command is a slow drift
+      back toward the end point, at most this fast (0 = a pure zero velocity
+      command): it cancels the creep of a controller whose "standing" still
+      moves a little, and is too slow to start a step.
+    - ``settle_seconds``: zero-velocity frames run after ``reset`` and thrown
+      away, so the clip starts from the controller's standing pose.
+    - ``approach_seconds``: near the end the speed is at most
+      ``distance_to_end / approach_seconds`` (a proportional approach that
+      absorbs the controller's lag instead of overshooting).
+    - ``arrive_radius`` (m): the stop phase also goes on (within the extra
+      hold time) until the root is this close to the end point.
+    - ``stop_decel`` (m/s^2): the braking asked for on the way to the end
+      (gentler than ``decel``: the controller lags the command by ~0.5 s, so
+      a late hard brake arrives fast).
+    - ``stand_blend_seconds``, ``stand_hold_seconds``: then the clip blends
+      (:func:`blend_to_pose`) into the controller's standing pose
+      (:func:`standing_pose`) with its root on the end point, facing along
+      the last segment, and holds it: a learned controller trained on clips
+      with few idle frames never quite stops by itself (it creeps at ~0.3
+      m/s), and the end must stand. With a controller that predicts its
+      feet, the feet step into the stance one at a time meanwhile
+      (:func:`.stance.settle_steps`; the blend lasts as long as the steps
+      when that is longer). 0 blend = no standing end.
+    """
+
+    max_seconds: float = None
+    accel: float = None
+    decel: float = None
+    lateral_accel: float = None
+    lateral_scale: float = None
+    lookahead_seconds: float = 0.7
+    min_lookahead: float = 0.35
+    facing_lead_seconds: float = 0.2
+    stop_radius: float = 0.08
+    stop_lag_seconds: float = 0.6
+    hold_seconds: float = 0.6
+    hold_speed: float = 0.25
+    rest_speed: float = 0.25
+    max_extra_hold_seconds: float = 1.5
+    settle_seconds: float = 0.3
+    approach_seconds: float = 0.6
+    arrive_radius: float = 0.1
+    stop_decel: float = 0.75
+    stand_blend_seconds: float = 0.5
+    stand_hold_seconds: float = 0.4
+
+
+@dataclass
+class _Follow:
+    """:func:`follow_path`'s running state and per-frame record: the plan
+    (``path``, ``profile``, ``accel``), the character (``root`` XY, its
+    smoothed velocity ``root_vel``, progress ``s_proj``), the speed command
+    ``v_cmd``, the first frame of the stop phase, and one row per frame."""
+
+    path: Path2D
+    profile: np.ndarray
+    cfg: FollowConfig
+    style: object
+    accel: float
+    ctl_fps: float
+    root: np.ndarray
+    progress: Progress
+    s_proj: float = 0.0
+    v_cmd: float = 0.0
+    stop_frame: int = None
+    root_vel: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    poses: list = field(default_factory=list)
+    arcs: list = field(default_factory=list)
+    targets: list = field(default_factory=list)
+    roots: list = field(default_factory=list)
+    commands: list = field(default_factory=list)
+    stopping: list = field(default_factory=list)
+    contacts: list = field(default_factory=list)  # the controller's predicted contacts after each step
+    feet: list = field(default_factory=list)  # and its predicted foot positions
+
+    def record(self, pose, contacts, feet, command, stopping: bool) -> None:
+        self.poses.append(pose)
+        self.contacts.append(contacts)
+        self.feet.append(feet)
+        self.arcs.append(self.s_proj)
+        self.targets.append(self.path.at(self.s_proj))
+        self.roots.append(self.root)
+        self.commands.append(command)
+        self.stopping.append(stopping)
+
+
+def _gait_config(path: Path2D, speed, style, cfg: FollowConfig):
+    """``(accel, decel, lateral_accel)`` (m/s^2): the config's, or the
+    defaults for the top requested speed and the style's cornering."""
+    if callable(speed):
+        top = max(float(speed(s)) for s in path.s[:: max(len(path.s) // 50, 1)])
+    else:
+        top = float(np.max(speed))
+    lateral_scale = turn_lateral_scale(style) if cfg.lateral_scale is None else cfg.lateral_scale
+    d_acc, d_dec, d_lat = _gait_limits(top, lateral_scale)
+    accel = d_acc if cfg.accel is None else float(cfg.accel)
+    decel = d_dec if cfg.decel is None else float(cfg.decel)
+    lateral_accel = d_lat if cfg.lateral_accel is None else float(cfg.lateral_accel)
+    return accel, decel, lateral_accel
+
+
+def _settle(controller, path: Path2D, style, cfg: FollowConfig):
+    """Reset the controller on the path's start, facing its first segment,
+    and run ``settle_seconds`` of standing still (thrown away). Returns the
+    last pose and the controller's frame rate."""
+    start_yaw = float(FT.yaw_from_facing(path.start_dir))
+    controller.reset(position=tuple(path.xy[0]), yaw=start_yaw, style=style)
+    stand = Control(velocity=(0.0, 0.0), facing=tuple(path.start_dir), style=style)
+    first = controller.step(stand)
+    ctl_fps = float(first.fps)
+    for _ in range(int(round(cfg.settle_seconds * ctl_fps)) - 1):
+        first = controller.step(stand)
+    return first, ctl_fps
+
+
+def _max_frames(path: Path2D, profile: np.ndarray, cfg: FollowConfig, ctl_fps: float) -> int:
+    max_seconds = cfg.max_seconds
+    if max_seconds is None:
+        # Planned time: integrate ds / v over the profile (with a floor so the zero at the end stays finite).
+        planned = float(np.sum(path.ds / np.maximum(profile, 0.2)))
+        max_seconds = 1.5 * planned + 5.0 + cfg.hold_seconds
+    return max(int(round(max_seconds * ctl_fps)), 1)
+
+
+def _stop_command(st: _Follow, f: int, to_end, dist_end: float, closing: float):
+    """The stop phase's command ``(velocity, facing)``: a slow drift onto the
+    end point; None once the character has stood long enough."""
+    cfg, fps = st.cfg, st.ctl_fps
+    held = f - st.stop_frame
+    hold_frames = max(int(np.ceil(cfg.hold_seconds * fps)), 1)
+    extra_frames = int(round(cfg.max_extra_hold_seconds * fps))
+    # On the end point and slow, or as close as it gets (no longer closing in).
+    settled = dist_end < cfg.arrive_radius and (np.linalg.norm(st.root_vel) < cfg.rest_speed or closing <= 0.0)
+    if held >= hold_frames and (settled or held >= hold_frames + extra_frames):
+        return None
+    vel = to_end / cfg.approach_seconds
+    n = np.linalg.norm(vel)
+    if n > cfg.hold_speed:
+        vel *= cfg.hold_speed / n
+    return vel, st.path.end_dir
+
+
+def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
+    """The walking command ``(velocity, facing)``: the planned speed (limited
+    by the braking to the end, the approach and the acceleration in time)
+    toward the pure-pursuit look-ahead point, facing the path a little ahead."""
+    cfg, path = st.cfg, st.path
+    v_allowed = float(np.interp(st.s_proj, path.s, st.profile))
+    v_allowed = min(v_allowed, np.sqrt(2.0 * cfg.stop_decel * max(path.length - st.s_proj, 0.0)))
+    if near_end:  # (a closed path starts on its end point)
+        v_allowed = min(v_allowed, dist_end / cfg.approach_seconds)
+    # Acceleration limit in time (the plan in arc length cannot see that
+    # the character starts standing); braking follows the plan at once.
+    st.v_cmd = min(v_allowed, st.v_cmd + st.accel * (1.0 / st.ctl_fps))
+    look = max(cfg.min_lookahead, cfg.lookahead_seconds * st.v_cmd)
+    s_look = st.s_proj + look
+    gate = st.progress.gate()
+    if gate is not None:
+        s_look = min(s_look, gate[0])  # walk up to a sharp corner before aiming past it
+    if s_look >= path.length:
+        # Past the end of the path: aim at the end point itself.
+        aim = to_end
+    else:
+        aim = path.at(s_look) - st.root
+    n = np.linalg.norm(aim)
+    vel = st.v_cmd * aim / n if n > 1e-6 else np.zeros(2)
+    facing = path.tangent_at(min(st.s_proj + cfg.facing_lead_seconds * st.v_cmd, path.length))
+    if st.s_proj >= path.length - 0.5 * cfg.min_lookahead:
+        facing = path.end_dir
+    return vel, facing
+
+
+def _command(st: _Follow, f: int):
+    """Frame ``f``'s command ``(velocity, facing)``, starting the stop phase
+    when the end is (about to be) reached; None when the walk is over."""
+    cfg, path = st.cfg, st.path
+    to_end = path.xy[-1] - st.root
+    dist_end = float(np.linalg.norm(to_end))
+    # Remaining distance once the controller's lag is spent: only the part
+    # of the velocity toward the end point counts (a cross-track error
+    # would otherwise keep the extrapolated point outside stop_radius).
+    closing = float(np.dot(st.root_vel, to_end)) / max(dist_end, 1e-6)
+    predicted = dist_end - cfg.stop_lag_seconds * max(closing, 0.0)
+    passed = st.s_proj >= path.length - 1e-6 and dist_end < 0.5
+    near_end = st.s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
+    # Only on the last stretch: a closed path (a circle drawn back to its
+    # start) begins on its own end point.
+    if st.stop_frame is None and near_end and (dist_end < cfg.stop_radius or passed or predicted < cfg.stop_radius):
+        st.stop_frame = f
+    if st.stop_frame is not None:
+        return _stop_command(st, f, to_end, dist_end, closing)
+    return _walk_command(st, to_end, dist_end, near_end)
+
+
+def _drive(controller, st: _Follow, max_frames: int) -> None:
+    """The closed loop: command, step, measure, until the character has
+    stood on the end point or ``max_frames`` ran out."""
+    dt = 1.0 / st.ctl_fps
+    vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
+    for f in range(max_frames):
+        command = _command(st, f)
+        if command is None:
+            break
+        vel, facing = command
+        pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=st.style))
+        new_root = pose.root_positions[0, :2].copy()
+        st.root_vel += vel_alpha * ((new_root - st.root) / dt - st.root_vel)
+        st.root = new_root
+        st.s_proj = st.progress.update(st.root)
+        st.record(pose, getattr(controller, "contacts", None), getattr(controller, "feet", None), vel,
+                  st.stop_frame is not None)
+
+
+def _stand_at_end(controller, st: _Follow) -> None:
+    """End standing: an inertialised blend into the standing pose on the end
+    point, then ``stand_hold_seconds`` of it."""
+    cfg, path, ctl_fps = st.cfg, st.path, st.ctl_fps
+    stand = standing_pose(controller, path.xy[-1], FT.yaw_from_facing(path.end_dir), st.style)
+    n_blend = max(int(round(cfg.stand_blend_seconds * ctl_fps)), 1)
+    n_hold = int(round(cfg.stand_hold_seconds * ctl_fps))
+    tail_feet = tail_contacts = None
+    if st.feet and st.feet[-1] is not None:
+        # The feet step into the stance one at a time (the other planted)
+        # while the body blends into it: blending the feet too would
+        # slide them, and the cleanup would pin them where they were
+        # and bend the knees to reach.
+        stance_feet = stand.world_positions()[0][list(FT.CONTACT_INDEX)]
+        n_blend = max(n_blend, settle_frames(st.feet[-1], stance_feet, ctl_fps))
+        last_c = st.contacts[-1]
+        lifted = None if last_c is None else np.asarray(last_c)[[0, 2]] < 0.5
+        steps, step_contacts = settle_steps(st.feet[-1], stance_feet, n_blend, ctl_fps, lifted)
+        tail_feet = np.concatenate([steps, np.repeat(stance_feet[None], n_hold, 0)])
+        tail_contacts = np.concatenate([step_contacts, np.ones((n_hold, 4))])
+    tail = blend_to_pose(st.poses[-2], st.poses[-1], stand, n_blend)
+    tail = _concat([tail] + [stand] * n_hold, ctl_fps)
+    for k in range(tail.num_frames):
+        if tail_contacts is not None:
+            contacts = tail_contacts[k]
+        else:
+            # Blending: no prediction (detection decides); standing: both feet down.
+            contacts = np.full(4, 0.0 if k < n_blend else 1.0)
+        st.root = tail.root_positions[k, :2].copy()
+        st.s_proj = path.project(st.root, st.s_proj)
+        st.record(tail.slice(k, k + 1), contacts, tail_feet[k] if tail_feet is not None else None, np.zeros(2), True)
+
+
+def _result(st: _Follow) -> PathResult:
+    motion = _concat(st.poses, st.ctl_fps)
+    motion.name = "follow_path"
+    root_xy = np.array(st.roots)
+    return PathResult(
+        motion=motion,
+        target_xy=np.array(st.targets),
+        arc=np.array(st.arcs),
+        root_xy=root_xy,
+        error=st.path.distance(root_xy),
+        command=np.array(st.commands),
+        stopping=np.array(st.stopping),
+        path_xy=st.path.xy,
+        profile=st.profile,
+        stopped_at=st.stop_frame,
+        length=st.path.length,
+        contacts=stack_rows(st.contacts),
+        feet=stack_rows(st.feet),
+    )
+
+
+def follow_path(controller, points_xy, *, speed=1.3, style: str = "normal", fps: float = 30.0,
+                config: FollowConfig = FollowConfig()) -> PathResult:
     """Walk ``controller`` along the polyline ``points_xy [N, 2]`` (world XY,
     metres; a dense polyline sampled from a curve works too) and return the
     clip in world space with per-frame tracking data (:class:`PathResult`).
@@ -410,202 +674,19 @@ def follow_path(
         style: the style key asked of the controller (None = any).
         fps: frame rate of the returned clip (the controller runs at its own
             rate; the result is resampled when they differ).
-        max_seconds: hard limit on the clip duration (default: the planned
-            time times 1.5 plus 5 s).
-        accel, decel, lateral_accel: m/s^2; default from the top speed
-            (walk ~1.5 / 1.5 / 1.0, run up to 3.5 / 3.5 / 3.0).
-        lateral_scale: the walking lateral acceleration's factor; None =
-            the style's own (:func:`turn_lateral_scale`: its turn clips').
-        lookahead_seconds, min_lookahead: pure-pursuit look-ahead distance
-            = max(min_lookahead, lookahead_seconds * current speed command).
-        facing_lead_seconds: the facing is the path tangent this far ahead
-            of the root's projection (turns the body slightly into bends).
-        stop_radius, stop_lag_seconds: the stop phase starts when the root,
-            extrapolated ``stop_lag_seconds`` ahead at its current speed toward
-            the end point (the controller keeps moving for a while after a stop
-            command), is within ``stop_radius`` of it, or has passed it.
-        hold_seconds, rest_speed, max_extra_hold_seconds: the stop phase
-            lasts at least ``hold_seconds`` (>= 0.5 s so the standing pose
-            settles), then until the root's smoothed speed is below
-            ``rest_speed`` (m/s), at most ``max_extra_hold_seconds`` longer.
-        hold_speed: during the stop phase the command is a slow drift back
-            toward the end point, at most this fast (m/s; 0 = a pure zero
-            velocity command): it cancels the creep of a controller whose
-            "standing" still moves a little, and is too slow to start a step.
-        settle_seconds: zero-velocity frames run after ``reset`` and thrown
-            away, so the clip starts from the controller's standing pose.
-        approach_seconds: near the end the speed is at most
-            ``distance_to_end / approach_seconds`` (a proportional approach
-            that absorbs the controller's lag instead of overshooting).
-        stop_decel: m/s^2, the braking asked for on the way to the end (gentler
-            than ``decel``: the controller lags the command by ~0.5 s, so a
-            late hard brake arrives fast).
-        arrive_radius: the stop phase also goes on (within the extra hold
-            time) until the root is this close (m) to the end point.
-        stand_blend_seconds, stand_hold_seconds: then the clip blends
-            (:func:`blend_to_pose`) into the controller's standing pose
-            (:func:`standing_pose`) with its root on the end point, facing
-            along the last segment, and holds it: a learned controller
-            trained on clips with few idle frames never quite stops by
-            itself (it creeps at ~0.3 m/s), and the end must stand. With a
-            controller that predicts its feet, the feet step into the
-            stance one at a time meanwhile (:func:`.stance.settle_steps`;
-            the blend lasts as long as the steps when that is longer).
+        config: the follower's limits and timings (:class:`FollowConfig`).
     """
     path = Path2D(points_xy)
-    if callable(speed):
-        top = max(float(speed(s)) for s in path.s[:: max(len(path.s) // 50, 1)])
-    else:
-        top = float(np.max(speed))
-    d_acc, d_dec, d_lat = _gait_limits(top, turn_lateral_scale(style) if lateral_scale is None else lateral_scale)
-    accel = d_acc if accel is None else float(accel)
-    decel = d_dec if decel is None else float(decel)
-    lateral_accel = d_lat if lateral_accel is None else float(lateral_accel)
+    accel, decel, lateral_accel = _gait_config(path, speed, style, config)
     profile = speed_profile(path, speed, lateral_accel=lateral_accel, decel=decel)
-
-    start_yaw = float(FT.yaw_from_facing(path.start_dir))
-    controller.reset(position=tuple(path.xy[0]), yaw=start_yaw, style=style)
-    stand = Control(velocity=(0.0, 0.0), facing=tuple(path.start_dir), style=style)
-    first = controller.step(stand)
-    ctl_fps = float(first.fps)
-    dt = 1.0 / ctl_fps
-    for _ in range(int(round(settle_seconds * ctl_fps)) - 1):
-        first = controller.step(stand)
-
-    if max_seconds is None:
-        # Planned time: integrate ds / v over the profile (with a floor so the zero at the end stays finite).
-        planned = float(np.sum(path.ds / np.maximum(profile, 0.2)))
-        max_seconds = 1.5 * planned + 5.0 + hold_seconds
-    max_frames = max(int(round(max_seconds * ctl_fps)), 1)
-
-    poses, arcs, targets, roots, commands, stopping = [], [], [], [], [], []
-    contact_probs = []  # the controller's predicted contacts after each step
-    feet = []  # and its predicted foot positions
-    root = first.root_positions[0, :2].copy()
-    root_vel = np.zeros(2)
-    vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
-    progress = Progress(path)
-    s_proj = progress.update(root)
-    v_cmd = 0.0
-    stop_frame = None
-    hold_frames = max(int(np.ceil(hold_seconds * ctl_fps)), 1)
-    extra_frames = int(round(max_extra_hold_seconds * ctl_fps))
-    end = path.xy[-1]
-    for f in range(max_frames):
-        to_end = end - root
-        dist_end = float(np.linalg.norm(to_end))
-        # Remaining distance once the controller's lag is spent: only the part
-        # of the velocity toward the end point counts (a cross-track error
-        # would otherwise keep the extrapolated point outside stop_radius).
-        closing = float(np.dot(root_vel, to_end)) / max(dist_end, 1e-6)
-        predicted = dist_end - stop_lag_seconds * max(closing, 0.0)
-        passed = s_proj >= path.length - 1e-6 and dist_end < 0.5
-        near_end = s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
-        # Only on the last stretch: a closed path (a circle drawn back to its
-        # start) begins on its own end point.
-        if stop_frame is None and near_end and (dist_end < stop_radius or passed or predicted < stop_radius):
-            stop_frame = f
-        if stop_frame is not None:
-            held = f - stop_frame
-            # On the end point and slow, or as close as it gets (no longer closing in).
-            settled = dist_end < arrive_radius and (np.linalg.norm(root_vel) < rest_speed or closing <= 0.0)
-            if held >= hold_frames and (settled or held >= hold_frames + extra_frames):
-                break
-            vel = to_end / approach_seconds
-            n = np.linalg.norm(vel)
-            if n > hold_speed:
-                vel *= hold_speed / n
-            facing = path.end_dir
-        else:
-            v_allowed = float(np.interp(s_proj, path.s, profile))
-            v_allowed = min(v_allowed, np.sqrt(2.0 * stop_decel * max(path.length - s_proj, 0.0)))
-            if near_end:  # (a closed path starts on its end point)
-                v_allowed = min(v_allowed, dist_end / approach_seconds)
-            # Acceleration limit in time (the plan in arc length cannot see that
-            # the character starts standing); braking follows the plan at once.
-            v_cmd = min(v_allowed, v_cmd + accel * dt)
-            look = max(min_lookahead, lookahead_seconds * v_cmd)
-            s_look = s_proj + look
-            gate = progress.gate()
-            if gate is not None:
-                s_look = min(s_look, gate[0])  # walk up to a sharp corner before aiming past it
-            if s_look >= path.length:
-                # Past the end of the path: aim at the end point itself.
-                aim = to_end
-            else:
-                aim = path.at(s_look) - root
-            n = np.linalg.norm(aim)
-            vel = v_cmd * aim / n if n > 1e-6 else np.zeros(2)
-            facing = path.tangent_at(min(s_proj + facing_lead_seconds * v_cmd, path.length))
-            if s_proj >= path.length - 0.5 * min_lookahead:
-                facing = path.end_dir
-        pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=style))
-        poses.append(pose)
-        contact_probs.append(getattr(controller, "contacts", None))
-        feet.append(getattr(controller, "feet", None))
-        new_root = pose.root_positions[0, :2].copy()
-        root_vel += vel_alpha * ((new_root - root) / dt - root_vel)
-        root = new_root
-        s_proj = progress.update(root)
-        arcs.append(s_proj)
-        targets.append(path.at(s_proj))
-        roots.append(root)
-        commands.append(vel)
-        stopping.append(stop_frame is not None)
-
-    if len(poses) >= 2 and stop_frame is not None and stand_blend_seconds > 0:
-        # End standing: an inertialised blend into the standing pose on the end point.
-        stand = standing_pose(controller, end, FT.yaw_from_facing(path.end_dir), style)
-        n_blend = max(int(round(stand_blend_seconds * ctl_fps)), 1)
-        n_hold = int(round(stand_hold_seconds * ctl_fps))
-        tail_feet = tail_contacts = None
-        if feet and feet[-1] is not None:
-            # The feet step into the stance one at a time (the other planted)
-            # while the body blends into it: blending the feet too would
-            # slide them, and the cleanup would pin them where they were
-            # and bend the knees to reach.
-            stance_feet = stand.world_positions()[0][list(FT.CONTACT_INDEX)]
-            n_blend = max(n_blend, settle_frames(feet[-1], stance_feet, ctl_fps))
-            last_c = contact_probs[-1]
-            lifted = None if last_c is None else np.asarray(last_c)[[0, 2]] < 0.5
-            steps, step_contacts = settle_steps(feet[-1], stance_feet, n_blend, ctl_fps, lifted)
-            tail_feet = np.concatenate([steps, np.repeat(stance_feet[None], n_hold, 0)])
-            tail_contacts = np.concatenate([step_contacts, np.ones((n_hold, 4))])
-        tail = blend_to_pose(poses[-2], poses[-1], stand, n_blend)
-        tail = _concat([tail] + [stand] * n_hold, ctl_fps)
-        for k in range(tail.num_frames):
-            poses.append(tail.slice(k, k + 1))
-            if tail_contacts is not None:
-                contact_probs.append(tail_contacts[k])
-            else:
-                # Blending: no prediction (detection decides); standing: both feet down.
-                contact_probs.append(np.full(4, 0.0 if k < n_blend else 1.0))
-            feet.append(tail_feet[k] if tail_feet is not None else None)
-            root = tail.root_positions[k, :2].copy()
-            s_proj = path.project(root, s_proj)
-            arcs.append(s_proj)
-            targets.append(path.at(s_proj))
-            roots.append(root)
-            commands.append(np.zeros(2))
-            stopping.append(True)
-    motion = _concat(poses, ctl_fps)
-    motion.name = "follow_path"
-    root_xy = np.array(roots)
-    result = PathResult(
-        motion=motion,
-        target_xy=np.array(targets),
-        arc=np.array(arcs),
-        root_xy=root_xy,
-        error=path.distance(root_xy),
-        command=np.array(commands),
-        stopping=np.array(stopping),
-        path_xy=path.xy,
-        profile=profile,
-        stopped_at=stop_frame,
-        length=path.length,
-        contacts=stack_rows(contact_probs),
-        feet=stack_rows(feet),
-    )
+    first, ctl_fps = _settle(controller, path, style, config)
+    st = _Follow(path=path, profile=profile, cfg=config, style=style, accel=accel, ctl_fps=ctl_fps,
+                 root=first.root_positions[0, :2].copy(), progress=Progress(path))
+    st.s_proj = st.progress.update(st.root)
+    _drive(controller, st, _max_frames(path, profile, config, ctl_fps))
+    if len(st.poses) >= 2 and st.stop_frame is not None and config.stand_blend_seconds > 0:
+        _stand_at_end(controller, st)
+    result = _result(st)
     if abs(ctl_fps - fps) > 1e-6:
         result = _resample_result(result, fps)
     return result
@@ -647,8 +728,91 @@ def _despike(x: np.ndarray, width: int = 5) -> np.ndarray:
     return gaussian_filter1d(med, 1.0, axis=0, mode="nearest")
 
 
-def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progress_seconds: float = 0.25,
-                 offset_seconds: float = 0.15, surge_keep: float = SURGE_KEEP) -> PathResult:
+@dataclass(frozen=True)
+class SnapConfig:
+    """How :func:`snap_to_path` moves the body onto the path. The three
+    durations are Gaussian sigmas in seconds.
+
+    - ``sway_seconds``: the hips' ground track is smoothed over this (the
+      side-to-side sway of each step is motion, not error, and is kept).
+    - ``progress_seconds``: the tracked point's progress along the path is
+      smoothed over this (the projection jumps across a corner's inside).
+    - ``offset_seconds``: the body's offset onto the path is smoothed over
+      this (a polyline corner becomes a bend ~``speed x offset_seconds``
+      wide instead of a kink in the hips' velocity).
+    - ``surge_keep``: share (0-1) of the hips' along-track surge within a
+      step that is kept (:data:`SURGE_KEEP`).
+    """
+
+    sway_seconds: float = 0.3
+    progress_seconds: float = 0.25
+    offset_seconds: float = 0.15
+    surge_keep: float = SURGE_KEEP
+
+
+def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool) -> np.ndarray:
+    """Arc length ``[F]`` (m) of the tracked point ``[F, 2]`` along the path:
+    in order, monotone, smoothed; the path's end on the last frame when the
+    clip ends standing."""
+    arc = np.empty(len(tracked))
+    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
+    # where the path doubles back on itself (a U-turn's legs overlap: a wide
+    # window lets the projection jump to the way back).
+    progress = Progress(path, reach=0.35, reverse=True)
+    vel = np.gradient(tracked, axis=0)
+    for f, xy in enumerate(tracked):
+        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
+    arc = np.maximum.accumulate(arc)
+    arc = np.clip(gaussian_filter1d(arc, max(cfg.progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    if stands:
+        arc[-1] = path.length
+    return arc
+
+
+def _snap_offset(path: Path2D, tracked: np.ndarray, arc: np.ndarray, fps: float, cfg: SnapConfig,
+                 stands: bool) -> np.ndarray:
+    """Smooth offset ``[F, 2]`` (m) that puts the tracked point on the path
+    at its progress ``arc``; on the end point exactly when the clip ends
+    standing."""
+    offset = path.at(arc) - tracked
+    if stands:
+        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
+        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
+        k = len(tracked) - 1
+        while k > 0 and still[k - 1]:
+            k -= 1
+        offset[k:] = offset[-1]
+    offset = gaussian_filter1d(offset, max(cfg.offset_seconds * fps, 1e-3), axis=0, mode="nearest")
+    if stands:
+        offset[-1] = path.xy[-1] - tracked[-1]
+    return offset
+
+
+def _clean_hips(m: Motion, trans: np.ndarray, hips: int, tracked: np.ndarray, surge_keep: float) -> None:
+    """Move the hips (in ``trans``, in place) about the tracked point:
+    despiked, softly capped and with only ``surge_keep`` of their
+    along-track surge."""
+    fps = float(m.fps)
+    hips_xy = m.world_positions()[:, hips, :2]
+    residual = hips_xy - tracked
+    vel = np.gradient(tracked, axis=0)
+    speed = np.linalg.norm(vel, axis=1, keepdims=True)
+    along = vel / np.maximum(speed, 1e-9)
+    clean = _soft_cap(_despike(residual), HIPS_STRAY_KNEE, HIPS_STRAY_CAP)
+    a = np.sum(clean * along, axis=1, keepdims=True)
+    # Fade the surge cut in with the speed (standing: nothing to cut).
+    w = np.clip(speed * fps / 0.3, 0.0, 1.0)
+    clean = clean - (1.0 - surge_keep) * w * a * along
+    extra = clean - residual
+    # Into the root's frame (joint 0 turns by its yaw about +Z).
+    q = m.rotations[:, 0]
+    yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
+    c, s_ = np.cos(yaw), np.sin(yaw)
+    trans[:, hips, 0] += c * extra[:, 0] + s_ * extra[:, 1]
+    trans[:, hips, 1] += -s_ * extra[:, 0] + c * extra[:, 1]
+
+
+def snap_to_path(res: PathResult, points_xy, *, config: SnapConfig = SnapConfig()) -> PathResult:
     """The result with the whole body moved onto the drawn path.
 
     The controller follows the path closed-loop but lags it: its root cuts
@@ -676,62 +840,26 @@ def snap_to_path(res: PathResult, points_xy, *, sway_seconds: float = 0.3, progr
     kept (:data:`SURGE_KEEP`). That moves the hips alone, relative to the
     feet, which the foot clean-up then re-solves the legs for.
 
-    ``points_xy [N, 2]``: the path the result followed (m). Gaussian sigmas
-    are in seconds. Returns a new :class:`PathResult` (``root_xy`` and
-    ``error`` of the moved root; ``target_xy``/``arc`` the progress used)."""
+    ``points_xy [N, 2]``: the path the result followed (m); ``config``: the
+    smoothing (:class:`SnapConfig`). Returns a new :class:`PathResult`
+    (``root_xy`` and ``error`` of the moved root; ``target_xy``/``arc`` the
+    progress used)."""
     path = Path2D(points_xy)
     m = res.motion
     fps = float(m.fps)
     hips = int(np.nonzero(m.skeleton.parents == 0)[0][0]) if np.any(m.skeleton.parents == 0) else 0
-    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(sway_seconds * fps, 1e-3), axis=0, mode="nearest")
-    arc = np.empty(len(tracked))
-    # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
-    # where the path doubles back on itself (a U-turn's legs overlap: a wide
-    # window lets the projection jump to the way back).
-    progress = Progress(path, reach=0.35, reverse=True)
-    vel = np.gradient(tracked, axis=0)
-    for f, xy in enumerate(tracked):
-        arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
-    arc = np.maximum.accumulate(arc)
-    arc = np.clip(gaussian_filter1d(arc, max(progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
+    tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(config.sway_seconds * fps, 1e-3), axis=0,
+                                mode="nearest")
     stands = res.stopped_at is not None
-    if stands:
-        arc[-1] = path.length
-    offset = path.at(arc) - tracked
-    if stands:
-        # Standing frames at the end: the same offset as the last frame (the end point, exactly).
-        still = np.linalg.norm(np.diff(tracked, axis=0), axis=1) * fps < 1e-3
-        k = len(tracked) - 1
-        while k > 0 and still[k - 1]:
-            k -= 1
-        offset[k:] = offset[-1]
-    offset = gaussian_filter1d(offset, max(offset_seconds * fps, 1e-3), axis=0, mode="nearest")
-    if stands:
-        offset[-1] = path.xy[-1] - tracked[-1]
+    arc = _snap_progress(path, tracked, fps, config, stands)
+    offset = _snap_offset(path, tracked, arc, fps, config, stands)
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
-    roots = m.skeleton.parents < 0
     trans = None
     if m.translations is not None:
         trans = m.translations.copy()
-        trans[:, roots] += d3[:, None]
+        trans[:, m.skeleton.parents < 0] += d3[:, None]
         if np.any(m.skeleton.parents == 0) and m.skeleton.parents[hips] == 0:
-            hips_xy = m.world_positions()[:, hips, :2]
-            residual = hips_xy - tracked
-            vel = np.gradient(tracked, axis=0)
-            speed = np.linalg.norm(vel, axis=1, keepdims=True)
-            along = vel / np.maximum(speed, 1e-9)
-            clean = _soft_cap(_despike(residual), HIPS_STRAY_KNEE, HIPS_STRAY_CAP)
-            a = np.sum(clean * along, axis=1, keepdims=True)
-            # Fade the surge cut in with the speed (standing: nothing to cut).
-            w = np.clip(speed * fps / 0.3, 0.0, 1.0)
-            clean = clean - (1.0 - surge_keep) * w * a * along
-            extra = clean - residual
-            # Into the root's frame (joint 0 turns by its yaw about +Z).
-            q = m.rotations[:, 0]
-            yaw = 2.0 * np.arctan2(q[:, 3], q[:, 0])
-            c, s_ = np.cos(yaw), np.sin(yaw)
-            trans[:, hips, 0] += c * extra[:, 0] + s_ * extra[:, 1]
-            trans[:, hips, 1] += -s_ * extra[:, 0] + c * extra[:, 1]
+            _clean_hips(m, trans, hips, tracked, config.surge_keep)
     motion = Motion(m.skeleton, m.rotations, m.root_positions + d3, m.fps, trans, name=m.name)
     root_xy = res.root_xy + offset
     feet = None if res.feet is None else res.feet + d3[:, None]
@@ -829,5 +957,5 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "follow_path", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+__all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "SnapConfig", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
            "stack_rows"]

@@ -58,76 +58,88 @@ def _set_world(rot: np.ndarray, parents, world: np.ndarray, j: int, q_world: np.
     rot[j] = R.mul(R.inv(world[p]), q_world) if p >= 0 else q_world
 
 
-def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH, toe_out: float = TOE_OUT,
-                knee_flex: float = KNEE_FLEX) -> Motion:
-    """A standing pose (one frame, world space) built from ``pose``'s upper
-    body (see the module docstring). ``reference``: a one-frame standing pose
-    whose feet are flat on the floor; its foot and toe orientations (turned
-    to face the character's way, then out by ``toe_out``) and its ankle
-    height are used. Both are on the Bandai skeleton with joint 0 the
-    character root (yaw about +Z); the result keeps ``pose``'s root."""
-    sk = pose.skeleton
-    names = list(sk.names)
-    idx = {n: i for i, n in enumerate(names)}
-    parents = sk.parents
-    rot = pose.rotations[0].copy()
-    trans = pose.local_translations()[0].copy()
-    yaw = 2.0 * np.arctan2(rot[0, 3], rot[0, 0])  # joint 0: a yaw about +Z
-    facing_angle = yaw - 0.5 * np.pi  # the facing -Y at yaw 0, as an angle from +X
+class _Pose:
+    """One frame being edited: local ``rot [J, 4]`` and ``trans [J, 3]`` of
+    ``skeleton``, joint indices by name (``idx``), and the character's
+    ``yaw`` (rad, joint 0's, about +Z)."""
 
-    def fk():
-        m = Motion(sk, rot[None], trans[None, 0], pose.fps, trans[None])
+    def __init__(self, pose: Motion):
+        self.skeleton = pose.skeleton
+        self.fps = pose.fps
+        self.parents = pose.skeleton.parents
+        self.idx = {n: i for i, n in enumerate(pose.skeleton.names)}
+        self.rot = pose.rotations[0].copy()
+        self.trans = pose.local_translations()[0].copy()
+        self.yaw = 2.0 * np.arctan2(self.rot[0, 3], self.rot[0, 0])  # joint 0: a yaw about +Z
+        self.facing_angle = self.yaw - 0.5 * np.pi  # the facing -Y at yaw 0, as an angle from +X
+
+    def fk(self):
+        """World rotations ``[J, 4]`` and positions ``[J, 3]`` of the current frame."""
+        m = Motion(self.skeleton, self.rot[None], self.trans[None, 0], self.fps, self.trans[None])
         w, p = m.world()
         return w[0], p[0]
 
+    def set_world(self, world: np.ndarray, j: int, q_world: np.ndarray) -> None:
+        _set_world(self.rot, self.parents, world, j, q_world)
+
+    def left(self) -> np.ndarray:
+        """The character's left (unit, world)."""
+        return R.rotate(_yaw_q(self.yaw), np.array([1.0, 0.0, 0.0]))
+
+
+def _square_upper_body(st: _Pose) -> None:
+    """Take the stride out of the pelvis and the chest: their twist and
+    sideways lean, keeping their forward tilt."""
+    idx = st.idx
     # Pelvis: take out the stride's twist and roll (the hip joints' line
     # horizontal, square to the facing), keep its forward tilt.
-    world, pos = fk()
+    world, pos = st.fk()
     hips = idx["Hips"]
     lateral = pos[idx["UpperLeg_L"]] - pos[idx["UpperLeg_R"]]
-    want = R.rotate(_yaw_q(yaw), np.array([1.0, 0.0, 0.0]))
-    _set_world(rot, parents, world, hips, R.mul(R.between_vectors(lateral, want), world[hips]))
+    st.set_world(world, hips, R.mul(R.between_vectors(lateral, st.left()), world[hips]))
     # Chest: the counter-twist of the stride taken out too (a yaw at the spine
     # that squares the shoulders' line to the facing).
-    world, pos = fk()
+    world, pos = st.fk()
     spine = idx["Spine"]
     shoulders = pos[idx["UpperArm_L"]] - pos[idx["UpperArm_R"]]
-    twist = facing_angle + 0.5 * np.pi - _horizontal_angle(shoulders)
+    twist = st.facing_angle + 0.5 * np.pi - _horizontal_angle(shoulders)
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
-    _set_world(rot, parents, world, spine, R.mul(_yaw_q(twist), world[spine]))
+    st.set_world(world, spine, R.mul(_yaw_q(twist), world[spine]))
     # ... and its sideways lean (a mid-stride frame leans over the planted
     # foot): the spine's line from the hips to the neck kept in the
     # character's sagittal plane, its forward lean kept.
-    world, pos = fk()
+    world, pos = st.fk()
     up = pos[idx["Neck"]] - pos[idx["Spine"]]
-    side = R.rotate(_yaw_q(yaw), np.array([1.0, 0.0, 0.0]))
+    side = st.left()
     upright = up - np.dot(up, side) * side
-    _set_world(rot, parents, world, spine, R.mul(R.between_vectors(up, upright), world[spine]))
+    st.set_world(world, spine, R.mul(R.between_vectors(up, upright), world[spine]))
 
-    # Reference feet: flat, at the data's planted ankle height.
-    ref_world, ref_pos = reference.world()
-    ref_world, ref_pos = ref_world[0], ref_pos[0]
 
-    # Arms: hanging as in the reference standing frame. The style's frame is
-    # mid-stride, its arms mid-swing (active: one upper arm 76 degrees from
-    # hanging, the other hand held up by the face), and a stance that keeps
-    # them holds the swing still. The upper arms' world rotations are the
-    # reference's turned to this pose's facing (so they hang, whatever the
-    # chest's lean), the forearms and hands bend as the reference's.
+def _hang_arms(st: _Pose, reference: Motion, ref_world: np.ndarray) -> None:
+    """Arms hanging as in the reference standing frame. The style's frame is
+    mid-stride, its arms mid-swing (active: one upper arm 76 degrees from
+    hanging, the other hand held up by the face), and a stance that keeps
+    them holds the swing still. The upper arms' world rotations are the
+    reference's turned to this pose's facing (so they hang, whatever the
+    chest's lean), the forearms and hands bend as the reference's."""
     ref_yaw = 2.0 * np.arctan2(reference.rotations[0, 0, 3], reference.rotations[0, 0, 0])
-    turn_q = _yaw_q(yaw - ref_yaw)
+    turn_q = _yaw_q(st.yaw - ref_yaw)
     for side in ("L", "R"):
-        world, pos = fk()
-        ua = idx[f"UpperArm_{side}"]
-        _set_world(rot, parents, world, ua, R.mul(turn_q, ref_world[ua]))
+        world, pos = st.fk()
+        ua = st.idx[f"UpperArm_{side}"]
+        st.set_world(world, ua, R.mul(turn_q, ref_world[ua]))
         for j in (f"LowerArm_{side}", f"Hand_{side}"):
-            rot[idx[j]] = reference.rotations[0, idx[j]]
+            st.rot[st.idx[j]] = reference.rotations[0, st.idx[j]]
 
-    # Pelvis height: the hip joints as high as legs bent ``knee_flex`` reach
-    # to ankles at the reference height, ``width`` apart.
-    world, pos = fk()
+
+def _set_pelvis_height(st: _Pose, ref_pos: np.ndarray, width: float, knee_flex: float) -> list:
+    """Raise or lower the pelvis so the hip joints are as high as legs bent
+    ``knee_flex`` reach to ankles at the reference height, ``width`` apart.
+    Returns the two ankle targets (world, m)."""
+    idx = st.idx
+    world, pos = st.fk()
     centre = 0.5 * (pos[idx["UpperLeg_L"]] + pos[idx["UpperLeg_R"]])
-    side = R.rotate(_yaw_q(yaw), np.array([1.0, 0.0, 0.0]))  # the character's left
+    side = st.left()
     targets, lift = [], []
     for hip, knee, ankle, toe, sign in _LEGS:
         l1 = np.linalg.norm(pos[idx[knee]] - pos[idx[hip]])
@@ -138,27 +150,52 @@ def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH,
         d_xy = np.linalg.norm((t - pos[idx[hip]])[:2])
         lift.append(t[2] + np.sqrt(max(reach * reach - d_xy * d_xy, 0.0)) - pos[idx[hip]][2])
         targets.append(t)
-    trans[hips, 2] += float(np.mean(lift))
+    st.trans[idx["Hips"], 2] += float(np.mean(lift))
+    return targets
 
-    # Legs: two-bone IK to the targets, knees bending toward the toes.
+
+def _stand_legs(st: _Pose, reference: Motion, ref_world, ref_pos, targets, toe_out: float) -> None:
+    """Two-bone IK of each leg to its ankle target, the knee bending toward
+    the toes; each foot flat as in the reference, turned to the facing and
+    out by ``toe_out``."""
+    idx, rot = st.idx, st.rot
     for (hip, knee, ankle, toe, sign), t in zip(_LEGS, targets):
-        world, pos = fk()
+        world, pos = st.fk()
         h, k, a = idx[hip], idx[knee], idx[ankle]
-        toe_dir = R.rotate(_yaw_q(facing_angle + sign * toe_out), np.array([1.0, 0.0, 0.0]))
+        toe_dir = R.rotate(_yaw_q(st.facing_angle + sign * toe_out), np.array([1.0, 0.0, 0.0]))
         pole = 0.5 * (pos[h] + t) + 0.5 * toe_dir
         q_root, q_mid, _ = two_bone_ik(pos[h], pos[k], pos[a], t, pole)
         new_h = R.mul(q_root, world[h])
         new_k = R.mul(q_mid, world[k])
-        _set_world(rot, parents, world, h, new_h)
+        st.set_world(world, h, new_h)
         rot[k] = R.mul(R.inv(new_h), new_k)
         # Foot flat as in the reference, turned to the facing, then out.
         f_ref = ref_world[a]
         ref_toe = ref_pos[idx[toe]] - ref_pos[a]
-        turn = facing_angle + sign * toe_out - _horizontal_angle(ref_toe)
+        turn = st.facing_angle + sign * toe_out - _horizontal_angle(ref_toe)
         rot[a] = R.mul(R.inv(new_k), R.mul(_yaw_q(turn), f_ref))
         rot[idx[toe]] = reference.rotations[0, idx[toe]]
-    out_trans = trans[None].copy()
-    return Motion(sk, R.normalize(rot)[None], pose.root_positions.copy(), pose.fps, out_trans, name=pose.name)
+
+
+def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH, toe_out: float = TOE_OUT,
+                knee_flex: float = KNEE_FLEX) -> Motion:
+    """A standing pose (one frame, world space) built from ``pose``'s upper
+    body (see the module docstring). ``reference``: a one-frame standing pose
+    whose feet are flat on the floor; its foot and toe orientations (turned
+    to face the character's way, then out by ``toe_out``) and its ankle
+    height are used. Both are on the Bandai skeleton with joint 0 the
+    character root (yaw about +Z); the result keeps ``pose``'s root.
+    ``width`` (m): ankle to ankle; ``toe_out``, ``knee_flex`` (rad)."""
+    st = _Pose(pose)
+    _square_upper_body(st)
+    # Reference feet: flat, at the data's planted ankle height.
+    ref_world, ref_pos = reference.world()
+    ref_world, ref_pos = ref_world[0], ref_pos[0]
+    _hang_arms(st, reference, ref_world)
+    targets = _set_pelvis_height(st, ref_pos, width, knee_flex)
+    _stand_legs(st, reference, ref_world, ref_pos, targets, toe_out)
+    out_trans = st.trans[None].copy()
+    return Motion(st.skeleton, R.normalize(st.rot)[None], pose.root_positions.copy(), pose.fps, out_trans, name=pose.name)
 
 
 #: Duration (s) of one settling step into the stance, and the foot's lift
