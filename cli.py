@@ -82,13 +82,34 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show the full traceback of an internal error (a bug) instead of one line and a log file")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
+    _add_info_parser(sub)
+    _add_mannequin_parser(sub)
+    _add_export_parser(sub)
+    _add_render_parser(sub)
+    _add_retarget_parser(sub)
+    _add_walk_parser(sub)
+    _add_face_parser(sub)
+    _add_gesture_parser(sub)
+    _add_batch_parser(sub)
+    _add_train_parser(sub)
+    _add_eval_parser(sub)
+    _add_demo_parser(sub)
+    _add_debug_everywhere(sub)
+    return ap
+
+
+def _add_info_parser(sub) -> None:
     p = sub.add_parser("info", help="what RigMind sees in a rig file (.blend .glb .gltf .fbx .bvh)")
     p.add_argument("rig", help="rig file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
+
+def _add_mannequin_parser(sub) -> None:
     p = sub.add_parser("mannequin", help="build the procedural mannequin (armature, body, ARKit head) into a .blend")
     p.add_argument("--out", required=True, help="output .blend")
 
+
+def _add_export_parser(sub) -> None:
     p = sub.add_parser("export", help="export a character and one take (action) to BVH/FBX/glTF/.blend")
     p.add_argument("--rig", required=True, help="input rig file")
     p.add_argument("--armature", help="armature object name (default: the largest)")
@@ -98,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-mesh", action="store_true", help="FBX/glTF: the armature and its animation only")
     p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
 
+
+def _add_render_parser(sub) -> None:
     p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
     p.add_argument("--scene", required=True, help="input .blend")
     p.add_argument("--out", required=True, help="output .png or .mp4")
@@ -108,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", type=_frames, help="START:END for an MP4 (default: the scene range)")
     p.add_argument("--frame", type=int, help="frame for a PNG still")
 
+
+def _add_retarget_parser(sub) -> None:
     p = sub.add_parser("retarget", help="put a clip (BVH, FBX, glTF, SMPL-X .npz) on any humanoid rig")
     p.add_argument("--src", required=True, help="source clip: .bvh .bvh.gz .fbx .glb .gltf .npz (EMAGE/BEAT2 SMPL-X)")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
@@ -118,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
+
+def _add_walk_parser(sub) -> None:
     p = sub.add_parser("walk", help="generate walking on any humanoid rig: a seamless cycle, or a walk along a path")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
@@ -142,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default: the models RigMind ships); checked like them before use")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
+
+def _add_face_parser(sub) -> None:
     p = sub.add_parser("face", help="speech → lip-sync, blinks and brows as ARKit-52 shape-key animation")
     p.add_argument("--audio", required=True, help="speech file (.wav .flac .mp3 .ogg …); NAME.txt beside it is used as the transcript")
     p.add_argument("--mesh", help="FILE[:OBJECT]: .blend/.glb/.gltf/.fbx with a mesh that has ARKit shape keys "
@@ -159,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
+
+def _add_gesture_parser(sub) -> None:
     p = sub.add_parser("gesture", help="speech → body, head, hand and finger motion on any humanoid rig")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--audio", help="speech file (.wav .flac .mp3 .ogg …, any rate, mono or stereo)")
@@ -185,20 +216,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", type=str.lower, default="fbx", help="with --out-dir: fbx (default), bvh, glb, blend, npz, csv")
     _add_engine_args(p)
 
-    _add_batch_parser(sub)
 
+def _add_train_parser(sub) -> None:
     p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", type=str.lower, choices=MODELS, help="which model")
 
+
+def _add_eval_parser(sub) -> None:
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", type=str.lower, choices=MODELS, help="what to evaluate")
 
+
+def _add_demo_parser(sub) -> None:
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
-
-    _add_debug_everywhere(sub)
-    return ap
-
 
 def _add_debug_everywhere(sub) -> None:
     """``--debug`` also after the command (``rigmind info X --debug``); SUPPRESS
