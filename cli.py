@@ -48,13 +48,17 @@ EXIT_BROKEN_PIPE = 141
 MODELS = ("locomotion", "gesture", "face")
 
 
-#: backend.face.generate.METHODS, written out so that building the parser
-#: imports nothing heavy (a test checks they agree).
-FACE_METHODS = ("model", "words", "table")
-#: operators.export.PRESETS, written out for the same reason.
-EXPORT_PRESETS = ("generic", "unreal", "unity")
-#: backend.gesture.generate.RUNTIMES (= backend.face.model.RUNTIMES).
-RUNTIMES = ("onnxruntime", "torch")
+#: Option lists from backend/options.py (pure: building the parser imports nothing heavy).
+from .backend.options import (  # noqa: E402
+    CONTROLLER_KINDS,
+    EXPORT_PRESETS,
+    FACE_METHODS,
+    GAITS,
+    GESTURE_BASES,
+    ROOT_MODES,
+    RUNTIMES,
+    STYLES,
+)
 
 
 def _resolution(text: str):
@@ -138,7 +142,7 @@ def _add_retarget_parser(sub) -> None:
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--map", help="bone-map preset for the target (default: detect); see `rigmind info RIG`")
-    p.add_argument("--root-mode", type=str.lower, default="hips", choices=["hips", "in_place", "root_bone", "object"])
+    p.add_argument("--root-mode", type=str.lower, default="hips", choices=ROOT_MODES)
     p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
@@ -148,10 +152,10 @@ def _add_walk_parser(sub) -> None:
     p = sub.add_parser("walk", help="generate walking on any humanoid rig: a seamless cycle, or a walk along a path")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
-    p.add_argument("--style", type=str.lower, default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
+    p.add_argument("--style", type=str.lower, default="normal", help=", ".join(STYLES[:-1]) + " or " + STYLES[-1])
     p.add_argument("--speed", type=float, help="m/s (default: the style's own speed for the gait, the median of its "
                                                "clips, scaled to the rig's legs on a path; clamped to what the clips cover)")
-    p.add_argument("--gait", type=str.lower, default="walk", choices=["walk", "run"])
+    p.add_argument("--gait", type=str.lower, default="walk", choices=GAITS)
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
     how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
@@ -162,7 +166,7 @@ def _add_walk_parser(sub) -> None:
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
                                                  "--path: time limit (default: what the path needs)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"],
+    p.add_argument("--controller", type=str.lower, default="auto", choices=CONTROLLER_KINDS,
                    help="auto: the trained model when present, else motion matching on --data")
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--weights", help="folder with your own locomotion.onnx / locomotion.pt for the neural controller "
@@ -207,7 +211,7 @@ def _add_gesture_parser(sub) -> None:
                    help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
                         "import, when models/*.onnx were exported from the weights; else torch)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
-    p.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"],
+    p.add_argument("--base", type=str.lower, default="idle", choices=GESTURE_BASES,
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
     p.add_argument("--start-frame", type=int, default=1)
     dst = p.add_mutually_exclusive_group(required=True)
@@ -510,7 +514,7 @@ def _add_batch_parser(sub) -> None:
     g.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS)
     g.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5)")
     g.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
-    g.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"])
+    g.add_argument("--base", type=str.lower, default="idle", choices=GESTURE_BASES)
     g.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per input, batch_report.json)")
     g.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend, npz, csv (face curves)")
     _add_engine_args(g)
@@ -528,7 +532,7 @@ def _add_batch_parser(sub) -> None:
     w.add_argument("--paths", required=True, help='JSON list of {"name", "path": "x,y;x,y", "style", "speed", "gait"}')
     w.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
     w.add_argument("--armature", help="armature object in the rig file")
-    w.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"])
+    w.add_argument("--controller", type=str.lower, default="auto", choices=CONTROLLER_KINDS)
     w.add_argument("--data", help="data folder for the motion-matching controller")
     w.add_argument("--seed", type=int, default=0, help="mixed with each walk's name into its take's seed")
     w.add_argument("--out-dir", required=True, help="output folder")

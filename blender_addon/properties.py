@@ -15,12 +15,12 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..backend import paths
+from ..backend import options, paths
 
 # Style labels of the Bandai Namco motion datasets the locomotion model was
 # trained on; identifiers are the dataset's own lowercase labels so operators
 # can hand them to the backend unchanged.
-STYLES = ("active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful")
+STYLES = options.STYLES
 
 # Identifiers are short names; scene.render.engine wants Blender's own.
 RENDER_ENGINES = {
@@ -66,45 +66,56 @@ def _style_items():
 
 
 STYLE_ITEMS = _style_items()
-GAIT_ITEMS = (
-    ("walk", "Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
-    ("run", "Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
-)
-FACE_METHOD_ITEMS = (
-    ("model", "Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
-    ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
+
+
+def _items(ids, labels: dict) -> tuple:
+    """Enum items ``(identifier, name, description)`` for the option list
+    ``ids`` (``backend/options.py``), in its order; ``labels`` maps each
+    identifier to its ``(name, description)`` and must cover exactly ``ids``."""
+    if set(labels) != set(ids):
+        raise KeyError(f"labels {sorted(labels)} do not match the option list {list(ids)}")
+    return tuple((i, *labels[i]) for i in ids)
+
+
+GAIT_ITEMS = _items(options.GAITS, {
+    "walk": ("Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
+    "run": ("Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
+})
+FACE_METHOD_ITEMS = _items(options.FACE_METHODS, {
+    "model": ("Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
+    "words": ("Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
                                            "errors on English, about 15 s per minute of speech"),
-    ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
+    "table": ("Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
                              "per minute of speech"),
-)
-BASE_ITEMS = (
-    ("idle", "Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
-    ("keep_legs", "Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
+})
+BASE_ITEMS = _items(options.GESTURE_BASES, {
+    "idle": ("Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
+    "keep_legs": ("Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
                                "the gesture drives the upper body"),
-)
-EXPORT_FORMAT_ITEMS = (
-    ("BVH", "BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
-    ("FBX", "FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
-    ("GLB", "glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
-)
+})
+EXPORT_FORMAT_ITEMS = _items(options.EXPORT_FORMATS, {
+    "BVH": ("BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
+    "FBX": ("FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
+    "GLB": ("glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
+})
 RENDER_ENGINE_ITEMS = (
     ("EEVEE", "EEVEE", "Blender's real-time rasteriser: seconds per frame; needs a GPU/OpenGL driver"),
     ("CYCLES", "Cycles", "Blender's path tracer on the CPU: slower, runs anywhere (also headless)"),
     ("WORKBENCH", "Workbench", "Fast solid shading for previews; needs a GPU/OpenGL driver"),
 )
-CONTROLLER_ITEMS = (
-    ("auto", "Auto", "The trained neural controller when its weights exist, else motion matching on the "
+CONTROLLER_ITEMS = _items(options.CONTROLLER_KINDS, {
+    "auto": ("Auto", "The trained neural controller when its weights exist, else motion matching on the "
                      "Bandai Namco data"),
-    ("neural", "Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
-    ("motion_matching", "Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
+    "neural": ("Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
+    "motion_matching": ("Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
                                            "($RIGMIND_DATA or ../shared/data)"),
-)
-ROOT_MODE_ITEMS = (
-    ("hips", "On the hips", "Root translation keyed on the hips bone (metres)"),
-    ("in_place", "In place", "Horizontal root motion removed, vertical kept"),
-    ("root_bone", "On a root bone", "Ground-projected motion and facing on the rig's root bone"),
-    ("object", "On the object", "Root motion keyed on the armature object's location"),
-)
+})
+ROOT_MODE_ITEMS = _items(options.ROOT_MODES, {
+    "hips": ("On the hips", "Root translation keyed on the hips bone (metres)"),
+    "in_place": ("In place", "Horizontal root motion removed, vertical kept"),
+    "root_bone": ("On a root bone", "Ground-projected motion and facing on the rig's root bone"),
+    "object": ("On the object", "Root motion keyed on the armature object's location"),
+})
 UP_AXIS_ITEMS = (
     ("Y", "Y up", "The file's Y axis points up (most BVH files)"),
     ("Z", "Z up", "The file's Z axis points up (Blender's own BVH exports)"),
