@@ -13,7 +13,7 @@ import argparse
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from rigmind.backend.paths import PACKAGE_ROOT as ROOT
 SKIP = ("tests/", ".venv", "rigmind.egg-info", ".cache")
 
 
