@@ -780,7 +780,8 @@ def write_bvh(path, motion: Motion, **options) -> Path:
     """Write ``motion`` (metres, Blender Z-up) as BVH; gzip when ``path`` ends
     with ``.gz``. Returns the path.
 
-    Keyword options (those of :func:`dumps_bvh`, with its defaults):
+    Keyword options, those of :func:`dumps_bvh` (defaults ``up="Y", units="cm",
+    order="ZXY", position_channels="root", decimals=None``):
         up: up axis of the file, "Y" (``(x, y, z)`` Blender -> ``(x, z, -y)``)
             or "Z" (no change).
         units: file length unit, a name in :data:`UNITS` or metres per unit.
