@@ -48,13 +48,17 @@ EXIT_BROKEN_PIPE = 141
 MODELS = ("locomotion", "gesture", "face")
 
 
-#: backend.face.generate.METHODS, written out so that building the parser
-#: imports nothing heavy (a test checks they agree).
-FACE_METHODS = ("model", "words", "table")
-#: operators.export.PRESETS, written out for the same reason.
-EXPORT_PRESETS = ("generic", "unreal", "unity")
-#: backend.gesture.generate.RUNTIMES (= backend.face.model.RUNTIMES).
-RUNTIMES = ("onnxruntime", "torch")
+#: Option lists from backend/options.py (pure: building the parser imports nothing heavy).
+from .backend.options import (  # noqa: E402
+    CONTROLLER_KINDS,
+    EXPORT_PRESETS,
+    FACE_METHODS,
+    GAITS,
+    GESTURE_BASES,
+    ROOT_MODES,
+    RUNTIMES,
+    STYLES,
+)
 
 
 def _resolution(text: str):
@@ -82,13 +86,34 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show the full traceback of an internal error (a bug) instead of one line and a log file")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
+    _add_info_parser(sub)
+    _add_mannequin_parser(sub)
+    _add_export_parser(sub)
+    _add_render_parser(sub)
+    _add_retarget_parser(sub)
+    _add_walk_parser(sub)
+    _add_face_parser(sub)
+    _add_gesture_parser(sub)
+    _add_batch_parser(sub)
+    _add_train_parser(sub)
+    _add_eval_parser(sub)
+    _add_demo_parser(sub)
+    _add_debug_everywhere(sub)
+    return ap
+
+
+def _add_info_parser(sub) -> None:
     p = sub.add_parser("info", help="what RigMind sees in a rig file (.blend .glb .gltf .fbx .bvh)")
     p.add_argument("rig", help="rig file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
+
+def _add_mannequin_parser(sub) -> None:
     p = sub.add_parser("mannequin", help="build the procedural mannequin (armature, body, ARKit head) into a .blend")
     p.add_argument("--out", required=True, help="output .blend")
 
+
+def _add_export_parser(sub) -> None:
     p = sub.add_parser("export", help="export a character and one take (action) to BVH/FBX/glTF/.blend")
     p.add_argument("--rig", required=True, help="input rig file")
     p.add_argument("--armature", help="armature object name (default: the largest)")
@@ -98,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-mesh", action="store_true", help="FBX/glTF: the armature and its animation only")
     p.add_argument("--out", required=True, help="output file: .bvh .fbx .glb .gltf .blend")
 
+
+def _add_render_parser(sub) -> None:
     p = sub.add_parser("render", help="render a .blend to a PNG still or an MP4 (with its sound strip)")
     p.add_argument("--scene", required=True, help="input .blend")
     p.add_argument("--out", required=True, help="output .png or .mp4")
@@ -108,23 +135,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", type=_frames, help="START:END for an MP4 (default: the scene range)")
     p.add_argument("--frame", type=int, help="frame for a PNG still")
 
+
+def _add_retarget_parser(sub) -> None:
     p = sub.add_parser("retarget", help="put a clip (BVH, FBX, glTF, SMPL-X .npz) on any humanoid rig")
     p.add_argument("--src", required=True, help="source clip: .bvh .bvh.gz .fbx .glb .gltf .npz (EMAGE/BEAT2 SMPL-X)")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--map", help="bone-map preset for the target (default: detect); see `rigmind info RIG`")
-    p.add_argument("--root-mode", type=str.lower, default="hips", choices=["hips", "in_place", "root_bone", "object"])
+    p.add_argument("--root-mode", type=str.lower, default="hips", choices=ROOT_MODES)
     p.add_argument("--root-bone", help="root bone for --root-mode root_bone")
     p.add_argument("--no-ik", action="store_true", help="do not lock planted feet with leg IK")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
+
+def _add_walk_parser(sub) -> None:
     p = sub.add_parser("walk", help="generate walking on any humanoid rig: a seamless cycle, or a walk along a path")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
-    p.add_argument("--style", type=str.lower, default="normal", help="active, elderly, exhausted, feminine, masculine, normal or youthful")
+    p.add_argument("--style", type=str.lower, default="normal", help=", ".join(STYLES[:-1]) + " or " + STYLES[-1])
     p.add_argument("--speed", type=float, help="m/s (default: the style's own speed for the gait, the median of its "
                                                "clips, scaled to the rig's legs on a path; clamped to what the clips cover)")
-    p.add_argument("--gait", type=str.lower, default="walk", choices=["walk", "run"])
+    p.add_argument("--gait", type=str.lower, default="walk", choices=GAITS)
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
     how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
@@ -135,13 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
                                                  "--path: time limit (default: what the path needs)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"],
+    p.add_argument("--controller", type=str.lower, default="auto", choices=CONTROLLER_KINDS,
                    help="auto: the trained model when present, else motion matching on --data")
     p.add_argument("--data", help="folder with bandai_namco_d2_locomotion for motion matching (default $RIGMIND_DATA or ../shared/data)")
     p.add_argument("--weights", help="folder with your own locomotion.onnx / locomotion.pt for the neural controller "
                                      "(default: the models RigMind ships); checked like them before use")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
+
+def _add_face_parser(sub) -> None:
     p = sub.add_parser("face", help="speech → lip-sync, blinks and brows as ARKit-52 shape-key animation")
     p.add_argument("--audio", required=True, help="speech file (.wav .flac .mp3 .ogg …); NAME.txt beside it is used as the transcript")
     p.add_argument("--mesh", help="FILE[:OBJECT]: .blend/.glb/.gltf/.fbx with a mesh that has ARKit shape keys "
@@ -159,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-frame", type=int, default=1, help="first frame in the .blend (default 1)")
     p.add_argument("--out", required=True, help="output: .blend (animated mesh + sound strip), .json or .csv (Live Link Face style)")
 
+
+def _add_gesture_parser(sub) -> None:
     p = sub.add_parser("gesture", help="speech → body, head, hand and finger motion on any humanoid rig")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--audio", help="speech file (.wav .flac .mp3 .ogg …, any rate, mono or stereo)")
@@ -176,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
                         "import, when models/*.onnx were exported from the weights; else torch)")
     p.add_argument("--seed", type=int, default=0, help="which take (default 0)")
-    p.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"],
+    p.add_argument("--base", type=str.lower, default="idle", choices=GESTURE_BASES,
                    help="idle: whole body from the model; keep_legs: keep the rig's current action's hips and legs")
     p.add_argument("--start-frame", type=int, default=1)
     dst = p.add_mutually_exclusive_group(required=True)
@@ -185,20 +220,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", type=str.lower, default="fbx", help="with --out-dir: fbx (default), bvh, glb, blend, npz, csv")
     _add_engine_args(p)
 
-    _add_batch_parser(sub)
 
+def _add_train_parser(sub) -> None:
     p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", type=str.lower, choices=MODELS, help="which model")
 
+
+def _add_eval_parser(sub) -> None:
     p = sub.add_parser("eval", help="measure a model against baselines and real data (locomotion, gesture, face)", add_help=False)
     p.add_argument("what", type=str.lower, choices=MODELS, help="what to evaluate")
 
+
+def _add_demo_parser(sub) -> None:
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
-
-    _add_debug_everywhere(sub)
-    return ap
-
 
 def _add_debug_everywhere(sub) -> None:
     """``--debug`` also after the command (``rigmind info X --debug``); SUPPRESS
@@ -479,7 +514,7 @@ def _add_batch_parser(sub) -> None:
     g.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS)
     g.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5)")
     g.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
-    g.add_argument("--base", type=str.lower, default="idle", choices=["idle", "keep_legs"])
+    g.add_argument("--base", type=str.lower, default="idle", choices=GESTURE_BASES)
     g.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per input, batch_report.json)")
     g.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend, npz, csv (face curves)")
     _add_engine_args(g)
@@ -497,7 +532,7 @@ def _add_batch_parser(sub) -> None:
     w.add_argument("--paths", required=True, help='JSON list of {"name", "path": "x,y;x,y", "style", "speed", "gait"}')
     w.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
     w.add_argument("--armature", help="armature object in the rig file")
-    w.add_argument("--controller", type=str.lower, default="auto", choices=["auto", "neural", "motion_matching"])
+    w.add_argument("--controller", type=str.lower, default="auto", choices=CONTROLLER_KINDS)
     w.add_argument("--data", help="data folder for the motion-matching controller")
     w.add_argument("--seed", type=int, default=0, help="mixed with each walk's name into its take's seed")
     w.add_argument("--out-dir", required=True, help="output folder")

@@ -153,38 +153,121 @@ def _open_text(path: Path) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+class _Tokens:
+    """The HIERARCHY's tokens in order, each with its 1-based line and the
+    tokens after it on that line; readers raise BVHError naming ``what``."""
+
+    def __init__(self, lines, src):
+        self.lines = lines
+        self.src = src
+        self._it = self._tokens()
+
+    def _tokens(self):
+        for ln, line in enumerate(self.lines, start=1):
+            toks = _TOKEN.findall(line)
+            for i, t in enumerate(toks):
+                yield t, ln, toks[i + 1 :]
+
+    def __next__(self):
+        return next(self._it)
+
+    def nxt(self, what):
+        try:
+            return next(self._it)
+        except StopIteration:
+            raise BVHError(f"unexpected end of file while reading {what}: no MOTION block", self.src, len(self.lines)) from None
+
+    def number(self, what):
+        t, ln, _ = self.nxt(what)
+        try:
+            return float(t)
+        except ValueError:
+            raise BVHError(f"expected a number for {what}, got {t!r}", self.src, ln) from None
+
+    def expect_brace(self):
+        t, ln, _ = self.nxt("'{'")
+        if t != "{":
+            raise BVHError(f"expected '{{', got {t!r}", self.src, ln)
+
+
+def _read_joint_start(it, key, ln, rest, joints, stack, seen_header):
+    """``ROOT name {`` or ``JOINT name {``: append the joint and open it."""
+    src = it.src
+    if not seen_header:
+        raise BVHError("missing HIERARCHY keyword", src, ln)
+    if key == "ROOT" and stack:
+        raise BVHError("ROOT inside another joint", src, ln)
+    if key == "JOINT" and not stack:
+        raise BVHError("JOINT outside any ROOT", src, ln)
+    name_toks = []
+    for t in rest:
+        if t in "{}":
+            break
+        name_toks.append(t)
+    for _ in name_toks:
+        next(it)
+    brace_on_line = len(rest) > len(name_toks) and rest[len(name_toks)] == "{"
+    if brace_on_line:
+        next(it)
+    name = " ".join(name_toks)
+    if not name:
+        raise BVHError(f"{key} without a name", src, ln)
+    joints.append(_Joint(name, stack[-1] if stack else -1, ln))
+    stack.append(len(joints) - 1)
+    if not brace_on_line:
+        it.expect_brace()
+
+
+def _read_end_site(it, ln, joints, stack):
+    """``End Site { OFFSET x y z }`` after ``End``: the open joint's end."""
+    src = it.src
+    t, ln2, _ = it.nxt("End Site")
+    if t.upper() != "SITE":
+        raise BVHError(f"expected 'Site' after 'End', got {t!r}", src, ln2)
+    if not stack:
+        raise BVHError("End Site outside any joint", src, ln)
+    it.expect_brace()
+    t, ln2, _ = it.nxt("End Site OFFSET")
+    if t.upper() != "OFFSET":
+        raise BVHError(f"expected OFFSET in End Site, got {t!r}", src, ln2)
+    end = np.array([it.number("End Site OFFSET") for _ in range(3)])
+    t, ln2, _ = it.nxt("'}'")
+    if t != "}":
+        raise BVHError(f"expected '}}' closing End Site, got {t!r}", src, ln2)
+    joints[stack[-1]].end = end
+
+
+def _read_channels(it, ln, joints, stack):
+    """``CHANNELS n name...`` after ``CHANNELS``: the open joint's channels."""
+    src = it.src
+    if not stack:
+        raise BVHError("CHANNELS outside any joint", src, ln)
+    t, ln2, _ = it.nxt("CHANNELS")
+    try:
+        n = int(t)
+    except ValueError:
+        raise BVHError(f"expected a channel count after CHANNELS, got {t!r}", src, ln2) from None
+    chans = []
+    for _ in range(n):
+        t, ln2, _ = it.nxt("channel names")
+        info = _CHANNEL_NAMES.get(t.lower())
+        if info is None:
+            raise BVHError(
+                f"unknown channel name {t!r} (CHANNELS {n} of joint {joints[stack[-1]].name!r}; "
+                "expected Xposition/Yposition/Zposition/Xrotation/Yrotation/Zrotation)",
+                src,
+                ln2,
+            )
+        chans.append(info[0])
+    joints[stack[-1]].channels = chans
+
+
 def _parse_hierarchy(lines, src):
     """Joints (list of _Joint) and the index of the MOTION line."""
     joints = []
     stack = []
     seen_header = False
-
-    def tokens():
-        for ln, line in enumerate(lines, start=1):
-            toks = _TOKEN.findall(line)
-            for i, t in enumerate(toks):
-                yield t, ln, toks[i + 1 :]
-
-    it = tokens()
-
-    def nxt(what):
-        try:
-            return next(it)
-        except StopIteration:
-            raise BVHError(f"unexpected end of file while reading {what}: no MOTION block", src, len(lines)) from None
-
-    def number(what):
-        t, ln, _ = nxt(what)
-        try:
-            return float(t)
-        except ValueError:
-            raise BVHError(f"expected a number for {what}, got {t!r}", src, ln) from None
-
-    def expect_brace():
-        t, ln, _ = nxt("'{'")
-        if t != "{":
-            raise BVHError(f"expected '{{', got {t!r}", src, ln)
-
+    it = _Tokens(lines, src)
     while True:
         try:
             tok, ln, rest = next(it)
@@ -194,69 +277,15 @@ def _parse_hierarchy(lines, src):
         if key == "HIERARCHY":
             seen_header = True
         elif key in ("ROOT", "JOINT"):
-            if not seen_header:
-                raise BVHError("missing HIERARCHY keyword", src, ln)
-            if key == "ROOT" and stack:
-                raise BVHError("ROOT inside another joint", src, ln)
-            if key == "JOINT" and not stack:
-                raise BVHError("JOINT outside any ROOT", src, ln)
-            name_toks = []
-            for t in rest:
-                if t in "{}":
-                    break
-                name_toks.append(t)
-            for _ in name_toks:
-                next(it)
-            brace_on_line = len(rest) > len(name_toks) and rest[len(name_toks)] == "{"
-            if brace_on_line:
-                next(it)
-            name = " ".join(name_toks)
-            if not name:
-                raise BVHError(f"{key} without a name", src, ln)
-            joints.append(_Joint(name, stack[-1] if stack else -1, ln))
-            stack.append(len(joints) - 1)
-            if not brace_on_line:
-                expect_brace()
+            _read_joint_start(it, key, ln, rest, joints, stack, seen_header)
         elif key == "END":
-            t, ln2, _ = nxt("End Site")
-            if t.upper() != "SITE":
-                raise BVHError(f"expected 'Site' after 'End', got {t!r}", src, ln2)
-            if not stack:
-                raise BVHError("End Site outside any joint", src, ln)
-            expect_brace()
-            t, ln2, _ = nxt("End Site OFFSET")
-            if t.upper() != "OFFSET":
-                raise BVHError(f"expected OFFSET in End Site, got {t!r}", src, ln2)
-            end = np.array([number("End Site OFFSET") for _ in range(3)])
-            t, ln2, _ = nxt("'}'")
-            if t != "}":
-                raise BVHError(f"expected '}}' closing End Site, got {t!r}", src, ln2)
-            joints[stack[-1]].end = end
+            _read_end_site(it, ln, joints, stack)
         elif key == "OFFSET":
             if not stack:
                 raise BVHError("OFFSET outside any joint", src, ln)
-            joints[stack[-1]].offset = np.array([number("OFFSET") for _ in range(3)])
+            joints[stack[-1]].offset = np.array([it.number("OFFSET") for _ in range(3)])
         elif key == "CHANNELS":
-            if not stack:
-                raise BVHError("CHANNELS outside any joint", src, ln)
-            t, ln2, _ = nxt("CHANNELS")
-            try:
-                n = int(t)
-            except ValueError:
-                raise BVHError(f"expected a channel count after CHANNELS, got {t!r}", src, ln2) from None
-            chans = []
-            for _ in range(n):
-                t, ln2, _ = nxt("channel names")
-                info = _CHANNEL_NAMES.get(t.lower())
-                if info is None:
-                    raise BVHError(
-                        f"unknown channel name {t!r} (CHANNELS {n} of joint {joints[stack[-1]].name!r}; "
-                        "expected Xposition/Yposition/Zposition/Xrotation/Yrotation/Zrotation)",
-                        src,
-                        ln2,
-                    )
-                chans.append(info[0])
-            joints[stack[-1]].channels = chans
+            _read_channels(it, ln, joints, stack)
         elif tok == "}":
             if not stack:
                 raise BVHError("unbalanced '}'", src, ln)
@@ -377,6 +406,70 @@ def _frame0_size(motion: Motion) -> float:
     return float(np.max(np.ptp(pts, axis=0)))
 
 
+def _motion_header(lines, motion_ln, src):
+    """``Frames:`` and ``Frame Time:`` after the MOTION line: ``(n_frames,
+    frame_time in seconds, index of the first data line, 1-based line of
+    Frames:)``."""
+    n_frames_s, i = _header_value(lines, motion_ln, r"\s*Frames\s*:?\s*(\S+)", "Frames:", src)
+    frames_line = i + 1
+    try:
+        n_frames = int(float(n_frames_s))
+        if n_frames < 0 or n_frames != float(n_frames_s):
+            raise ValueError
+    except ValueError:
+        raise BVHError(f"bad frame count {n_frames_s!r}", src, frames_line) from None
+    ft_s, i = _header_value(lines, i + 1, r"\s*Frame\s+Time\s*:?\s*(\S+)", "Frame Time:", src)
+    try:
+        frame_time = float(ft_s)
+        if not (frame_time > 0 and np.isfinite(frame_time)):
+            raise ValueError
+    except ValueError:
+        raise BVHError(f"bad Frame Time {ft_s!r} (must be a positive number of seconds)", src, i + 1) from None
+    return n_frames, frame_time, i + 1, frames_line
+
+
+def _motion_values(lines, joints, n_frames, data_start, frames_line, src):
+    """The MOTION rows as ``[frames, channels]`` float64, checked finite."""
+    n_chan = sum(len(j.channels) for j in joints)
+    data = "\n".join(lines[data_start:])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vals = np.fromstring(data, dtype=np.float64, sep=" ") if data.strip() else np.zeros(0)
+    if caught or vals.size != n_frames * n_chan:
+        vals = _diagnose(lines, data_start, n_frames, n_chan, frames_line, src)
+    vals = vals.reshape(n_frames, n_chan)
+    _check_finite(vals, joints, data_start, src)
+    return vals
+
+
+def _unique_names(joints) -> list:
+    """Joint names, duplicates suffixed ``.001``, ``.002``... as Blender does
+    (duplicate names break name lookups)."""
+    names = []
+    taken = set()
+    for jt in joints:
+        nm, k = jt.name, 0
+        while nm in taken:
+            k += 1
+            nm = f"{jt.name}.{k:03d}"
+        taken.add(nm)
+        names.append(nm)
+    return names
+
+
+def _local_translations(vals, joints, cols_per_joint, offsets, n_frames):
+    """``([F, J, 3] local translations, [J] bool animated)``: OFFSET unless a
+    position channel replaces a component."""
+    trans = np.broadcast_to(offsets, (n_frames, len(joints), 3)).copy()
+    animated = np.zeros(len(joints), dtype=bool)
+    for j, jt in enumerate(joints):
+        for k, ch in enumerate(jt.channels):
+            if ch.endswith("position"):
+                trans[:, j, _AXIS.index(ch[0])] = vals[:, cols_per_joint[j][k]]
+                animated[j] = True
+    return trans, animated
+
+
 def loads_bvh(
     text: str,
     *,
@@ -394,33 +487,8 @@ def loads_bvh(
     unit_name, scale = _unit_scale(units, allow_auto=True)
     lines = text.splitlines()
     joints, motion_ln = _parse_hierarchy(lines, src)
-
-    n_frames_s, i = _header_value(lines, motion_ln, r"\s*Frames\s*:?\s*(\S+)", "Frames:", src)
-    frames_line = i + 1
-    try:
-        n_frames = int(float(n_frames_s))
-        if n_frames < 0 or n_frames != float(n_frames_s):
-            raise ValueError
-    except ValueError:
-        raise BVHError(f"bad frame count {n_frames_s!r}", src, frames_line) from None
-    ft_s, i = _header_value(lines, i + 1, r"\s*Frame\s+Time\s*:?\s*(\S+)", "Frame Time:", src)
-    try:
-        frame_time = float(ft_s)
-        if not (frame_time > 0 and np.isfinite(frame_time)):
-            raise ValueError
-    except ValueError:
-        raise BVHError(f"bad Frame Time {ft_s!r} (must be a positive number of seconds)", src, i + 1) from None
-    data_start = i + 1
-
-    n_chan = sum(len(j.channels) for j in joints)
-    data = "\n".join(lines[data_start:])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        vals = np.fromstring(data, dtype=np.float64, sep=" ") if data.strip() else np.zeros(0)
-    if caught or vals.size != n_frames * n_chan:
-        vals = _diagnose(lines, data_start, n_frames, n_chan, frames_line, src)
-    vals = vals.reshape(n_frames, n_chan)
-    _check_finite(vals, joints, data_start, src)
+    n_frames, frame_time, data_start, frames_line = _motion_header(lines, motion_ln, src)
+    vals = _motion_values(lines, joints, n_frames, data_start, frames_line, src)
 
     # Column index of every channel, joint by joint.
     cols_per_joint = []
@@ -429,15 +497,7 @@ def loads_bvh(
         cols_per_joint.append(list(range(c, c + len(jt.channels))))
         c += len(jt.channels)
 
-    names = []
-    taken = set()
-    for jt in joints:
-        nm, k = jt.name, 0
-        while nm in taken:  # duplicate names break name lookups: suffix like Blender does
-            k += 1
-            nm = f"{jt.name}.{k:03d}"
-        taken.add(nm)
-        names.append(nm)
+    names = _unique_names(joints)
     parents = np.array([jt.parent for jt in joints], dtype=np.int64)
     offsets = np.array([jt.offset for jt in joints])
     tails = np.zeros((len(joints), 3))
@@ -446,14 +506,7 @@ def loads_bvh(
             if jt.end is not None:
                 tails[j] = jt.end
 
-    # Local translations: OFFSET unless a position channel replaces a component.
-    trans = np.broadcast_to(offsets, (n_frames, len(joints), 3)).copy()
-    animated = np.zeros(len(joints), dtype=bool)
-    for j, jt in enumerate(joints):
-        for k, ch in enumerate(jt.channels):
-            if ch.endswith("position"):
-                trans[:, j, _AXIS.index(ch[0])] = vals[:, cols_per_joint[j][k]]
-                animated[j] = True
+    trans, animated = _local_translations(vals, joints, cols_per_joint, offsets, n_frames)
     rot = _rotations(vals, joints, cols_per_joint, n_frames)
 
     meta = {
@@ -723,20 +776,12 @@ def _write_joint(out, sk: Skeleton, layout, children, j: int, depth: int, s: flo
     out.write(f"{ind}}}\n")
 
 
-def write_bvh(
-    path,
-    motion: Motion,
-    *,
-    up="Y",
-    units="cm",
-    order="ZXY",
-    position_channels="root",
-    decimals=None,
-) -> Path:
+def write_bvh(path, motion: Motion, **options) -> Path:
     """Write ``motion`` (metres, Blender Z-up) as BVH; gzip when ``path`` ends
     with ``.gz``. Returns the path.
 
-    Args:
+    Keyword options, those of :func:`dumps_bvh` (defaults ``up="Y", units="cm",
+    order="ZXY", position_channels="root", decimals=None``):
         up: up axis of the file, "Y" (``(x, y, z)`` Blender -> ``(x, z, -y)``)
             or "Z" (no change).
         units: file length unit, a name in :data:`UNITS` or metres per unit.
@@ -762,9 +807,7 @@ def write_bvh(
     preserved, local rotations change meaning. Leaf joints get an End Site at
     their ``tails``.
     """
-    text = dumps_bvh(
-        motion, up=up, units=units, order=order, position_channels=position_channels, decimals=decimals
-    )
+    text = dumps_bvh(motion, **options)
     path = Path(path)
     if path.name.lower().endswith(".gz"):
         with gzip.open(path, "wt", encoding="utf-8", newline="\n") as fh:

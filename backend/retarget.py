@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import options
 from . import rotations as R
 from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
@@ -50,7 +51,7 @@ REQUIRED = (
     "upperleg_l", "upperleg_r", "lowerleg_l", "lowerleg_r", "foot_l", "foot_r",
 )
 FINGERS = tuple(f"{f}{i}" for f in ("thumb", "index", "middle", "ring", "pinky") for i in (1, 2, 3))
-ROOT_MODES = ("hips", "in_place", "root_bone", "object")
+ROOT_MODES = options.ROOT_MODES
 _CHEST = "_chest"  # the lowest common ancestor of head and upper arms, mapped or not
 _TRUNK = ("hips", "spine", "spine1", "spine2", _CHEST, "neck")
 _EPS = 1e-9

@@ -9,7 +9,6 @@ Mixamo X Bot in shared/data/characters (65 `mixamorig:` bones; local use
 only, never shipped), else RigMind's 55-bone mannequin.
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -25,7 +24,7 @@ import numpy as np  # noqa: E402
 from rigmind.backend.bone_mapping import auto_map  # noqa: E402
 from rigmind.backend.bvh import read_bvh  # noqa: E402
 from rigmind.backend.motion import Motion  # noqa: E402
-from bench_rig import load_bench_rig  # noqa: E402
+from bench_rig import data_parser, load_bench_rig  # noqa: E402
 from rigmind.operators import retarget_scene  # noqa: E402
 
 FRAMES = 1800
@@ -48,8 +47,7 @@ def long_clip(data: Path) -> Motion:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    ap = data_parser()
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     data = Path(args.data)

@@ -2,7 +2,18 @@
 shared/data/characters (65 `mixamorig:` bones; local use only, never shipped)
 when present, else RigMind's 55-bone mannequin."""
 
+import argparse
 from pathlib import Path
+
+
+def data_parser() -> argparse.ArgumentParser:
+    """A benchmark's argument parser with ``--data``, the data folder
+    (default: RigMind's, ``$RIGMIND_DATA`` or ../shared/data)."""
+    from rigmind.backend.paths import data_dir
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(data_dir()))
+    return ap
 
 
 def load_bench_rig(data_dir):

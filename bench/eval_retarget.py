@@ -27,7 +27,6 @@ list below.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -37,6 +36,8 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
+
+from bench_rig import data_parser  # noqa: E402
 
 from rigmind.backend import retarget_metrics as M  # noqa: E402
 from rigmind.backend.retarget import foot_contacts  # noqa: E402
@@ -153,8 +154,7 @@ def factory_rigs():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    ap = data_parser()
     ap.add_argument("--seconds", type=float, default=20.0)
     args = ap.parse_args()
     data = Path(args.data)

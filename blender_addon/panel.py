@@ -75,16 +75,24 @@ class _RigMindPanel:
     def poll(cls, context):
         return context.scene is not None and _props(context) is not None
 
+    def _split_layout(self, context):
+        """The panel's layout, labels beside the fields, and the scene's RigMind properties."""
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        return layout, _props(context)
+
+
+class _RigMindSubPanel(_RigMindPanel):
+    bl_parent_id = PARENT_ID
+
 
 class VIEW3D_PT_rigmind(_RigMindPanel, bpy.types.Panel):
     bl_idname = PARENT_ID
     bl_label = "RigMind"
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        props = _props(context)
+        layout, props = self._split_layout(context)
         _button(layout, "add_mannequin", icon="OUTLINER_OB_ARMATURE")
         layout.prop(props, "target_armature")
         col = layout.column(align=True)
@@ -92,16 +100,12 @@ class VIEW3D_PT_rigmind(_RigMindPanel, bpy.types.Panel):
             col.prop(props, name)
 
 
-class VIEW3D_PT_rigmind_locomotion(_RigMindPanel, bpy.types.Panel):
+class VIEW3D_PT_rigmind_locomotion(_RigMindSubPanel, bpy.types.Panel):
     bl_idname = "VIEW3D_PT_rigmind_locomotion"
     bl_label = "Locomotion"
-    bl_parent_id = PARENT_ID
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        props = _props(context)
+        layout, props = self._split_layout(context)
         layout.prop(props, "mode", expand=True)
         col = layout.column()
         col.prop(props, "gait")
@@ -134,10 +138,9 @@ class RIGMIND_UL_bone_map(bpy.types.UIList):
             split.prop(item, "bone", text="")
 
 
-class VIEW3D_PT_rigmind_retarget(_RigMindPanel, bpy.types.Panel):
+class VIEW3D_PT_rigmind_retarget(_RigMindSubPanel, bpy.types.Panel):
     bl_idname = "VIEW3D_PT_rigmind_retarget"
     bl_label = "Retarget"
-    bl_parent_id = PARENT_ID
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
@@ -153,16 +156,12 @@ class VIEW3D_PT_rigmind_retarget(_RigMindPanel, bpy.types.Panel):
         _button(layout, "retarget_motion", icon="ARMATURE_DATA")
 
 
-class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
+class VIEW3D_PT_rigmind_speech(_RigMindSubPanel, bpy.types.Panel):
     bl_idname = "VIEW3D_PT_rigmind_speech"
     bl_label = "Speech"
-    bl_parent_id = PARENT_ID
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        props = _props(context)
+        layout, props = self._split_layout(context)
         layout.prop(props, "audio_path")
         # One face choice for both buttons: auto (the character's mesh with
         # the most ARKit keys) or the mesh picked here.
@@ -185,17 +184,13 @@ class VIEW3D_PT_rigmind_speech(_RigMindPanel, bpy.types.Panel):
         _button(box, "generate_face", icon="PLAY")
 
 
-class VIEW3D_PT_rigmind_output(_RigMindPanel, bpy.types.Panel):
+class VIEW3D_PT_rigmind_output(_RigMindSubPanel, bpy.types.Panel):
     bl_idname = "VIEW3D_PT_rigmind_output"
     bl_label = "Export & Render"
-    bl_parent_id = PARENT_ID
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        props = _props(context)
+        layout, props = self._split_layout(context)
 
         box = layout.box()
         box.label(text="Export", icon="EXPORT")

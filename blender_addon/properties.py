@@ -15,12 +15,12 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..backend import paths
+from ..backend import options, paths
 
 # Style labels of the Bandai Namco motion datasets the locomotion model was
 # trained on; identifiers are the dataset's own lowercase labels so operators
 # can hand them to the backend unchanged.
-STYLES = ("active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful")
+STYLES = options.STYLES
 
 # Identifiers are short names; scene.render.engine wants Blender's own.
 RENDER_ENGINES = {
@@ -65,45 +65,56 @@ def _style_items():
 
 
 STYLE_ITEMS = _style_items()
-GAIT_ITEMS = (
-    ("walk", "Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
-    ("run", "Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
-)
-FACE_METHOD_ITEMS = (
-    ("model", "Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
-    ("words", "Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
+
+
+def _items(ids, labels: dict) -> tuple:
+    """Enum items ``(identifier, name, description)`` for the option list
+    ``ids`` (``backend/options.py``), in its order; ``labels`` maps each
+    identifier to its ``(name, description)`` and must cover exactly ``ids``."""
+    if set(labels) != set(ids):
+        raise KeyError(f"labels {sorted(labels)} do not match the option list {list(ids)}")
+    return tuple((i, *labels[i]) for i in ids)
+
+
+GAIT_ITEMS = _items(options.GAITS, {
+    "walk": ("Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
+    "run": ("Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
+})
+FACE_METHOD_ITEMS = _items(options.FACE_METHODS, {
+    "model": ("Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
+    "words": ("Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
                                            "errors on English, about 15 s per minute of speech"),
-    ("table", "Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
+    "table": ("Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
                              "per minute of speech"),
-)
-BASE_ITEMS = (
-    ("idle", "Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
-    ("keep_legs", "Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
+})
+BASE_ITEMS = _items(options.GESTURE_BASES, {
+    "idle": ("Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
+    "keep_legs": ("Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
                                "the gesture drives the upper body"),
-)
-EXPORT_FORMAT_ITEMS = (
-    ("BVH", "BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
-    ("FBX", "FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
-    ("GLB", "glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
-)
+})
+EXPORT_FORMAT_ITEMS = _items(options.EXPORT_FORMATS, {
+    "BVH": ("BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
+    "FBX": ("FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
+    "GLB": ("glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
+})
 RENDER_ENGINE_ITEMS = (
     ("EEVEE", "EEVEE", "Blender's real-time rasteriser: seconds per frame; needs a GPU/OpenGL driver"),
     ("CYCLES", "Cycles", "Blender's path tracer on the CPU: slower, runs anywhere (also headless)"),
     ("WORKBENCH", "Workbench", "Fast solid shading for previews; needs a GPU/OpenGL driver"),
 )
-CONTROLLER_ITEMS = (
-    ("auto", "Auto", "The trained neural controller when its weights exist, else motion matching on the "
+CONTROLLER_ITEMS = _items(options.CONTROLLER_KINDS, {
+    "auto": ("Auto", "The trained neural controller when its weights exist, else motion matching on the "
                      "Bandai Namco data"),
-    ("neural", "Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
-    ("motion_matching", "Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
+    "neural": ("Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
+    "motion_matching": ("Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
                                            "($RIGMIND_DATA or ../shared/data)"),
-)
-ROOT_MODE_ITEMS = (
-    ("hips", "On the hips", "Root translation keyed on the hips bone (metres)"),
-    ("in_place", "In place", "Horizontal root motion removed, vertical kept"),
-    ("root_bone", "On a root bone", "Ground-projected motion and facing on the rig's root bone"),
-    ("object", "On the object", "Root motion keyed on the armature object's location"),
-)
+})
+ROOT_MODE_ITEMS = _items(options.ROOT_MODES, {
+    "hips": ("On the hips", "Root translation keyed on the hips bone (metres)"),
+    "in_place": ("In place", "Horizontal root motion removed, vertical kept"),
+    "root_bone": ("On a root bone", "Ground-projected motion and facing on the rig's root bone"),
+    "object": ("On the object", "Root motion keyed on the armature object's location"),
+})
 UP_AXIS_ITEMS = (
     ("Y", "Y up", "The file's Y axis points up (most BVH files)"),
     ("Z", "Z up", "The file's Z axis points up (Blender's own BVH exports)"),
@@ -144,158 +155,85 @@ class RigMindBoneMapItem(bpy.types.PropertyGroup):
 
 class RigMindSceneProperties(bpy.types.PropertyGroup):
     # --- retarget mapping (filled by Detect, edited in the list) ---------------
-    bone_map: CollectionProperty(type=RigMindBoneMapItem, name="Bone Mapping",
-                                 description="Canonical joint -> rig bone, filled by Detect Mapping, edited in the list")
+    bone_map: CollectionProperty(
+        type=RigMindBoneMapItem, name="Bone Mapping",
+        description="Canonical joint -> rig bone, filled by Detect Mapping, edited in the list")
     bone_map_index: IntProperty(name="Active joint", default=0, description="Row selected in the bone mapping list")
-    bone_map_name: StringProperty(
-        name="Preset Name", description="Name of the user bone-map preset to save", default="my_rig"
-    )
+    bone_map_name: StringProperty(name="Preset Name", description="Name of the user bone-map preset to save",
+                                  default="my_rig")
 
     # --- character -------------------------------------------------------------
-    target_armature: PointerProperty(
-        name="Armature",
-        description="Armature that receives the generated animation",
-        type=bpy.types.Object,
-        poll=poll_armature,
-    )
-    face_mesh: PointerProperty(
-        name="Face Mesh",
-        description="Mesh whose ARKit shape keys receive the lip-sync and facial animation (used when Auto Face is off)",
-        type=bpy.types.Object,
-        poll=poll_face_mesh,
-    )
-    face_auto: BoolProperty(
-        name="Auto Face",
-        description="Animate the character's mesh with the most ARKit shape keys (its head, never eyes or teeth) "
-                    "instead of Face Mesh",
-        default=True,
-    )
-    face_method: EnumProperty(
-        name="Lip Sync",
-        description="How the mouth is found when there is no transcript (a .txt beside the audio is used when present)",
-        items=FACE_METHOD_ITEMS,
-        default="model",
-    )
+    target_armature: PointerProperty(name="Armature", description="Armature that receives the generated animation",
+                                     type=bpy.types.Object, poll=poll_armature)
+    face_mesh: PointerProperty(name="Face Mesh",
+                               description="Mesh whose ARKit shape keys receive the lip-sync and facial animation "
+                                           "(used when Auto Face is off)", type=bpy.types.Object, poll=poll_face_mesh)
+    face_auto: BoolProperty(name="Auto Face",
+                            description="Animate the character's mesh with the most ARKit shape keys (its head, "
+                                        "never eyes or teeth) instead of Face Mesh", default=True)
+    face_method: EnumProperty(name="Lip Sync",
+                              description="How the mouth is found when there is no transcript (a .txt beside the "
+                                          "audio is used when present)", items=FACE_METHOD_ITEMS, default="model")
 
     # --- locomotion ------------------------------------------------------------
-    style: EnumProperty(
-        name="Style",
-        description="Movement style of the walk or run (a Bandai Namco motion-capture style; each has its own speed)",
-        items=STYLE_ITEMS,
-        default="normal",
-    )
-    gait: EnumProperty(
-        name="Gait",
-        description="Walk or run: picks the style's clips and its own speed",
-        items=GAIT_ITEMS,
-        default="walk",
-    )
-    speed_from_style: BoolProperty(
-        name="Style's Speed",
-        description="Walk (or run) at the style's own speed, the median of its motion-capture clips "
-                    "(scaled to the rig's legs), instead of Speed",
-        default=True,
-    )
-    speed: FloatProperty(
-        name="Speed",
-        description="Forward speed of the character, in metres per second",
-        min=0.2,
-        max=6.0,
-        default=1.3,
-        step=10,
-        precision=2,
-        unit="VELOCITY",
-    )
-    mode: EnumProperty(
-        name="Mode",
-        description="A looping cycle on the spot or in a line, or a walk along a path",
-        items=MODE_ITEMS,
-        default="CYCLE",
-    )
-    path_object: PointerProperty(
-        name="Path",
-        description="Curve, or animated empty, that the character follows",
-        type=bpy.types.Object,
-        poll=poll_path_object,
-    )
-    in_place: BoolProperty(
-        name="In Place",
-        description="No horizontal root motion: a cycle walks on the spot; along a path, the path's walk "
-                    "(turns, speed changes, the stop) is played on the spot",
-        default=False,
-    )
+    style: EnumProperty(name="Style",
+                        description="Movement style of the walk or run (a Bandai Namco motion-capture style; each "
+                                    "has its own speed)", items=STYLE_ITEMS, default="normal")
+    gait: EnumProperty(name="Gait", description="Walk or run: picks the style's clips and its own speed",
+                       items=GAIT_ITEMS, default="walk")
+    speed_from_style: BoolProperty(name="Style's Speed",
+                                   description="Walk (or run) at the style's own speed, the median of its "
+                                               "motion-capture clips (scaled to the rig's legs), instead of Speed",
+                                   default=True)
+    speed: FloatProperty(name="Speed", description="Forward speed of the character, in metres per second", min=0.2,
+                         max=6.0, default=1.3, step=10, precision=2, unit="VELOCITY")
+    mode: EnumProperty(name="Mode", description="A looping cycle on the spot or in a line, or a walk along a path",
+                       items=MODE_ITEMS, default="CYCLE")
+    path_object: PointerProperty(name="Path", description="Curve, or animated empty, that the character follows",
+                                 type=bpy.types.Object, poll=poll_path_object)
+    in_place: BoolProperty(name="In Place",
+                           description="No horizontal root motion: a cycle walks on the spot; along a path, the "
+                                       "path's walk (turns, speed changes, the stop) is played on the spot",
+                           default=False)
 
     # --- speech ----------------------------------------------------------------
-    audio_path: StringProperty(
-        name="Audio",
-        description="Speech recording (.wav, .flac, .ogg, .mp3) that drives gestures and the face; empty: the "
-                    "scene's first sound strip",
-        subtype="FILE_PATH",
-        default="",
-    )
-    gesture_amount: FloatProperty(
-        name="Gesture Amount",
-        description="How animated the gestures are: 0 calm, 0.5 like the training speaker, 1 very animated",
-        min=0.0,
-        max=1.0,
-        default=0.5,
-        subtype="FACTOR",
-    )
+    audio_path: StringProperty(name="Audio",
+                               description="Speech recording (.wav, .flac, .ogg, .mp3) that drives gestures and "
+                                           "the face; empty: the scene's first sound strip", subtype="FILE_PATH",
+                               default="")
+    gesture_amount: FloatProperty(name="Gesture Amount",
+                                  description="How animated the gestures are: 0 calm, 0.5 like the training "
+                                              "speaker, 1 very animated", min=0.0, max=1.0, default=0.5,
+                                  subtype="FACTOR")
 
-    gesture_base: EnumProperty(
-        name="Base",
-        description="What the gestures are layered over",
-        items=BASE_ITEMS,
-        default="idle",
-    )
-    set_scene_fps: BoolProperty(
-        name="Set Scene FPS",
-        description="Switch the scene to 30 fps (the gesture model's rate) so keys land on whole frames. Off: the "
-                    "scene keeps its frame rate and the keys are placed at the right times (seconds) on it",
-        default=False,
-    )
+    gesture_base: EnumProperty(name="Base", description="What the gestures are layered over", items=BASE_ITEMS,
+                               default="idle")
+    set_scene_fps: BoolProperty(name="Set Scene FPS",
+                                description="Switch the scene to 30 fps (the gesture model's rate) so keys land on "
+                                            "whole frames. Off: the scene keeps its frame rate and the keys are "
+                                            "placed at the right times (seconds) on it", default=False)
 
     # --- generation --------------------------------------------------------------
-    seed: IntProperty(
-        name="Seed",
-        description="Random seed; the same seed and inputs give the same animation",
-        min=0,
-        default=0,
-    )
-    start_frame: IntProperty(
-        name="Start Frame",
-        description="Scene frame at which generated animation begins (with Audio empty, the sound strip's own "
-                    "start is used)",
-        default=1,
-    )
+    seed: IntProperty(name="Seed", description="Random seed; the same seed and inputs give the same animation", min=0,
+                      default=0)
+    start_frame: IntProperty(name="Start Frame",
+                             description="Scene frame at which generated animation begins (with Audio empty, the "
+                                         "sound strip's own start is used)", default=1)
 
     # --- export & render ---------------------------------------------------------
-    export_format: EnumProperty(
-        name="Format",
-        description="File format of Export Character",
-        items=EXPORT_FORMAT_ITEMS,
-        default="FBX",
-    )
-    export_path: StringProperty(
-        name="Export Path",
-        description="File to export to (// is the .blend's folder); the extension follows Format",
-        subtype="FILE_PATH",
-        default="//rigmind_export",
-    )
-    render_engine: EnumProperty(
-        name="Engine",
-        description="Render engine of Render (Cycles works everywhere; EEVEE and Workbench need OpenGL)",
-        items=RENDER_ENGINE_ITEMS,
-        # Cycles runs anywhere; EEVEE and Workbench abort a headless Blender
-        # that has no OpenGL/EGL driver.
-        default="CYCLES",
-    )
-    render_path: StringProperty(
-        name="Render Output",
-        description="Output file: .png renders the current frame, .mp4 the frame range with sound",
-        subtype="FILE_PATH",
-        default="//rigmind_render.mp4",
-    )
+    export_format: EnumProperty(name="Format", description="File format of Export Character",
+                                items=EXPORT_FORMAT_ITEMS, default="FBX")
+    export_path: StringProperty(name="Export Path",
+                                description="File to export to (// is the .blend's folder); the extension follows "
+                                            "Format", subtype="FILE_PATH", default="//rigmind_export")
+    # Cycles runs anywhere; EEVEE and Workbench abort a headless Blender
+    # that has no OpenGL/EGL driver.
+    render_engine: EnumProperty(name="Engine",
+                                description="Render engine of Render (Cycles works everywhere; EEVEE and Workbench "
+                                            "need OpenGL)", items=RENDER_ENGINE_ITEMS, default="CYCLES")
+    render_path: StringProperty(name="Render Output",
+                                description="Output file: .png renders the current frame, .mp4 the frame range "
+                                            "with sound", subtype="FILE_PATH", default="//rigmind_render.mp4")
 
 
 CLASSES = (RigMindBoneMapItem, RigMindSceneProperties)

@@ -21,6 +21,7 @@ from .op_common import (
     ModalJobMixin,
     SceneFilledMixin,
     fill_from_scene,
+    finished,
     poll_armature,
     report_failure,
     resolve_armature,
@@ -77,18 +78,32 @@ class RIGMIND_OT_add_mannequin(bpy.types.Operator):
             if s is not None:
                 s.target_armature = parts["armature"]
                 s.face_mesh = parts["head"]
-            self.report({"INFO"}, f"Added {parts['armature'].name} with {len(parts['armature'].data.bones)} bones")
-            return {"FINISHED"}
+            return finished(self, f"Added {parts['armature'].name} with {len(parts['armature'].data.bones)} bones")
 
         return run_reported(self, run)
 
 
-class RIGMIND_OT_apply_bvh(SceneFilledMixin, bpy.types.Operator, ImportHelper):
+class _FileOntoArmature(SceneFilledMixin, ImportHelper):
+    """Operators that put a clip file on the target armature: a panel button
+    fills the armature and start frame from the scene, then opens the file
+    browser."""
+
+    scene_props = {"armature": "target_armature", "start_frame": "start_frame"}
+
+    @classmethod
+    def poll(cls, context):
+        return poll_armature(cls, context)
+
+    def invoke(self, context, event):
+        fill_from_scene(self, context, self.scene_props)
+        return ImportHelper.invoke(self, context, event)
+
+
+class RIGMIND_OT_apply_bvh(_FileOntoArmature, bpy.types.Operator):
     """Put a BVH clip on the target armature when its bone names match the clip's joints (as a new action; the rig's previous action is kept)"""
 
     bl_idname = "rigmind.apply_bvh"
     bl_label = "Apply BVH Motion"
-    bl_options = {"REGISTER", "UNDO"}
 
     filename_ext = ".bvh"
     filter_glob: StringProperty(default="*.bvh;*.bvh.gz", options={"HIDDEN"},
@@ -100,20 +115,7 @@ class RIGMIND_OT_apply_bvh(SceneFilledMixin, bpy.types.Operator, ImportHelper):
                                 description="Switch the scene to the clip's frame rate; off: keys are placed at the "
                                             "clip's times (seconds) at the scene's own frame rate")
     start_frame: IntProperty(**_START)
-    scene_props = {"armature": "target_armature", "start_frame": "start_frame"}
-
-    @classmethod
-    def poll(cls, context):
-        return poll_armature(cls, context)
-
-    def invoke(self, context, event):
-        fill_from_scene(self, context, self.scene_props)
-        return ImportHelper.invoke(self, context, event)
-
-    def execute(self, context):
-        return run_reported(self, lambda: self._apply(context))
-
-    def _apply(self, context):
+    def run(self, context):
         from ..backend.bvh import read_bvh
         from . import scene_io
 
@@ -136,8 +138,7 @@ class RIGMIND_OT_apply_bvh(SceneFilledMixin, bpy.types.Operator, ImportHelper):
         on_rig = motion.with_rest(rig_sub)
         scene_io.write_motion(arm, on_rig, f"RigMind BVH · {motion.name}", set_scene_fps=self.set_scene_fps,
                               frame_start=self.start_frame, set_scene_range="grow")
-        self.report({"INFO"}, f"Applied {motion.num_frames} frames of {motion.name} to {arm.name}")
-        return {"FINISHED"}
+        return finished(self, f"Applied {motion.num_frames} frames of {motion.name} to {arm.name}")
 
 
 def _output_path(raw: str, what: str) -> str:
@@ -151,12 +152,11 @@ def _output_path(raw: str, what: str) -> str:
     return bpy.path.abspath(raw)
 
 
-class RIGMIND_OT_retarget_motion(SceneFilledMixin, bpy.types.Operator, ImportHelper):
+class RIGMIND_OT_retarget_motion(_FileOntoArmature, bpy.types.Operator):
     """Retarget a clip (BVH, FBX, glTF, EMAGE/BEAT2 SMPL-X .npz, or another armature's action) onto the target armature as a new action"""
 
     bl_idname = "rigmind.retarget_motion"
     bl_label = "Retarget Motion"
-    bl_options = {"REGISTER", "UNDO"}
 
     filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz", options={"HIDDEN"},
                                 description="File types shown in the file browser")
@@ -169,22 +169,12 @@ class RIGMIND_OT_retarget_motion(SceneFilledMixin, bpy.types.Operator, ImportHel
     use_ik: BoolProperty(name="Foot IK", description="Keep planted feet on the ground (leg IK where the source's "
                                                      "feet are in contact)", default=True)
     start_frame: IntProperty(**_START)
-    scene_props = {"armature": "target_armature", "start_frame": "start_frame"}
-
-    @classmethod
-    def poll(cls, context):
-        return poll_armature(cls, context)
-
     def invoke(self, context, event):
-        fill_from_scene(self, context, self.scene_props)
-        if self.source_armature:
-            return self.execute(context)
-        return ImportHelper.invoke(self, context, event)
+        if self.source_armature:  # no file to pick
+            return SceneFilledMixin.invoke(self, context, event)
+        return _FileOntoArmature.invoke(self, context, event)
 
-    def execute(self, context):
-        return run_reported(self, lambda: self._retarget(context))
-
-    def _retarget(self, context):
+    def run(self, context):
         from . import retarget_scene
 
         arm = _armature_or_error(context, self.armature)
@@ -204,12 +194,8 @@ class RIGMIND_OT_retarget_motion(SceneFilledMixin, bpy.types.Operator, ImportHel
             arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik,
             frame_start=self.start_frame, set_scene_fps=False, scene_range="grow",
         )
-        self.report(
-            {"INFO"},
-            f"Retargeted {motion.num_frames} frames onto {arm.name} as '{action.name}' "
-            f"(mapping {tmap.preset}, confidence {tmap.overall:.2f})",
-        )
-        return {"FINISHED"}
+        return finished(self, f"Retargeted {motion.num_frames} frames onto {arm.name} as '{action.name}' "
+                              f"(mapping {tmap.preset}, confidence {tmap.overall:.2f})")
 
 
 def user_bone_map_dir():
@@ -229,7 +215,6 @@ class RIGMIND_OT_detect_bone_map(SceneFilledMixin, bpy.types.Operator):
 
     bl_idname = "rigmind.detect_bone_map"
     bl_label = "Detect Mapping"
-    bl_options = {"REGISTER", "UNDO"}
 
     armature: _armature_prop()
     scene_props = {"armature": "target_armature"}
@@ -238,10 +223,7 @@ class RIGMIND_OT_detect_bone_map(SceneFilledMixin, bpy.types.Operator):
     def poll(cls, context):
         return poll_armature(cls, context)
 
-    def execute(self, context):
-        return run_reported(self, lambda: self._detect(context))
-
-    def _detect(self, context):
+    def run(self, context):
         from ..backend.bone_mapping import load_humanoid
         from . import retarget_scene
 
@@ -256,9 +238,8 @@ class RIGMIND_OT_detect_bone_map(SceneFilledMixin, bpy.types.Operator):
             item.confidence = float(mapping.confidence.get(joint, 0.0))
         s.bone_map_index = 0
         s.target_armature = arm
-        self.report({"INFO"}, f"{arm.name}: mapping '{mapping.preset}', confidence {mapping.overall:.2f}, "
+        return finished(self, f"{arm.name}: mapping '{mapping.preset}', confidence {mapping.overall:.2f}, "
                               f"{len(mapping.bones)} joints")
-        return {"FINISHED"}
 
 
 class RIGMIND_OT_save_bone_map(SceneFilledMixin, bpy.types.Operator):
@@ -266,7 +247,6 @@ class RIGMIND_OT_save_bone_map(SceneFilledMixin, bpy.types.Operator):
 
     bl_idname = "rigmind.save_bone_map"
     bl_label = "Save Mapping"
-    bl_options = {"REGISTER", "UNDO"}
 
     armature: _armature_prop()
     preset_name: StringProperty(options={"SKIP_SAVE"}, name="Preset Name", default="my_rig",
@@ -282,10 +262,7 @@ class RIGMIND_OT_save_bone_map(SceneFilledMixin, bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        return run_reported(self, lambda: self._save(context))
-
-    def _save(self, context):
+    def run(self, context):
         import re
 
         from ..backend.bone_mapping import BoneMapping, load_humanoid
@@ -315,8 +292,7 @@ class RIGMIND_OT_save_bone_map(SceneFilledMixin, bpy.types.Operator):
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.preset_name).strip("._") or "my_rig"
         path = user_bone_map_dir() / f"{name}.json"
         mapping.save(path)
-        self.report({"INFO"}, f"Saved mapping for {arm.name} ({len(bones)} joints) to {path}")
-        return {"FINISHED"}
+        return finished(self, f"Saved mapping for {arm.name} ({len(bones)} joints) to {path}")
 
 
 class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
@@ -324,8 +300,6 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
 
     bl_idname = "rigmind.export"
     bl_label = "Export Character"
-    # UNDO too: the redo panel (F9) needs it to re-run with other options.
-    bl_options = {"REGISTER", "UNDO"}
 
     armature: _armature_prop()
     format: EnumProperty(options={"SKIP_SAVE"}, name="Format", description="File format (the file's extension follows it)",
@@ -338,10 +312,7 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
     def poll(cls, context):
         return poll_armature(cls, context)
 
-    def execute(self, context):
-        return run_reported(self, lambda: self._export(context))
-
-    def _export(self, context):
+    def run(self, context):
         from ..backend.atomic_write import write_atomically
         from . import export
 
@@ -351,8 +322,7 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
             path += suffix
         arm = _armature_or_error(context, self.armature)
         written = write_atomically(path, lambda tmp: export.export_character(arm, tmp))
-        self.report({"INFO"}, f"Exported {written}")
-        return {"FINISHED"}
+        return finished(self, f"Exported {written}")
 
 
 class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
@@ -389,8 +359,7 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
         return render.render_job(path, engine=self.engine, resolution=tuple(self.resolution), samples=self.samples)
 
     def done(self, context, result):
-        self.report({"INFO"}, f"Rendered {result}")
-        return {"FINISHED"}
+        return finished(self, f"Rendered {result}")
 
 
 # --- locomotion ------------------------------------------------------------------------

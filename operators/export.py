@@ -67,30 +67,34 @@ _FBX_TAKE = dict(
     mesh_smooth_type="FACE",
 )
 
-PRESETS = {
-    "generic": ExportPreset(
+def _fbx_axes(forward: str, up: str, scale_options: str) -> dict:
+    """The per-preset FBX keywords: axes, and how scale goes into the file
+    (always at unit scale: metres in the file's units)."""
+    return dict(axis_forward=forward, axis_up=up, global_scale=1.0, apply_unit_scale=True,
+                apply_scale_options=scale_options)
+
+
+PRESETS = {p.name: p for p in (
+    ExportPreset(
         "generic",
         "FBX with Blender's default axes (-Z forward, Y up) and unit scale (metres in the file's units); "
         "BVH Y-up in centimetres",
-        fbx=dict(axis_forward="-Z", axis_up="Y", global_scale=1.0, apply_unit_scale=True,
-                 apply_scale_options="FBX_SCALE_NONE"),
+        fbx=_fbx_axes("-Z", "Y", "FBX_SCALE_NONE"),
     ),
-    "unreal": ExportPreset(
+    ExportPreset(
         "unreal",
         "Unreal Engine: centimetres and Z up (1 uu = 1 cm), the armature object written as 'Armature' so the "
         "importer does not add it as an extra root bone; root motion stays on the hips' track",
-        fbx=dict(axis_forward="-Y", axis_up="Z", global_scale=1.0, apply_unit_scale=True,
-                 apply_scale_options="FBX_SCALE_UNITS"),
+        fbx=_fbx_axes("-Y", "Z", "FBX_SCALE_UNITS"),
         armature_name="Armature",
     ),
-    "unity": ExportPreset(
+    ExportPreset(
         "unity",
         "Unity: metres and Y up, every scale applied into the file (FBX_SCALE_ALL) so the imported root has "
         "scale 1; root motion stays on the hips' track (Humanoid 'Root Transform' is derived from it)",
-        fbx=dict(axis_forward="-Z", axis_up="Y", global_scale=1.0, apply_unit_scale=True,
-                 apply_scale_options="FBX_SCALE_ALL"),
+        fbx=_fbx_axes("-Z", "Y", "FBX_SCALE_ALL"),
     ),
-}
+)}
 
 
 def _select_only(objects) -> None:

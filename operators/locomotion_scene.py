@@ -36,7 +36,7 @@ from ..backend.limits import check_path
 from ..backend.tasks import finish, run_in_thread
 from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
-from ..backend import paths
+from ..backend import options, paths
 
 PACKAGE_ROOT = paths.PACKAGE_ROOT
 #: Where the trained neural controller's weights are looked for by default.
@@ -44,7 +44,7 @@ MODELS_DIR = paths.MODELS_DIR
 NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
 CHUNK_FRAMES = 30
-KINDS = ("auto", "neural", "motion_matching")
+KINDS = options.CONTROLLER_KINDS
 #: Least height (m, controller skeleton) the swinging foot is lifted to
 #: between footholds on a path (``cleanup.PinConfig.swing_clearance``).
 SWING_CLEARANCE = 0.08

@@ -377,7 +377,12 @@ def _smooth_profile(z_keys, table, n):
     return z, out
 
 
-def _build_body(mb: _MeshBuilder, bones: dict):
+def _bone_ends(bones: dict, name: str) -> tuple:
+    """Head and tail (metres, armature space) of bone ``name``."""
+    return np.array(bones[name][2]), np.array(bones[name][3])
+
+
+def _add_torso(mb: _MeshBuilder) -> None:
     # Torso: a loft of super-ellipses along +Z (z, half width X, half depth Y, y centre).
     prof = np.array([
         [0.850, 0.080, 0.070, 0.000],
@@ -421,69 +426,89 @@ def _build_body(mb: _MeshBuilder, bones: dict):
         w[pre + "UpLeg"] = wl
     mb.add(V, Q, T, w)
 
-    hd, tl = np.array(bones["Neck"][2]), np.array(bones["Neck"][3])
+
+def _add_neck(mb: _MeshBuilder, bones: dict) -> None:
+    hd, tl = _bone_ends(bones, "Neck")
     V, Q, T, s = _capsule(hd - (0, 0, 0.03), tl + np.array((0, 0, 0.02)), 0.056, 0.047,
                           (0, -1, 0), n_seg=24, n_body=5, n_cap=3)
     L = np.linalg.norm(tl - hd) + 0.05
     mb.add(V, Q, T, _chain_weights(s, L, "Neck", "Spine2", "Head", 0.05))
 
-    for side, pre in ((1.0, "Left"), (-1.0, "Right")):
-        def B(n):
-            return np.array(bones[pre + n][2]), np.array(bones[pre + n][3])
 
-        # Upper arm and forearm: ONE tube through the elbow (no seam where two
-        # capsules would meet). It starts inside the torso so its cap reads as
-        # a deltoid; radii (metres) along its length give biceps and forearm.
-        sh, el = B("Arm")
-        wr = B("ForeArm")[1]
-        h0 = sh - np.array([side * 0.04, 0, 0])
-        V, Q, T, s = _limb_tube([h0, el, wr], [(0.0, 0.046), (0.06, 0.048), (0.17, 0.046), (0.27, 0.041),
-                                                (0.33, 0.038), (0.38, 0.040), (0.46, 0.035), (0.56, 0.027)],
-                                (0, 0, 1))
-        mb.add(V, Q, T, _joint_weights(s, [0.0, 0.04 + np.linalg.norm(el - sh), 0.56],
-                                       [pre + "Arm", pre + "ForeArm"], pre + "Shoulder", pre + "Hand",
-                                       (0.07, 0.05, 0.035), start_offset=0.04))
-        h, t = B("Hand")
-        V, Q, T, s = _capsule(h - np.array([side * 0.005, 0, 0]), t + np.array([side * 0.005, 0, 0]),
-                              0.032, 0.042, (0, 0, 1), n_seg=20, n_body=4, n_cap=3, cap=0.4,
-                              flat=0.33, power=3.0)
-        mb.add(V, Q, T, _chain_weights(s - 0.005, np.linalg.norm(t - h), pre + "Hand",
-                                       pre + "ForeArm", None, 0.02))
-        for fname, r in (("Thumb", 0.011), ("Index", 0.0095), ("Middle", 0.0098),
-                         ("Ring", 0.0092), ("Pinky", 0.008)):
-            for k in (1, 2, 3):
-                h, t = B(f"Hand{fname}{k}")
-                rr = r * (1.0 - 0.07 * (k - 1))
-                V, Q, T, _ = _capsule(h, t, rr, rr * 0.93, (0, 0, 1), n_seg=10, n_body=2,
-                                      n_cap=3, flat=0.85)
-                mb.add(V, Q, T, {f"{pre}Hand{fname}{k}": 1.0})
-        # Thigh and shin: ONE tube through the knee, from inside the pelvis.
-        hp, kn = B("UpLeg")
-        an = B("Leg")[1]
-        h0 = hp + np.array([0, 0, 0.02])
-        L1 = 0.02 + np.linalg.norm(kn - hp)
-        L = L1 + np.linalg.norm(an - kn)
-        V, Q, T, s = _limb_tube([h0, kn, an], [(0.0, 0.085), (0.10, 0.082), (0.25, 0.068), (0.40, 0.054),
-                                                (L1, 0.049), (L1 + 0.07, 0.052), (L1 + 0.15, 0.055),
-                                                (L1 + 0.28, 0.043), (L, 0.036)],
-                                (0, -1, 0), n_seg=24)
-        mb.add(V, Q, T, _joint_weights(s, [0.0, L1, L], [pre + "UpLeg", pre + "Leg"], "Hips", pre + "Foot",
-                                       (0.06, 0.05, 0.04), start_offset=0.02))
-        # Foot and toes: one flat-bottomed loft along -Y (y, half width, half height).
-        fp = np.array([
-            [0.050, 0.028, 0.030], [0.035, 0.034, 0.042], [0.000, 0.038, 0.050],
-            [-0.050, 0.043, 0.040], [-0.100, 0.046, 0.030], [-0.130, 0.047, 0.024],
-            [-0.160, 0.046, 0.020], [-0.190, 0.040, 0.016], [-0.205, 0.032, 0.012],
-        ])
-        Kf = len(fp)
-        x = side * 0.09
-        centres = np.stack([np.full(Kf, x), fp[:, 0], fp[:, 2]], axis=1)
-        ups = np.tile([0.0, 0.0, 1.0], (Kf, 1))
-        sides = np.tile([1.0, 0.0, 0.0], (Kf, 1))  # (0,0,1) x (0,-1,0) = +X
-        V, Q, T = _loft(centres, sides, ups, fp[:, 1], fp[:, 2], (x, 0.062, 0.03),
-                        (x, -0.212, 0.012), 20, 3.0)
-        wt = _smoothstep(-0.11, -0.15, V[:, 1])
-        mb.add(V, Q, T, {pre + "Foot": 1.0 - wt, pre + "ToeBase": wt})
+def _add_arm_and_hand(mb: _MeshBuilder, bones: dict, side: float, pre: str) -> None:
+    """Arm tube, hand and fingers of one side (``side`` +1 left, -1 right)."""
+    def B(n):
+        return _bone_ends(bones, pre + n)
+
+    # Upper arm and forearm: ONE tube through the elbow (no seam where two
+    # capsules would meet). It starts inside the torso so its cap reads as
+    # a deltoid; radii (metres) along its length give biceps and forearm.
+    sh, el = B("Arm")
+    wr = B("ForeArm")[1]
+    h0 = sh - np.array([side * 0.04, 0, 0])
+    V, Q, T, s = _limb_tube([h0, el, wr], [(0.0, 0.046), (0.06, 0.048), (0.17, 0.046), (0.27, 0.041),
+                                            (0.33, 0.038), (0.38, 0.040), (0.46, 0.035), (0.56, 0.027)],
+                            (0, 0, 1))
+    mb.add(V, Q, T, _joint_weights(s, [0.0, 0.04 + np.linalg.norm(el - sh), 0.56],
+                                   [pre + "Arm", pre + "ForeArm"], pre + "Shoulder", pre + "Hand",
+                                   (0.07, 0.05, 0.035), start_offset=0.04))
+    h, t = B("Hand")
+    V, Q, T, s = _capsule(h - np.array([side * 0.005, 0, 0]), t + np.array([side * 0.005, 0, 0]),
+                          0.032, 0.042, (0, 0, 1), n_seg=20, n_body=4, n_cap=3, cap=0.4,
+                          flat=0.33, power=3.0)
+    mb.add(V, Q, T, _chain_weights(s - 0.005, np.linalg.norm(t - h), pre + "Hand",
+                                   pre + "ForeArm", None, 0.02))
+    for fname, r in (("Thumb", 0.011), ("Index", 0.0095), ("Middle", 0.0098),
+                     ("Ring", 0.0092), ("Pinky", 0.008)):
+        for k in (1, 2, 3):
+            h, t = B(f"Hand{fname}{k}")
+            rr = r * (1.0 - 0.07 * (k - 1))
+            V, Q, T, _ = _capsule(h, t, rr, rr * 0.93, (0, 0, 1), n_seg=10, n_body=2,
+                                  n_cap=3, flat=0.85)
+            mb.add(V, Q, T, {f"{pre}Hand{fname}{k}": 1.0})
+
+
+def _add_leg_and_foot(mb: _MeshBuilder, bones: dict, side: float, pre: str) -> None:
+    """Leg tube and foot of one side (``side`` +1 left, -1 right)."""
+    def B(n):
+        return _bone_ends(bones, pre + n)
+
+    # Thigh and shin: ONE tube through the knee, from inside the pelvis.
+    hp, kn = B("UpLeg")
+    an = B("Leg")[1]
+    h0 = hp + np.array([0, 0, 0.02])
+    L1 = 0.02 + np.linalg.norm(kn - hp)
+    L = L1 + np.linalg.norm(an - kn)
+    V, Q, T, s = _limb_tube([h0, kn, an], [(0.0, 0.085), (0.10, 0.082), (0.25, 0.068), (0.40, 0.054),
+                                            (L1, 0.049), (L1 + 0.07, 0.052), (L1 + 0.15, 0.055),
+                                            (L1 + 0.28, 0.043), (L, 0.036)],
+                            (0, -1, 0), n_seg=24)
+    mb.add(V, Q, T, _joint_weights(s, [0.0, L1, L], [pre + "UpLeg", pre + "Leg"], "Hips", pre + "Foot",
+                                   (0.06, 0.05, 0.04), start_offset=0.02))
+    # Foot and toes: one flat-bottomed loft along -Y (y, half width, half height).
+    fp = np.array([
+        [0.050, 0.028, 0.030], [0.035, 0.034, 0.042], [0.000, 0.038, 0.050],
+        [-0.050, 0.043, 0.040], [-0.100, 0.046, 0.030], [-0.130, 0.047, 0.024],
+        [-0.160, 0.046, 0.020], [-0.190, 0.040, 0.016], [-0.205, 0.032, 0.012],
+    ])
+    Kf = len(fp)
+    x = side * 0.09
+    centres = np.stack([np.full(Kf, x), fp[:, 0], fp[:, 2]], axis=1)
+    ups = np.tile([0.0, 0.0, 1.0], (Kf, 1))
+    sides = np.tile([1.0, 0.0, 0.0], (Kf, 1))  # (0,0,1) x (0,-1,0) = +X
+    V, Q, T = _loft(centres, sides, ups, fp[:, 1], fp[:, 2], (x, 0.062, 0.03),
+                    (x, -0.212, 0.012), 20, 3.0)
+    wt = _smoothstep(-0.11, -0.15, V[:, 1])
+    mb.add(V, Q, T, {pre + "Foot": 1.0 - wt, pre + "ToeBase": wt})
+
+
+def _build_body(mb: _MeshBuilder, bones: dict):
+    """Every body piece into ``mb``, in a fixed order (vertex indices depend on it)."""
+    _add_torso(mb)
+    _add_neck(mb, bones)
+    for side, pre in ((1.0, "Left"), (-1.0, "Right")):
+        _add_arm_and_hand(mb, bones, side, pre)
+        _add_leg_and_foot(mb, bones, side, pre)
 
 
 # ---------------------------------------------------------------------------
@@ -560,6 +585,20 @@ def _rotate_about(P, centre, axis, ang):
     return out + centre
 
 
+def _vec(w, d):
+    """Per-vertex weights ``w [N]`` times one displacement ``d`` (3,): [N, 3]."""
+    return w[:, None] * np.asarray(d, float)[None, :]
+
+
+def _face_region(P, F, cx, cz, sx, sz):
+    """A bump on the front of the face centred at (cx, cz) (head-local X, Z)."""
+    return _bump(P[:, 0], P[:, 2], cx, cz, sx, sz) * F
+
+
+def _mouth_corner(P, F, s):
+    return _face_region(P, F, s * 0.026, _MOUTH_Z, 0.016, 0.014)
+
+
 def _arkit_fields(P, F, skin, eyes):
     """Displacement [N, 3] (metres, head-local = armature axes) of every ARKit
     shape key. ``P``: head-local vertices; ``F``: front-of-face mask (0 off the
@@ -569,24 +608,16 @@ def _arkit_fields(P, F, skin, eyes):
     x, z = P[:, 0], P[:, 2]
     zm = _MOUTH_Z
     N = len(P)
-
-    def vec(w, d):
-        return w[:, None] * np.asarray(d, float)[None, :]
-
-    def region(cx, cz, sx, sz):
-        return _bump(x, z, cx, cz, sx, sz) * F
+    vec = _vec
 
     up_side = _smoothstep(zm - 0.0015, zm + 0.0015, z)
     U = _bump(x, z, 0.0, zm + 0.006, 0.030, 0.011) * up_side * F
     Lw = _bump(x, z, 0.0, zm - 0.007, 0.028, 0.012) * (1.0 - up_side) * F
-    M = region(0.0, zm, 0.040, 0.026)
+    M = _face_region(P, F, 0.0, zm, 0.040, 0.026)
     J = _jaw_mask(P, skin)
 
     def corner(s):
-        return region(s * 0.026, zm, 0.016, 0.014)
-
-    def half(s):
-        return _smoothstep(-0.004, 0.012, s * x)
+        return _mouth_corner(P, F, s)
 
     out = {}
     hinge = np.array(_JAW_HINGE)
@@ -611,35 +642,46 @@ def _arkit_fields(P, F, skin, eyes):
     out["tongueOut"] = vec(tongue, (0, -0.010, -0.003))
 
     for s, sfx in ((1.0, "Left"), (-1.0, "Right")):
-        ex = s * _EYE_X
-        ec = _eye_centre_local(s)
-        sock = region(ex, _EYE_Z - 0.001, 0.021, 0.012)
-        # A blink fills the socket and bulges a little past the eyeball front.
-        out["eyeBlink" + sfx] = vec(sock, (0, -0.016, -0.002))
-        em = eyes[s].astype(float)
-        for nm, ax, ang in (("Down", "x", 20.0), ("Up", "x", -20.0),
-                            ("Out", "z", 25.0 * s), ("In", "z", -25.0 * s)):
-            out[f"eyeLook{nm}{sfx}"] = em[:, None] * (_rotate_about(P, ec, ax, math.radians(ang)) - P)
-        lid_lo = region(ex, _EYE_Z - 0.010, 0.020, 0.007)
-        lid_up = region(ex, _EYE_Z + 0.010, 0.020, 0.007)
-        out["eyeSquint" + sfx] = vec(lid_lo, (0, -0.0015, 0.004))
-        out["eyeWide" + sfx] = vec(lid_up, (0, 0.0015, 0.004))
-        out["jaw" + sfx] = vec(J, (s * 0.006, 0, 0))
-        out["mouth" + sfx] = vec(M, (s * 0.007, 0, 0))
-        cn = corner(s)
-        out["mouthSmile" + sfx] = vec(cn, (s * 0.003, 0.003, 0.006))
-        out["mouthFrown" + sfx] = vec(cn, (s * 0.001, 0, -0.006))
-        out["mouthDimple" + sfx] = vec(cn, (s * 0.002, 0.005, 0))
-        out["mouthStretch" + sfx] = vec(cn, (s * 0.006, 0.001, -0.002))
-        h = half(s)
-        out["mouthPress" + sfx] = vec(U * h, (0, 0.004, -0.0025)) + vec(Lw * h, (0, 0.004, 0.0025))
-        out["mouthLowerDown" + sfx] = vec(Lw * h, (0, -0.001, -0.006))
-        out["mouthUpperUp" + sfx] = vec(U * h, (0, -0.001, 0.006))
-        out["browDown" + sfx] = vec(region(s * 0.030, _BROW_Z, 0.026, 0.013), (-s * 0.002, -0.001, -0.005))
-        out["browOuterUp" + sfx] = vec(region(s * 0.046, _BROW_Z - 0.004, 0.018, 0.013), (0, 0, 0.006))
-        out["cheekSquint" + sfx] = vec(region(s * 0.040, _EYE_Z - 0.022, 0.020, 0.013), (0, -0.002, 0.004))
-        out["noseSneer" + sfx] = vec(region(s * 0.012, _NOSE_Z + 0.007, 0.010, 0.014), (0, 0.001, 0.004))
+        _arkit_side_fields(out, P, F, eyes, s, sfx, U, Lw, M, J)
     return {k: out[k] for k in arkit52_names()}
+
+
+def _arkit_side_fields(out, P, F, eyes, s, sfx, U, Lw, M, J):
+    """The keys of one side (``s`` +1 Left, -1 Right; ``sfx`` its name) into
+    ``out``; ``U``/``Lw``: upper/lower lip weights, ``M`` mouth, ``J`` jaw."""
+    vec = _vec
+
+    def region(cx, cz, sx, sz):
+        return _face_region(P, F, cx, cz, sx, sz)
+
+    ex = s * _EYE_X
+    ec = _eye_centre_local(s)
+    sock = region(ex, _EYE_Z - 0.001, 0.021, 0.012)
+    # A blink fills the socket and bulges a little past the eyeball front.
+    out["eyeBlink" + sfx] = vec(sock, (0, -0.016, -0.002))
+    em = eyes[s].astype(float)
+    for nm, ax, ang in (("Down", "x", 20.0), ("Up", "x", -20.0),
+                        ("Out", "z", 25.0 * s), ("In", "z", -25.0 * s)):
+        out[f"eyeLook{nm}{sfx}"] = em[:, None] * (_rotate_about(P, ec, ax, math.radians(ang)) - P)
+    lid_lo = region(ex, _EYE_Z - 0.010, 0.020, 0.007)
+    lid_up = region(ex, _EYE_Z + 0.010, 0.020, 0.007)
+    out["eyeSquint" + sfx] = vec(lid_lo, (0, -0.0015, 0.004))
+    out["eyeWide" + sfx] = vec(lid_up, (0, 0.0015, 0.004))
+    out["jaw" + sfx] = vec(J, (s * 0.006, 0, 0))
+    out["mouth" + sfx] = vec(M, (s * 0.007, 0, 0))
+    cn = _mouth_corner(P, F, s)
+    out["mouthSmile" + sfx] = vec(cn, (s * 0.003, 0.003, 0.006))
+    out["mouthFrown" + sfx] = vec(cn, (s * 0.001, 0, -0.006))
+    out["mouthDimple" + sfx] = vec(cn, (s * 0.002, 0.005, 0))
+    out["mouthStretch" + sfx] = vec(cn, (s * 0.006, 0.001, -0.002))
+    h = _smoothstep(-0.004, 0.012, s * P[:, 0])
+    out["mouthPress" + sfx] = vec(U * h, (0, 0.004, -0.0025)) + vec(Lw * h, (0, 0.004, 0.0025))
+    out["mouthLowerDown" + sfx] = vec(Lw * h, (0, -0.001, -0.006))
+    out["mouthUpperUp" + sfx] = vec(U * h, (0, -0.001, 0.006))
+    out["browDown" + sfx] = vec(region(s * 0.030, _BROW_Z, 0.026, 0.013), (-s * 0.002, -0.001, -0.005))
+    out["browOuterUp" + sfx] = vec(region(s * 0.046, _BROW_Z - 0.004, 0.018, 0.013), (0, 0, 0.006))
+    out["cheekSquint" + sfx] = vec(region(s * 0.040, _EYE_Z - 0.022, 0.020, 0.013), (0, -0.002, 0.004))
+    out["noseSneer" + sfx] = vec(region(s * 0.012, _NOSE_Z + 0.007, 0.010, 0.014), (0, 0.001, 0.004))
 
 
 def _build_head(collection, name, materials):

@@ -318,10 +318,22 @@ class ModalJobMixin:
 
 class SceneFilledMixin:
     """Non-modal operators whose ``invoke`` fills unset properties from
-    ``scene_props`` (operator property -> scene setting) and then executes."""
+    ``scene_props`` (operator property -> scene setting) and then executes:
+    ``run(context)`` does the work, its failures reported by kind."""
 
+    # UNDO too: the redo panel (F9) needs it to re-run with other options.
+    bl_options = {"REGISTER", "UNDO"}
     scene_props: dict = {}
 
     def invoke(self, context, event):
         fill_from_scene(self, context, self.scene_props)
         return self.execute(context)
+
+    def execute(self, context):
+        return run_reported(self, lambda: self.run(context))
+
+
+def finished(op, message: str) -> set:
+    """Report ``message`` as INFO and return the operator's ``{"FINISHED"}``."""
+    op.report({"INFO"}, message)
+    return {"FINISHED"}

@@ -273,6 +273,59 @@ def _euler_unwrap(e: np.ndarray) -> np.ndarray:
     return np.unwrap(e, axis=0)
 
 
+def _checked_rig(arm_obj, motion: Motion) -> Skeleton:
+    """The armature's skeleton; SceneError if the motion has no frames or
+    animates bones the armature lacks."""
+    if motion.num_frames == 0:
+        raise SceneError(f"the motion '{motion.name}' has no frames (Frames: 0): nothing to put on '{arm_obj.name}'")
+    rig = read_skeleton(arm_obj)
+    missing = [n for n in motion.skeleton.names if n not in rig.names]
+    if missing:
+        raise SceneError(
+            f"armature '{arm_obj.name}' lacks bones {missing[:6]}{'…' if len(missing) > 6 else ''} "
+            "that the motion animates: retarget the motion onto this rig first"
+        )
+    return rig
+
+
+def _pose_basis(motion: Motion, rig: Skeleton) -> tuple:
+    """Pose-bone basis of every motion joint: ``(rotations [F, J, 4]
+    continuous quaternions, locations [F, J, 3] metres in the bone's rest
+    frame, moving [J] bool: roots and joints whose location leaves rest by
+    more than 1e-6 m)``."""
+    sk = motion.skeleton
+    local_t = motion.local_translations()
+    rig_idx = np.array([rig.index(n) for n in sk.names])
+    rest_rot = rig.rest_rotations[rig_idx]  # [J, 4]
+    rest_off = rig.offsets[rig_idx]  # [J, 3]
+    # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
+    basis_rot = R.make_continuous(R.mul(R.inv(rest_rot)[None], motion.rotations))
+    basis_loc = R.rotate(R.inv(rest_rot)[None], local_t - rest_off[None])
+    moving = np.max(np.abs(basis_loc), axis=0).max(axis=-1) > 1e-6
+    moving[sk.parents < 0] = True
+    return basis_rot, basis_loc, moving
+
+
+def _rotation_specs(base: str, bone: str, mode: str, rot: np.ndarray) -> list:
+    """Curve specs ``(data_path, index, group, values [F])`` of one pose
+    bone's rotation ``rot [F, 4]`` in its ``rotation_mode``."""
+    if mode == "QUATERNION":
+        return [(base + ".rotation_quaternion", i, bone, rot[:, i]) for i in range(4)]
+    if mode == "AXIS_ANGLE":
+        aa = R.to_axis_angle(rot)
+        ang = np.linalg.norm(aa, axis=-1)
+        axis = np.where(ang[:, None] > 1e-9, aa / np.maximum(ang, 1e-12)[:, None], [0.0, 1.0, 0.0])
+        vals = np.concatenate([ang[:, None], axis], axis=-1)
+        return [(base + ".rotation_axis_angle", i, bone, vals[:, i]) for i in range(4)]
+    # Blender's Euler mode "ZXY" applies Z first (extrinsic ZXY) and
+    # stores the angles as (x, y, z) whatever the order.
+    e = R.to_euler(rot, mode, intrinsic=False)
+    xyz = np.empty_like(e)
+    xyz[:, ["XYZ".index(a) for a in mode]] = e
+    xyz = _euler_unwrap(xyz)
+    return [(base + ".rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+
+
 def write_motion(
     arm_obj,
     motion: Motion,
@@ -302,15 +355,7 @@ def write_motion(
     """
     import bpy
 
-    if motion.num_frames == 0:
-        raise SceneError(f"the motion '{motion.name}' has no frames (Frames: 0): nothing to put on '{arm_obj.name}'")
-    rig = read_skeleton(arm_obj)
-    missing = [n for n in motion.skeleton.names if n not in rig.names]
-    if missing:
-        raise SceneError(
-            f"armature '{arm_obj.name}' lacks bones {missing[:6]}{'…' if len(missing) > 6 else ''} "
-            "that the motion animates: retarget the motion onto this rig first"
-        )
+    rig = _checked_rig(arm_obj, motion)
     scene = bpy.context.scene
     if set_scene_fps:
         fps = float(motion.fps)
@@ -322,38 +367,12 @@ def write_motion(
     action, cb = _new_action(arm_obj, name, "OBJECT", keep_previous)
 
     sk = motion.skeleton
-    local_t = motion.local_translations()
-    rig_idx = np.array([rig.index(n) for n in sk.names])
-    rest_rot = rig.rest_rotations[rig_idx]  # [J, 4]
-    rest_off = rig.offsets[rig_idx]  # [J, 3]
-    # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
-    basis_rot = R.make_continuous(R.mul(R.inv(rest_rot)[None], motion.rotations))
-    basis_loc = R.rotate(R.inv(rest_rot)[None], local_t - rest_off[None])
-    moving = np.max(np.abs(basis_loc), axis=0).max(axis=-1) > 1e-6
-    moving[sk.parents < 0] = True
+    basis_rot, basis_loc, moving = _pose_basis(motion, rig)
 
     specs = []
     for j, bone in enumerate(sk.names):
-        pb = arm_obj.pose.bones[bone]
         base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
-        mode = pb.rotation_mode
-        if mode == "QUATERNION":
-            vals = basis_rot[:, j]
-            specs += [(base + ".rotation_quaternion", i, bone, vals[:, i]) for i in range(4)]
-        elif mode == "AXIS_ANGLE":
-            aa = R.to_axis_angle(basis_rot[:, j])
-            ang = np.linalg.norm(aa, axis=-1)
-            axis = np.where(ang[:, None] > 1e-9, aa / np.maximum(ang, 1e-12)[:, None], [0.0, 1.0, 0.0])
-            vals = np.concatenate([ang[:, None], axis], axis=-1)
-            specs += [(base + ".rotation_axis_angle", i, bone, vals[:, i]) for i in range(4)]
-        else:
-            # Blender's Euler mode "ZXY" applies Z first (extrinsic ZXY) and
-            # stores the angles as (x, y, z) whatever the order.
-            e = R.to_euler(basis_rot[:, j], mode, intrinsic=False)
-            xyz = np.empty_like(e)
-            xyz[:, ["XYZ".index(a) for a in mode]] = e
-            xyz = _euler_unwrap(xyz)
-            specs += [(base + ".rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+        specs += _rotation_specs(base, bone, arm_obj.pose.bones[bone].rotation_mode, basis_rot[:, j])
         if moving[j]:
             specs += [(base + ".location", i, bone, basis_loc[:, j, i]) for i in range(3)]
     if object_locations is not None:

@@ -330,7 +330,8 @@ def test_drive_refuses_a_generated_rigify_rig(bpy_clean, controller):
 
 def test_registering_drive_imports_no_backend():
     """The Drive operator imports the locomotion backend (and SciPy) when it
-    starts, not when the add-on is enabled (only the stdlib path resolver)."""
+    starts, not when the add-on is enabled (only the stdlib path resolver and
+    the option lists)."""
     import subprocess
     import sys
 
@@ -340,6 +341,7 @@ def test_registering_drive_imports_no_backend():
     assert out.returncode == 0, out.stderr[-2000:]
     # backend.paths (standard library only) is the one place that finds
     # presets/; the style menu reads each style's speed from there.
-    allowed = ["rigmind.backend", "rigmind.backend.paths"]
+    # backend.options (no imports) holds the option lists the menus show.
+    allowed = ["rigmind.backend", "rigmind.backend.options", "rigmind.backend.paths"]
     loaded = eval(out.stdout.strip().splitlines()[-1])
     assert [m for m in loaded if m not in allowed] == [], loaded

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ...presets import arkit52_names
+from .. import options
 from ..audio import AudioClip, load_audio
 from ..audio.features import speech_features
 from . import coarticulation as C
@@ -29,7 +30,7 @@ from .nonverbal import nonverbal_curves
 from .visemes import arpabet_to_viseme, viseme_names
 
 ANALYSIS_FPS = 100.0
-METHODS = ("model", "words", "table")
+METHODS = options.FACE_METHODS
 
 
 @dataclass

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from .. import paths
+from .. import options, paths
 
 from .. import model_files as MF
 MODELS_DIR = paths.MODELS_DIR
@@ -39,7 +39,7 @@ DEFAULT_ONNX = MODELS_DIR / "face.onnx"
 ONNX_FORMAT = "rigmind-face-ensemble"
 #: Inference engines; ONNX Runtime is the default when its export matches
 #: the weights (a process that only generates then does not import torch).
-RUNTIMES = ("onnxruntime", "torch")
+RUNTIMES = options.RUNTIMES
 
 
 def weights_path(seed: int = 0) -> Path:

@@ -66,33 +66,32 @@ def _expand(targets: dict) -> dict:
     return out
 
 
+def _viseme_matrix(row_base, row_channels, multiply: bool) -> np.ndarray:
+    """Read-only ``[V, 52]`` float32: row ``v`` starts at ``row_base(v)``, then
+    each ARKit channel of ``row_channels(v)`` (names expanded by :func:`_expand`)
+    is set to its value, or multiplied by it when ``multiply``."""
+    col = {n: i for i, n in enumerate(arkit52_names())}
+    m = np.zeros((len(viseme_names()), 52), np.float32)
+    for i, v in enumerate(viseme_names()):
+        m[i, :] = row_base(v)
+        for k, w in _expand(row_channels(v)).items():
+            m[i, col[k]] = m[i, col[k]] * w if multiply else w
+    m.setflags(write=False)
+    return m
+
+
 @lru_cache(maxsize=1)
 def target_matrix() -> np.ndarray:
     """``[V, 52]`` float32: each viseme's ARKit target weights (0..1)."""
-    names = arkit52_names()
-    col = {n: i for i, n in enumerate(names)}
     t = _table()["arkit_targets"]
-    m = np.zeros((len(viseme_names()), 52), np.float32)
-    for i, v in enumerate(viseme_names()):
-        for k, w in _expand(t[v]).items():
-            m[i, col[k]] = w
-    m.setflags(write=False)
-    return m
+    return _viseme_matrix(lambda v: 0.0, lambda v: t[v], multiply=False)
 
 
 @lru_cache(maxsize=1)
 def dominance_matrix() -> np.ndarray:
     """``[V, 52]`` float32 dominance of each viseme on each channel (> 0)."""
-    names = arkit52_names()
-    col = {n: i for i, n in enumerate(names)}
     d = _table()["dominance"]
-    m = np.zeros((len(viseme_names()), 52), np.float32)
-    for i, v in enumerate(viseme_names()):
-        m[i, :] = d["default"][v]
-        for k, f in _expand(d["channels"].get(v, {})).items():
-            m[i, col[k]] *= f
-    m.setflags(write=False)
-    return m
+    return _viseme_matrix(lambda v: d["default"][v], lambda v: d["channels"].get(v, {}), multiply=True)
 
 
 def timing() -> dict:

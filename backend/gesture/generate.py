@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import options
 from ..filters import gaussian_filter1d
 from ..onnx_models import file_sha256
 from . import controls as C
@@ -33,7 +34,7 @@ FORMAT = "rigmind-gesture-cvae"
 #: on 2 cores (bench/RESULTS.md, issue #14) and spares a process the torch
 #: import; it is the default whenever the export matches the weights
 #: (:meth:`GestureModel.load`). Torch stays the training engine.
-RUNTIMES = ("onnxruntime", "torch")
+RUNTIMES = options.RUNTIMES
 
 
 class GestureModelError(RigMindError, RuntimeError):

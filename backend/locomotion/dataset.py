@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from .. import paths
+from .. import options, paths
 
 #: Repository root (the ``rigmind`` package folder).
 REPO_ROOT = paths.PACKAGE_ROOT
@@ -43,7 +43,7 @@ DATASETS = {
 }
 D2_CONTENTS = ("walk", "walk-turn-left", "walk-turn-right", "run")
 D1_CONTENTS = ("walk", "walk-back", "walk-left", "walk-right", "run", "dash")
-D2_STYLES = ("active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful")
+D2_STYLES = options.STYLES
 D1_STYLES = (
     "normal", "happy", "sad", "angry", "proud", "not-confident", "masculinity", "feminine",
     "childish", "old", "tired", "active", "musical", "giant", "chimpira",

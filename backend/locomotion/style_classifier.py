@@ -192,38 +192,10 @@ def load_training_clips(cache_dir=None, split: str = "train", include_d1: bool =
     return [c for c in clips if include_d1 or c.labels.get("dataset") != "d1"]
 
 
-def train_style_classifier(
-    cache_or_clips=None,
-    seed: int = 0,
-    *,
-    epochs: int = 5,
-    batch_size: int = 128,
-    lr: float = 2e-3,
-    include_d1: bool = True,
-    styles=D.D2_STYLES,
-    threads: int = None,
-    verbose: bool = False,
-) -> StyleClassifier:
-    """Train on ``cache_or_clips``: a cache folder (None = the default cache;
-    its *training* clips with mirrored copies) or a list of ClipFeatures /
-    Motions with labels ``(Motion, labels)``. Clips whose style is not in
-    ``styles`` are ignored.
-
-    Deterministic for a seed (same thread count): weights start from
-    ``torch.manual_seed(seed)`` and batches are drawn with a seeded NumPy
-    generator. Adam, cross entropy with the classes weighted by inverse
-    window count (so rarer styles count as much), ``epochs`` passes over all
-    2 s windows (hop 15 frames).
-    """
-    import torch
-
-    if cache_or_clips is None or isinstance(cache_or_clips, (str, Path)):
-        clips = load_training_clips(cache_or_clips, include_d1=include_d1)
-    else:
-        clips = [_as_features(c) for c in cache_or_clips]
-        if not include_d1:
-            clips = [c for c in clips if c.labels.get("dataset") != "d1"]
-    styles = tuple(styles)
+def _training_windows(clips, styles: tuple) -> tuple:
+    """Every 2 s window of the clips whose style is in ``styles``:
+    ``(x [N, T, C] float32, y [N] style index, mean [C], std [C], window count
+    per style [S])``."""
     xs, ys = [], []
     for c in clips:
         s = _style_of(c, styles)
@@ -244,9 +216,16 @@ def train_style_classifier(
     flat = x.reshape(-1, x.shape[-1])
     mean = flat.mean(axis=0)
     std = np.maximum(flat.std(axis=0), 1e-3)
+    counts = np.bincount(y, minlength=len(styles)).astype(np.float64)
+    return x, y, mean, std, counts
+
+
+def _fit(x, y, mean, std, counts, seed, epochs, batch_size, lr, threads, verbose):
+    """The trained net (eval mode); see :func:`train_style_classifier`."""
+    import torch
+
     xn = torch.from_numpy((x - mean) / std)
     yt = torch.from_numpy(y)
-    counts = np.bincount(y, minlength=len(styles)).astype(np.float64)
     cw = np.where(counts > 0, counts.sum() / np.maximum(counts, 1) / max((counts > 0).sum(), 1), 0.0)
 
     old_threads = torch.get_num_threads()
@@ -254,7 +233,7 @@ def train_style_classifier(
         torch.set_num_threads(threads)
     try:
         torch.manual_seed(seed)
-        net = _build_net(x.shape[-1], len(styles))
+        net = _build_net(x.shape[-1], len(counts))
         opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=1e-4)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1))
         loss_fn = torch.nn.CrossEntropyLoss(weight=torch.tensor(cw, dtype=torch.float32))
@@ -279,6 +258,41 @@ def train_style_classifier(
         net.eval()
     finally:
         torch.set_num_threads(old_threads)
+    return net
+
+
+def train_style_classifier(
+    cache_or_clips=None,
+    seed: int = 0,
+    *,
+    epochs: int = 5,
+    batch_size: int = 128,
+    lr: float = 2e-3,
+    include_d1: bool = True,
+    styles=D.D2_STYLES,
+    threads: int = None,
+    verbose: bool = False,
+) -> StyleClassifier:
+    """Train on ``cache_or_clips``: a cache folder (None = the default cache;
+    its *training* clips with mirrored copies) or a list of ClipFeatures /
+    Motions with labels ``(Motion, labels)``. Clips whose style is not in
+    ``styles`` are ignored.
+
+    Deterministic for a seed (same thread count): weights start from
+    ``torch.manual_seed(seed)`` and batches are drawn with a seeded NumPy
+    generator. Adam, cross entropy with the classes weighted by inverse
+    window count (so rarer styles count as much), ``epochs`` passes over all
+    2 s windows (hop 15 frames).
+    """
+    if cache_or_clips is None or isinstance(cache_or_clips, (str, Path)):
+        clips = load_training_clips(cache_or_clips, include_d1=include_d1)
+    else:
+        clips = [_as_features(c) for c in cache_or_clips]
+        if not include_d1:
+            clips = [c for c in clips if c.labels.get("dataset") != "d1"]
+    styles = tuple(styles)
+    x, y, mean, std, counts = _training_windows(clips, styles)
+    net = _fit(x, y, mean, std, counts, seed, epochs, batch_size, lr, threads, verbose)
     info = {"seed": int(seed), "epochs": epochs, "windows": int(len(x)), "clips": len(clips), "window_counts": counts.tolist()}
     return StyleClassifier(net, styles, mean, std, WINDOW, HOP, info)
 
