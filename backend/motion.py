@@ -137,12 +137,18 @@ class Motion:
                     # old parent frame -> world -> new parent frame
                     old_p = world_rot[:, p]
                     trans[:, j] = R.rotate(R.inv(new_world[:, p]), R.rotate(old_p, self.translations[:, j]))
+        return self.with_pose(R.make_continuous(local), trans, skeleton=target)
+
+    def with_pose(self, rotations, translations, skeleton: Skeleton = None) -> "Motion":
+        """A copy with new local ``rotations [F, J, 4]`` and ``translations``
+        (``[F, J, 3]`` metres, or None), on ``skeleton`` (default this one); the
+        root path, frame rate, shape keys and name are copied."""
         return Motion(
-            target,
-            R.make_continuous(local),
+            self.skeleton if skeleton is None else skeleton,
+            rotations,
             self.root_positions.copy(),
             self.fps,
-            trans,
+            translations,
             list(self.shape_names),
             None if self.shape_weights is None else self.shape_weights.copy(),
             self.name,

@@ -519,16 +519,7 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
     for leg, (target, toe_target, chain) in zip(legs, targets):
         _solve_leg(rot, world_rot, world_pos, sk.parents, leg, target, toe_target, chain, motion.fps, cfg)
     translations = None if motion.translations is None else motion.translations.copy()
-    return Motion(
-        sk,
-        R.make_continuous(R.normalize(rot), axis=0),
-        motion.root_positions.copy(),
-        motion.fps,
-        translations,
-        list(motion.shape_names),
-        None if motion.shape_weights is None else motion.shape_weights.copy(),
-        motion.name,
-    )
+    return motion.with_pose(R.make_continuous(R.normalize(rot), axis=0), translations)
 
 
 def foot_floors(motion: Motion, joints=FT.CONTACT_JOINTS) -> np.ndarray:

@@ -414,17 +414,7 @@ def evaluate_locomotion(
     for name, ctl in controllers.items():
         variants = _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers,
                                notes, verbose)
-        ms = _ms_per_step(ctl, styles, timing_steps)
-        for vname, vr in variants.items():
-            if not vr:
-                continue
-            runs.extend(vr)
-            agg = _aggregate(vr)
-            agg["name"] = vname
-            agg["ms_per_step"] = ms if vname == name else None
-            agg["jitter_ratio"] = (agg["jitter_m_s3"] / mocap["jitter_m_s3"]) if mocap["jitter_m_s3"] else None
-            rows.append(agg)
-            per_path[vname] = {p.name: _aggregate([r for r in vr if r["path"] == p.name]) for p in paths}
+        _add_rows(variants, name, _ms_per_step(ctl, styles, timing_steps), mocap, paths, runs, rows, per_path)
     for (name, how), names in followers.items():
         notes.add(f"{name}: {', '.join(dict.fromkeys(names))} followed with {how}")
     if mocap_scores:
@@ -446,6 +436,22 @@ def evaluate_locomotion(
         "styles": list(styles),
         "seconds": time.perf_counter() - t_start,
     }
+
+
+def _add_rows(variants, name, ms, mocap, paths, runs, rows, per_path) -> None:
+    """Append one controller's variants (raw, cleaned) to the runs, the table
+    rows (mean metrics, step time for the raw one, jitter against the mocap's)
+    and the per-path means."""
+    for vname, vr in variants.items():
+        if not vr:
+            continue
+        runs.extend(vr)
+        agg = _aggregate(vr)
+        agg["name"] = vname
+        agg["ms_per_step"] = ms if vname == name else None
+        agg["jitter_ratio"] = (agg["jitter_m_s3"] / mocap["jitter_m_s3"]) if mocap["jitter_m_s3"] else None
+        rows.append(agg)
+        per_path[vname] = {p.name: _aggregate([r for r in vr if r["path"] == p.name]) for p in paths}
 
 
 def _references(data_dir, cache_dir, styles, seed, classifier, mocap_clips, train_clips, verbose) -> tuple:
