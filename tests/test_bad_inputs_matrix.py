@@ -170,16 +170,7 @@ class Inputs:
 
     @staticmethod
     def _two_bone_rig(bpy, path):
-        arm = bpy.data.armatures.new("Crane")
-        ob = bpy.data.objects.new("Crane", arm)
-        bpy.context.scene.collection.objects.link(ob)
-        bpy.context.view_layer.objects.active = ob
-        bpy.ops.object.mode_set(mode="EDIT")
-        a = arm.edit_bones.new("Mast")
-        a.head, a.tail = (0, 0, 0), (0, 0, 2)
-        b = arm.edit_bones.new("Jib")
-        b.head, b.tail, b.parent = (0, 0, 2), (2, 0, 2), a
-        bpy.ops.object.mode_set(mode="OBJECT")
+        _crane(bpy)
         bpy.ops.wm.save_as_mainfile(filepath=str(path))
 
     @staticmethod
@@ -600,20 +591,29 @@ def test_bad_file_through_the_addon(inputs, bpy_clean, case):
 # change): the rig checks run before anything is generated.
 
 
-def _crane(bpy, arm):
-    """A three-bone chain next to the mannequin: an armature that is not a humanoid."""
+def _crane(bpy, arm=None):
+    """A crane (a mast and a jib) in the scene: an armature that is not a
+    humanoid. ``arm`` (the mannequin, when there is one) stays as it is."""
     data = bpy.data.armatures.new("Crane")
     ob = bpy.data.objects.new("Crane", data)
     bpy.context.scene.collection.objects.link(ob)
     bpy.context.view_layer.objects.active = ob
     bpy.ops.object.mode_set(mode="EDIT")
-    prev = None
-    for i in range(3):
-        b = data.edit_bones.new(f"seg{i}")
-        b.head, b.tail, b.parent = (0.0, 0.0, float(i)), (0.0, 0.0, i + 1.0), prev
-        prev = b
+    mast = data.edit_bones.new("Mast")
+    mast.head, mast.tail = (0, 0, 0), (0, 0, 2)
+    jib = data.edit_bones.new("Jib")
+    jib.head, jib.tail, jib.parent = (0, 0, 2), (2, 0, 2), mast
     bpy.ops.object.mode_set(mode="OBJECT")
     return ob
+
+
+def _poly_curve(bpy, name: str, length: float):
+    """A straight two-point curve object ``name``, ``length`` metres along X."""
+    curve = bpy.data.curves.new(name, "CURVE")
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (length, 0, 0, 1)
+    bpy.context.scene.collection.objects.link(bpy.data.objects.new(name, curve))
 
 
 def _scaled(scale):
@@ -624,11 +624,7 @@ def _scaled(scale):
 
 
 def _long_curve(bpy, arm):
-    curve = bpy.data.curves.new("LongPath", "CURVE")
-    spline = curve.splines.new("POLY")
-    spline.points.add(1)
-    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (5000, 0, 0, 1)
-    bpy.context.scene.collection.objects.link(bpy.data.objects.new("LongPath", curve))
+    _poly_curve(bpy, "LongPath", 5000.0)
     return arm
 
 
@@ -638,11 +634,7 @@ def _same(bpy, arm):
 
 def _crane_and_curve(bpy, arm):
     """The crane and a 4 m curve named "ShortPath" to walk."""
-    curve = bpy.data.curves.new("ShortPath", "CURVE")
-    spline = curve.splines.new("POLY")
-    spline.points.add(1)
-    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (4, 0, 0, 1)
-    bpy.context.scene.collection.objects.link(bpy.data.objects.new("ShortPath", curve))
+    _poly_curve(bpy, "ShortPath", 4.0)
     return _crane(bpy, arm)
 
 
@@ -653,7 +645,7 @@ GENERATING_CASES = [
      "it is corrupt or not audio"),
     ("gesture-empty-audio", _same, "generate_gesture", lambda i: dict(audio_path=str(i.empty)), "audio"),
     ("gesture-not-humanoid", _crane, "generate_gesture", lambda i: dict(audio_path=str(i.speech)),
-     "armature 'Crane' has 3 bones in one chain"),
+     "armature 'Crane' has 2 bone(s): RigMind needs a humanoid"),
     ("gesture-negative-scale", _scaled((-1, 1, 1)), "generate_gesture", lambda i: dict(audio_path=str(i.speech)),
      "has a negative scale"),
     ("walk-cycle-not-humanoid", _crane, "bake_walk_cycle", lambda i: {}, "RigMind needs a humanoid"),
