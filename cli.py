@@ -342,8 +342,7 @@ def cmd_retarget(args) -> int:
     check_output_path(args.out)
     rig_files.load_rig_file(args.rig)
     arm = _armature(args)
-    rig_checks.check_object_scale(arm)
-    tgt_map = rig_checks.check_humanoid(arm, preset=args.map)
+    tgt_map = rig_checks.check_rig(arm, preset=args.map)
     motion, src_map = retarget_scene.load_source(args.src)
     action, tgt_map, result = retarget_scene.retarget_onto(
         arm, motion, src_map, tgt_map=tgt_map, root_mode=args.root_mode, root_bone=args.root_bone, ik=not args.no_ik
@@ -386,8 +385,7 @@ def cmd_walk(args) -> int:
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
         arm = _armature(args)
-        rig_checks.check_object_scale(arm)
-        rig_checks.check_humanoid(arm)
+        rig_checks.check_rig(arm)
         controller = LS.load_controller(kind, args.data, styles=(args.style,), gait=args.gait, models_dir=args.weights)
     what = type(controller).__name__
     with _phase("generate"):
@@ -468,8 +466,7 @@ def cmd_gesture(args) -> int:
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
     arm = _armature(args)
-    rig_checks.check_object_scale(arm)
-    rig_checks.check_humanoid(arm)
+    rig_checks.check_rig(arm)
     mesh = None
     if args.face:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]

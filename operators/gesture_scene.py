@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import scene_io
-from .rig_checks import check_object_scale
+from .rig_checks import check_rig
 
 LOWER_BODY = ("root", "hips", "upperleg_l", "lowerleg_l", "foot_l", "toes_l",
               "upperleg_r", "lowerleg_r", "foot_r", "toes_r")
@@ -59,11 +59,8 @@ def scene_sound(scene):
 def _check_armature(arm):
     if arm is None or arm.type != "ARMATURE":
         raise scene_io.SceneError("select the character's armature (Generate Gesture animates an armature)")
-    check_object_scale(arm)
-    # A rig that is not a humanoid is refused before the generation runs.
-    from .rig_checks import check_humanoid
-
-    check_humanoid(arm)
+    # Scale, then humanoid: a wrong rig is refused before the generation runs.
+    check_rig(arm)
 
 
 def smplx_source_map():

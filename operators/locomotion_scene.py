@@ -606,11 +606,10 @@ def _check_armature(arm) -> None:
 
     if arm is None or getattr(arm, "type", None) != "ARMATURE":
         raise scene_io.SceneError("pick an armature to animate (RigMind ▸ Armature, or make one active)")
-    from .rig_checks import check_humanoid, check_object_scale
+    from .rig_checks import check_rig
 
-    check_object_scale(arm)
-    # A rig that is not a humanoid is refused before the controller runs.
-    check_humanoid(arm)
+    # Scale, then humanoid: a wrong rig is refused before the controller runs.
+    check_rig(arm)
 
 
 # --- one call: generate + apply ----------------------------------------------------------

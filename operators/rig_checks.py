@@ -65,3 +65,10 @@ def check_humanoid(arm_obj, preset=None):
     from .retarget_scene import target_mapping
 
     return target_mapping(arm_obj, preset=preset)
+
+
+def check_rig(arm_obj, preset=None):
+    """All the checks a rig passes before any generation: its object scale,
+    then that it maps to a humanoid. Returns the humanoid mapping."""
+    check_object_scale(arm_obj)
+    return check_humanoid(arm_obj, preset=preset)
