@@ -42,11 +42,24 @@ class ModelFileError(UserError):
 
 
 def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """The file's SHA-256 (hex), read once per process for a given path,
+    size and modification time: a model loaded again (a batch worker, the
+    add-on's next generation, an export's staleness check) is not hashed again
+    unless the file changed."""
+    path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _HASHES[key] = h.hexdigest()
+    return _HASHES[key]
+
+
+#: (path, size, mtime) -> SHA-256, for :func:`file_sha256`.
+_HASHES: dict = {}
 
 
 def read_manifest(folder) -> dict:
@@ -118,23 +131,10 @@ def verify(path) -> Path:
             raise ModelFileError(f"{path}: not listed in {manifest}; a model file RigMind did not ship or train "
                                  "-- remove it, or retrain with `rigmind train` (which records it)")
         return path
-    if _hash_of(path) != want:
+    if file_sha256(path) != want:
         raise ModelFileError(f"{path}: its SHA-256 does not match {manifest} (the file is damaged or was replaced); "
                              "reinstall RigMind, or retrain it with `rigmind train`")
     return path
-
-
-#: (path, size, mtime) -> SHA-256: a model loaded again (a batch worker, the
-#: add-on's next generation) is not hashed again unless the file changed.
-_HASHES: dict = {}
-
-
-def _hash_of(path: Path) -> str:
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _HASHES:
-        _HASHES[key] = file_sha256(path)
-    return _HASHES[key]
 
 
 def _why_unreadable(e: BaseException) -> str:

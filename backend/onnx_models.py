@@ -1,16 +1,12 @@
 """What the gesture and face models share in ONNX Runtime: a CPU session
-that leaves the cores to the rest of the process between calls, the
-metadata stamped into an exported graph, and the SHA-256 that ties an export
-to the ``.pt`` weights it came from. Imports neither torch nor bpy."""
+that leaves the cores to the rest of the process between calls, and the
+metadata stamped into an exported graph. (The SHA-256 that ties an export to
+the ``.pt`` weights it came from is ``model_files.file_sha256``.) Imports
+neither torch nor bpy."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-
-
-def file_sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def cpu_session(path, threads: int = 2):

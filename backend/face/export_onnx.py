@@ -20,7 +20,8 @@ from pathlib import Path
 def export_onnx(onnx_path=None, weights=None) -> Path:
     import torch
 
-    from ..onnx_models import file_sha256, stamp_and_install
+    from ..model_files import file_sha256
+    from ..onnx_models import stamp_and_install
     from .model import DEFAULT_ONNX, IN_DIM, ONNX_FORMAT, default_weights, load_model
 
     files = list(weights or default_weights())

@@ -213,7 +213,7 @@ def _default(runtime):
 
 
 def _members_match(ens, files) -> bool:
-    from ..onnx_models import file_sha256
+    from ..model_files import file_sha256
 
     return ens.members_sha256 == [file_sha256(f) for f in files]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import options
 from ..filters import gaussian_filter1d
-from ..onnx_models import file_sha256
+from ..model_files import file_sha256
 from . import controls as C
 from . import dims as M
 from . import representation as G
