@@ -4,6 +4,8 @@ They live on the scene (not on the preferences) so that they are saved with
 the .blend file and each scene can drive its own character.
 """
 
+import json
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -31,21 +33,19 @@ RENDER_ENGINES = {
 
 # --- option lists, shared by the scene settings and the operators' properties ------------
 
-_STYLE_LOOKS = {
-    "active": "Energetic and bouncy, with big arm swings",
-    "elderly": "Slow, short, careful steps with a slightly stooped back",
-    "exhausted": "Tired, heavy steps with the upper body slumped",
-    "feminine": "Narrow steps placed near one line, with swaying hips",
-    "masculine": "Wide, heavy steps with broad, swinging shoulders",
-    "normal": "An everyday, neutral walk or run",
-    "youthful": "Light, lively, springy steps",
-}
+
+def _labels() -> dict:
+    """Menu names and tooltips of every option list (presets/option_labels.json): data, kept beside the
+    other presets so each list is written once here and its identifiers once in backend/options.py."""
+    return json.loads((paths.PRESETS_DIR / "option_labels.json").read_text(encoding="utf-8"))
+
+
+_LABELS = _labels()
+_STYLE_LOOKS = _LABELS["style_looks"]
 
 
 def _style_speeds() -> dict:
     """Each style's own walk / run speed (m/s, the median of its clips) from presets/locomotion_speeds.json."""
-    import json
-
     try:
         data = json.loads((paths.PRESETS_DIR / "locomotion_speeds.json").read_text())
         return {k: (v["walk"]["default"], v["run"]["default"]) for k, v in data["styles"].items()}
@@ -67,62 +67,25 @@ def _style_items():
 STYLE_ITEMS = _style_items()
 
 
-def _items(ids, labels: dict) -> tuple:
+def _items(ids, key: str) -> tuple:
     """Enum items ``(identifier, name, description)`` for the option list
-    ``ids`` (``backend/options.py``), in its order; ``labels`` maps each
-    identifier to its ``(name, description)`` and must cover exactly ``ids``."""
+    ``ids`` (``backend/options.py``), in its order; ``_LABELS[key]`` maps each
+    identifier to its ``[name, description]`` and must cover exactly ``ids``."""
+    labels = _LABELS[key]
     if set(labels) != set(ids):
         raise KeyError(f"labels {sorted(labels)} do not match the option list {list(ids)}")
     return tuple((i, *labels[i]) for i in ids)
 
 
-GAIT_ITEMS = _items(options.GAITS, {
-    "walk": ("Walk", "Walking: one foot always on the ground (the style's walk clips and speed)"),
-    "run": ("Run", "Running: both feet leave the ground between steps (the style's run clips and speed)"),
-})
-FACE_METHOD_ITEMS = _items(options.FACE_METHODS, {
-    "model": ("Learned Model", "RigMind's lip-sync model: fast (under a second per minute of speech), any language"),
-    "words": ("Recognise Words (English)", "English word recognition, then alignment: about 3x fewer lip-sync "
-                                           "errors on English, about 15 s per minute of speech"),
-    "table": ("Phone Table", "Phone recognition and a viseme table (the Rhubarb-style baseline), a few seconds "
-                             "per minute of speech"),
-})
-BASE_ITEMS = _items(options.GESTURE_BASES, {
-    "idle": ("Idle", "The whole body comes from the gesture model (weight shifts, planted feet)"),
-    "keep_legs": ("Keep Legs", "Keep the armature's current action (e.g. a walk) for the hips and legs; "
-                               "the gesture drives the upper body"),
-})
-EXPORT_FORMAT_ITEMS = _items(options.EXPORT_FORMATS, {
-    "BVH": ("BVH", "Biovision hierarchy (.bvh): skeleton and motion only, no meshes"),
-    "FBX": ("FBX", "Autodesk FBX (.fbx): armature, meshes and the baked animation"),
-    "GLB": ("glTF Binary", "glTF 2.0 binary (.glb): armature, meshes and the animation in one file"),
-})
-RENDER_ENGINE_ITEMS = (
-    ("EEVEE", "EEVEE", "Blender's real-time rasteriser: seconds per frame; needs a GPU/OpenGL driver"),
-    ("CYCLES", "Cycles", "Blender's path tracer on the CPU: slower, runs anywhere (also headless)"),
-    ("WORKBENCH", "Workbench", "Fast solid shading for previews; needs a GPU/OpenGL driver"),
-)
-CONTROLLER_ITEMS = _items(options.CONTROLLER_KINDS, {
-    "auto": ("Auto", "The trained neural controller when its weights exist, else motion matching on the "
-                     "Bandai Namco data"),
-    "neural": ("Neural", "The trained neural controller (models/locomotion.onnx or .pt)"),
-    "motion_matching": ("Motion Matching", "The motion-matching baseline built from the Bandai Namco data "
-                                           "($RIGMIND_DATA or ../shared/data)"),
-})
-ROOT_MODE_ITEMS = _items(options.ROOT_MODES, {
-    "hips": ("On the hips", "Root translation keyed on the hips bone (metres)"),
-    "in_place": ("In place", "Horizontal root motion removed, vertical kept"),
-    "root_bone": ("On a root bone", "Ground-projected motion and facing on the rig's root bone"),
-    "object": ("On the object", "Root motion keyed on the armature object's location"),
-})
-UP_AXIS_ITEMS = (
-    ("Y", "Y up", "The file's Y axis points up (most BVH files)"),
-    ("Z", "Z up", "The file's Z axis points up (Blender's own BVH exports)"),
-)
-MODE_ITEMS = (
-    ("CYCLE", "Cycle", "Bake a looping cycle at a constant speed"),
-    ("PATH", "Path", "Walk along a curve or the keyed positions of an empty"),
-)
+GAIT_ITEMS = _items(options.GAITS, "gaits")
+FACE_METHOD_ITEMS = _items(options.FACE_METHODS, "face_methods")
+BASE_ITEMS = _items(options.GESTURE_BASES, "gesture_bases")
+EXPORT_FORMAT_ITEMS = _items(options.EXPORT_FORMATS, "export_formats")
+RENDER_ENGINE_ITEMS = _items(tuple(RENDER_ENGINES), "render_engines")
+CONTROLLER_ITEMS = _items(options.CONTROLLER_KINDS, "controller_kinds")
+ROOT_MODE_ITEMS = _items(options.ROOT_MODES, "root_modes")
+UP_AXIS_ITEMS = _items(("Y", "Z"), "up_axes")
+MODE_ITEMS = _items(("CYCLE", "PATH"), "bake_modes")
 
 
 # Blender calls these with (property group, candidate object). Assigning from

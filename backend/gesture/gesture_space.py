@@ -47,28 +47,10 @@ TARGET_FILE = paths.PRESETS_DIR / "gesture_space.json"
 QUANTILES = np.linspace(0.0, 1.0, 101)
 
 
-@dataclass
+@dataclass(frozen=True)
 class GestureSpaceConfig:
-    """``stress_weight``: share of the stress envelope in a frame's height
-    rank (the rest is the model's own wrist height). ``height_weight``: share
-    of the new height in the forward rank (the rest is the model's own
-    forward distance). ``smooth_seconds``: Gaussian smoothing of the wrist
-    offsets. ``stress_seconds``: smoothing of the stress envelope;
-    ``rise_seconds``: how long the envelope takes to rise from the take's
-    first frame (the body starts at rest even when the speech starts at once).
-    ``pause_seconds``: the smoothing of the voice activity that decides
-    where the hands rest: pauses between phrases (under ~2 s) keep the
-    gesture space, as the real speaker's hands stay up across them; longer
-    silences (and a silent take) let them rest.
-    ``torso_clearance`` (m): least horizontal distance of a moved wrist from
-    the pelvis → neck axis. ``tail``: the share of the target's extremes left
-    out at each end (the real speaker's outermost 1 %: hands 19-29 cm
-    behind the pelvis, 9-22 cm over his shoulders, 47-51 cm in front, where
-    the quantiles are sparse and steep, so a small change of rank would
-    jerk the hand; without it an elbow popped, 62 mm/frame², on validation).
-
-    ``passes``: how often the smoothed places are matched to the target
-    again (smoothing narrows the distribution, most on a short take).
+    """Where the wrists are moved to (see :func:`lift_hands`); every field's
+    default is documented beside it.
 
     Chosen on validation speech only (``bench/fit_gesture_space.py --grid``:
     the paired take's training-part speech, Russian TTS and LibriSpeech,
@@ -81,14 +63,35 @@ class GestureSpaceConfig:
     Of those, 0.2 s of smoothing keeps more of the model's own strokes
     than the best setting's 0.1 s (2.64 cm against 2.56; same weights)."""
 
+    #: Share of the stress envelope in a frame's height rank (the rest is the
+    #: model's own wrist height).
     stress_weight: float = 0.7
+    #: Share of the new height in the forward rank (the rest is the model's
+    #: own forward distance).
     height_weight: float = 0.6
+    #: Gaussian smoothing of the wrist offsets (s).
     smooth_seconds: float = 0.2
+    #: Smoothing of the stress envelope (s).
     stress_seconds: float = 0.35
+    #: How long the envelope takes to rise from the take's first frame (s):
+    #: the body starts at rest even when the speech starts at once.
     rise_seconds: float = 0.6
+    #: Smoothing of the voice activity that decides where the hands rest (s):
+    #: pauses between phrases (under ~2 s) keep the gesture space, as the
+    #: real speaker's hands stay up across them; longer silences (and a
+    #: silent take) let them rest.
     pause_seconds: float = 1.0
+    #: Least horizontal distance of a moved wrist from the pelvis → neck
+    #: axis (m).
     torso_clearance: float = 0.14
+    #: Share of the target's extremes left out at each end: the real
+    #: speaker's outermost 1 % (hands 19-29 cm behind the pelvis, 9-22 cm
+    #: over his shoulders, 47-51 cm in front), where the quantiles are sparse
+    #: and steep, so a small change of rank would jerk the hand; without it
+    #: an elbow popped, 62 mm/frame², on validation.
     tail: float = 0.01
+    #: How often the smoothed places are matched to the target again
+    #: (smoothing narrows the distribution, most on a short take).
     passes: int = 3
 
 

@@ -28,7 +28,7 @@ LEGS = (("left_ankle", "left_foot", "left_hip", "left_knee"),
         ("right_ankle", "right_foot", "right_hip", "right_knee"))
 
 
-@dataclass
+@dataclass(frozen=True)
 class StandingConfig:
     """``step_distance`` (m): drift of the model's ankle from its foothold
     that triggers a step. ``step_seconds``: how long a step's swing lasts.

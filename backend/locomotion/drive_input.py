@@ -79,7 +79,7 @@ class InputEvent:
     ndof: tuple = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class DriveConfig:
     """Speeds (m/s) and timings (s) of the Drive input."""
 
