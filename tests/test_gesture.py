@@ -195,12 +195,12 @@ def test_training_is_deterministic(tmp_path):
     """Same seed, steps and threads → bit-identical weights."""
     import torch
 
-    from rigmind.backend.gesture.train import train_gesture
+    from rigmind.backend.gesture.train import GestureTrainConfig, train_gesture
 
     npz = data_file("beat2_speech_gesture_sample/2_scott_0_1_1.npz")
     outs = []
     for k in range(2):
         out = tmp_path / f"g{k}.pt"
-        train_gesture(npz.parent, out, steps=3, seed=11, threads=1, with_unpaired=False, log=lambda *a: None)
+        train_gesture(npz.parent, out, GestureTrainConfig(steps=3, seed=11, threads=1, with_unpaired=False), log=lambda *a: None)
         outs.append(torch.load(out, weights_only=True)["state_dict"])
     assert all(torch.equal(outs[0][k], outs[1][k]) for k in outs[0])

@@ -208,7 +208,7 @@ def test_windows_remove_heading_and_position():
 def test_encoder_trains_saves_loads_and_embeds_identically(tmp_path):
     clips = [_synthetic_clip(s) for s in range(4)]
     losses = []
-    enc, stats = E.train_encoder(clips, steps=40, seed=3, progress=lambda s, l: losses.append(l))
+    enc, stats = E.train_encoder(clips, E.EncoderTrainConfig(steps=40, seed=3), progress=lambda s, l: losses.append(l))
     assert losses[-1] < losses[0]
     assert stats["train_windows"] == 2 * 4 * ((200 - 32) // 8 + 1)
     path = tmp_path / "enc.pt"
@@ -227,7 +227,7 @@ def test_encoder_trains_saves_loads_and_embeds_identically(tmp_path):
     torch.manual_seed(123)
     before = torch.rand(1)
     torch.manual_seed(123)
-    enc3, _ = E.train_encoder(clips, steps=40, seed=3)
+    enc3, _ = E.train_encoder(clips, E.EncoderTrainConfig(steps=40, seed=3))
     assert torch.rand(1) == before
     for (k, v), v3 in zip(enc.state_dict().items(), enc3.state_dict().values()):
         assert torch.equal(v, v3), k

@@ -184,8 +184,9 @@ def test_style_classifier_is_deterministic(small_set):
     _, train, val, _ = small_set
     few = [c for st in ("normal", "elderly") for c in [c for c in train if c.labels["style_key"] == st][:6]]
     assert {c.labels["style_key"] for c in few} == set(["normal", "elderly"])
-    a = SC.train_style_classifier(few, seed=3, epochs=3, styles=("normal", "elderly"))
-    b = SC.train_style_classifier(few, seed=3, epochs=3, styles=("normal", "elderly"))
+    cfg = SC.StyleTrainConfig(seed=3, epochs=3, styles=("normal", "elderly"))
+    a = SC.train_style_classifier(few, cfg)
+    b = SC.train_style_classifier(few, cfg)
     for c in val:
         pa, pb = SC.predict_style(a, c), SC.predict_style(b, c)
         np.testing.assert_array_equal(pa, pb)
@@ -203,7 +204,7 @@ def test_eval_quick_end_to_end(small_set, data_dir, tmp_path):
 
     cache, train, val, train_i = small_set
     mm = MM.MotionMatchingController.build(train)
-    classifier = SC.train_style_classifier(train, seed=0, epochs=2)
+    classifier = SC.train_style_classifier(train, SC.StyleTrainConfig(seed=0, epochs=2))
     result = E.evaluate_locomotion(
         {"motion matching": mm},
         data_dir,

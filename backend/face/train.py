@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..audio.loading import clip_from_array, load_audio
 from ..audio.features import speech_features
+from .model import HIDDEN
 from .visemes import arpabet_to_viseme, ipa_to_viseme, target_matrix, viseme_index, viseme_names
 from .. import paths
 
@@ -229,18 +231,47 @@ def real_training_files(data: Path, holdout=()) -> list:
     return lj + sorted(beat.glob("2_scott_0_[2-5]_*.wav"))
 
 
-def train_network(items: list, n_synth: int, steps: int, rng: np.random.Generator, *, hidden: int = 128,
-                  lr: float = 2e-3, real_share: float = 0.4, batch: int = 16, crop: int = 300,
-                  smoothing: float = 0.05, log=print, t0: float | None = None):
+@dataclass(frozen=True)
+class FaceTrainConfig:
+    """One face network's training run (``rigmind train face``); the shipped
+    model is the ensemble of seeds :data:`~.model.ENSEMBLE_SEEDS`."""
+
+    #: Optimiser steps (one-cycle schedule).
+    steps: int = STEPS
+    #: Synthesised utterances (eSpeak, exact phone timing) before the real speech.
+    synth: int = SYNTH
+    #: Seed of the weights, the synthesis and the batch sampler.
+    seed: int = 0
+    #: Torch CPU threads.
+    threads: int = 1
+    #: LJ Speech stems kept out of training, for validation runs.
+    holdout: tuple = ()
+    #: Width of the dilated convolution stack.
+    hidden: int = HIDDEN
+    #: AdamW peak learning rate.
+    lr: float = 2e-3
+    #: Share of batch items drawn from real speech (it is rarer than the synthetic).
+    real_share: float = 0.4
+    #: Items per batch and their crop (frames at 100 Hz).
+    batch: int = 16
+    crop: int = 300
+    #: Label smoothing of the viseme cross-entropy.
+    smoothing: float = 0.05
+
+
+def train_network(items: list, n_synth: int, rng: np.random.Generator, config: FaceTrainConfig = FaceTrainConfig(), *,
+                  log=print, t0: float | None = None):
     """Train the network on ``items`` [(features, labels, jaw, jaw weight)]
     (the first ``n_synth`` synthesised) → (network, loss curve)."""
     import torch
 
     from .model import build_network
 
+    cfg = config
+    steps, lr, batch, crop = cfg.steps, cfg.lr, cfg.batch, cfg.crop
     t0 = time.time() if t0 is None else t0
     V = len(viseme_names())
-    net = build_network(V, hidden)
+    net = build_network(V, cfg.hidden)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
     real = np.arange(n_synth, len(items))
@@ -248,7 +279,7 @@ def train_network(items: list, n_synth: int, steps: int, rng: np.random.Generato
     for step in range(steps):
         xs, ys, js, jw = [], [], [], []
         for _ in range(batch):
-            k = int(rng.choice(real)) if (len(real) and rng.random() < real_share) else int(rng.integers(n_synth))
+            k = int(rng.choice(real)) if (len(real) and rng.random() < cfg.real_share) else int(rng.integers(n_synth))
             x, lab, jaw, wt = items[k]
             a = int(rng.integers(0, max(len(x) - crop, 0) + 1))
             xx = np.asarray(x[a:a + crop], np.float32)
@@ -267,7 +298,7 @@ def train_network(items: list, n_synth: int, steps: int, rng: np.random.Generato
         JW = torch.tensor(jw, dtype=torch.float32)[:, None] * (Y >= 0)
         logits, jaw = net(X)
         ce = torch.nn.functional.cross_entropy(logits.reshape(-1, V), Y.reshape(-1), ignore_index=-100,
-                                               label_smoothing=smoothing)
+                                               label_smoothing=cfg.smoothing)
         jl = ((jaw - J) ** 2 * JW).sum() / JW.sum().clamp(min=1)
         loss = ce + 2.0 * jl
         opt.zero_grad()
@@ -279,6 +310,59 @@ def train_network(items: list, n_synth: int, steps: int, rng: np.random.Generato
             curve.append({"step": step, "ce": round(ce.item(), 4), "jaw_mse": round(jl.item(), 5)})
             log(f"step {step}: ce {ce.item():.3f} jaw {jl.item():.4f} ({time.time() - t0:.0f} s)")
     return net, curve
+
+
+def _train_items(data: Path, cfg: FaceTrainConfig, rng: np.random.Generator, t0: float) -> tuple:
+    """Synthesised then real (items, n_synth, data seconds)."""
+    words = synthesis_words()
+    items = []
+    for _ in range(cfg.synth):
+        x, lab, jaw, _p, _c = synth_item(rng, words)
+        items.append((x.astype(np.float16), lab, jaw, 1.0))
+    n_synth = len(items)
+    t_synth = time.time() - t0
+    if Path(data).is_dir():
+        items += real_items(Path(data), paths.user_cache_dir() / "face_pseudo_labels.json", cfg.holdout)
+    t_data = time.time() - t0
+    print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
+    return items, n_synth, t_data
+
+
+def train_face(data: Path, out: Path = None, config: FaceTrainConfig = FaceTrainConfig()) -> Path:
+    """Train one member on ``data`` and write ``out`` (default models/face.pt
+    for seed 0, else models/face_seed{N}.pt) with its ``.log.json``; the
+    ensemble's ONNX export is redone when all members are present."""
+    import torch
+
+    from .model import save_model, weights_path
+
+    cfg = config
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    t0 = time.time()
+    items, n_synth, t_data = _train_items(data, cfg, rng, t0)
+    net, curve = train_network(items, n_synth, rng, cfg, log=lambda m: print(m, flush=True), t0=t0)
+    elapsed = time.time() - t0
+    meta = {"n_classes": len(viseme_names()), "hidden": cfg.hidden, "seed": cfg.seed, "steps": cfg.steps,
+            "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
+    if cfg.holdout:
+        meta["holdout"] = ",".join(cfg.holdout)
+    out = out or weights_path(cfg.seed)
+    save_model(net, meta, out)
+    log = dict(meta, data_seconds=round(t_data, 1), threads=cfg.threads, curve=curve, train_config=asdict(cfg),
+               command="rigmind train face --data ../shared/data" + (f" --seed {cfg.seed}" if cfg.seed else "")
+               + (f" --holdout {meta['holdout']}" if cfg.holdout else ""))
+    Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))
+    print(f"wrote {Path(out).resolve()} ({Path(out).stat().st_size / 1e6:.2f} MB) in {elapsed:.0f} s")
+    from .model import ENSEMBLE_SEEDS, default_weights
+
+    if Path(out).resolve() in [p.resolve() for p in default_weights()] and len(default_weights()) == len(ENSEMBLE_SEEDS):
+        from .export_onnx import export_onnx
+
+        # The ensemble's ONNX graph for inference, re-exported from the members now present.
+        print(f"wrote {export_onnx()}")
+    return Path(out)
 
 
 def main_train(argv=None) -> int:
@@ -295,47 +379,7 @@ def main_train(argv=None) -> int:
                     help="comma-separated LJ stems kept out of training, for validation runs "
                          "(e.g. LJ001-0025,...,LJ001-0032)")
     args = ap.parse_args(argv)
-    import torch
-
-    from .model import HIDDEN, save_model, weights_path
-
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    t0 = time.time()
-    words = synthesis_words()
-    items = []
-    for _ in range(args.synth):
-        x, lab, jaw, _p, _c = synth_item(rng, words)
-        items.append((x.astype(np.float16), lab, jaw, 1.0))
-    n_synth = len(items)
-    t_synth = time.time() - t0
-    data = Path(args.data)
-    if data.is_dir():
-        holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
-        items += real_items(data, paths.user_cache_dir() / "face_pseudo_labels.json", holdout)
-    t_data = time.time() - t0
-    print(f"data: {n_synth} synthesised ({t_synth:.0f} s), {len(items) - n_synth} real; {t_data:.0f} s")
-    # Real speech is rarer than synthetic; sample it about 40 % of the time.
-    net, curve = train_network(items, n_synth, args.steps, rng, hidden=HIDDEN, real_share=0.4,
-                               log=lambda m: print(m, flush=True), t0=t0)
-    elapsed = time.time() - t0
-    meta = {"n_classes": len(viseme_names()), "hidden": HIDDEN, "seed": args.seed, "steps": args.steps,
-            "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
-    if args.holdout:
-        meta["holdout"] = args.holdout
-    out = args.out or weights_path(args.seed)
-    save_model(net, meta, out)
-    log = dict(meta, data_seconds=round(t_data, 1), threads=args.threads, curve=curve,
-               command="rigmind train face --data ../shared/data" + (f" --seed {args.seed}" if args.seed else "")
-               + (f" --holdout {args.holdout}" if args.holdout else ""))
-    Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))
-    print(f"wrote {Path(out).resolve()} ({Path(out).stat().st_size / 1e6:.2f} MB) in {elapsed:.0f} s")
-    from .model import ENSEMBLE_SEEDS, default_weights
-
-    if Path(out).resolve() in [p.resolve() for p in default_weights()] and len(default_weights()) == len(ENSEMBLE_SEEDS):
-        from .export_onnx import export_onnx
-
-        # The ensemble's ONNX graph for inference, re-exported from the members now present.
-        print(f"wrote {export_onnx()}")
+    holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
+    train_face(args.data, args.out, FaceTrainConfig(steps=args.steps, synth=args.synth, seed=args.seed,
+                                                    threads=args.threads, holdout=holdout))
     return 0

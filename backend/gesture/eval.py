@@ -54,7 +54,7 @@ def _load_encoder(corpus, retrain: bool, log):
     torch.set_num_threads(2)
     real = [D.positions(t.rot, t.root) for t in corpus.train_paired + corpus.unpaired]
     t0 = time.time()
-    enc, stats = ME.train_encoder(real, steps=3000, seed=0)
+    enc, stats = ME.train_encoder(real, ME.EncoderTrainConfig(steps=3000, seed=0))
     ME.save_encoder(ENCODER_PATH, enc, stats)
     log(f"[eval] trained the motion encoder in {time.time() - t0:.0f} s -> {ENCODER_PATH}")
     return ME.load_encoder(ENCODER_PATH)[0]

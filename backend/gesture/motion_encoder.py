@@ -42,6 +42,7 @@ Embed with a smaller stride (e.g. 2) for more, overlapping, windows.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -194,23 +195,45 @@ def _feature_stats(feats: np.ndarray) -> tuple:
 # --- training, saving, embedding ----------------------------------------------------
 
 
-def train_encoder(positions_list, steps: int = 2000, seed: int = 0, *, fps: float = ENCODER_FPS,
-                  dim: int = FEAT_DIM, hidden: int = HIDDEN, stride: int = STRIDE,
-                  batch: int = 64, lr: float = 1e-3, mirror: bool = True, progress=None):
+@dataclass(frozen=True)
+class EncoderTrainConfig:
+    """The motion encoder's training run (see :func:`train_encoder`)."""
+
+    #: Optimiser steps (Adam, cosine decay to 5 % of ``lr``).
+    steps: int = 2000
+    #: Seed of the weights and the batch sampler.
+    seed: int = 0
+    #: Frame rate of the training positions (one rate for all).
+    fps: float = ENCODER_FPS
+    #: Embedding size and hidden width of the autoencoder.
+    dim: int = FEAT_DIM
+    hidden: int = HIDDEN
+    #: Frames between training windows.
+    stride: int = STRIDE
+    #: Windows per batch and the peak learning rate.
+    batch: int = 64
+    lr: float = 1e-3
+    #: Add each window's left-right mirror.
+    mirror: bool = True
+
+
+def train_encoder(positions_list, config: EncoderTrainConfig = EncoderTrainConfig(), *, progress=None):
     """Train a :class:`MotionEncoder` on real motion; returns ``(enc, stats)``.
 
     ``positions_list``: ``[T, J, 3]`` arrays (metres, SMPL-X order, J ≥ 22) at
-    ``fps`` (one rate for all; resample others first or call per rate).
+    ``config.fps`` (one rate for all; resample others first or call per rate).
     ``stats`` is a plain dict (``feat_mean``/``feat_std`` lists of 132 floats,
     window/stride/fps/dim, the number of training windows, the final loss) for
     :func:`save_encoder`. Deterministic for a given ``seed`` (torch's global RNG
     is left as it was); ``progress(step, loss)`` is called every 100 steps.
     """
-    wins = [windows(p, fps, WINDOW, stride) for p in positions_list]
+    cfg = config
+    steps, seed, dim, hidden, stride, lr = cfg.steps, cfg.seed, cfg.dim, cfg.hidden, cfg.stride, cfg.lr
+    wins = [windows(p, cfg.fps, WINDOW, stride) for p in positions_list]
     win = np.concatenate([w for w in wins if len(w)], axis=0) if any(len(w) for w in wins) else None
     if win is None or len(win) < 2:
         raise ValueError(f"need at least two {WINDOW}-frame windows of motion to train on")
-    if mirror:
+    if cfg.mirror:
         win = np.concatenate([win, _mirror(win)], axis=0)
     feats = window_features(win)
     mean, std = _feature_stats(feats)
@@ -228,7 +251,7 @@ def train_encoder(positions_list, steps: int = 2000, seed: int = 0, *, fps: floa
             # cosine decay to 5% of lr: quick, stable convergence at few steps
             for g in opt.param_groups:
                 g["lr"] = lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * step / max(steps, 1))))
-            idx = torch.from_numpy(rng.integers(0, len(x_all), size=min(batch, len(x_all))))
+            idx = torch.from_numpy(rng.integers(0, len(x_all), size=min(cfg.batch, len(x_all))))
             x = x_all[idx]
             loss = torch.mean((enc(x) - x) ** 2)
             opt.zero_grad()

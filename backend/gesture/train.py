@@ -30,6 +30,7 @@ import json
 import math
 import os
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -219,10 +220,33 @@ def _ddp():
     return dist
 
 
-def train_gesture(data_dir, out=DEFAULT_OUT, *, steps: int = DEFAULT_STEPS, seed: int = 0, threads: int = 2,
-                  with_unpaired: bool = True, channels: int = 160, blocks: int = 8, lr: float = 1e-3,
-                  beta: float = BETA, prior_share: float = PRIOR_SHARE, log=print) -> dict:
+@dataclass(frozen=True)
+class GestureTrainConfig:
+    """The gesture model's training run (``rigmind train gesture``)."""
+
+    #: Optimiser steps (batches of :data:`BATCH` windows).
+    steps: int = DEFAULT_STEPS
+    #: Seed of the model's initial weights, the batch sampler and the audio renditions.
+    seed: int = 0
+    #: Torch CPU threads (the weights are bit-identical for one seed and thread count).
+    threads: int = 2
+    #: Also train on the unpaired Bandai gesture mocap (motion prior, no speech).
+    with_unpaired: bool = True
+    #: Width and depth of the convolutional CVAE.
+    channels: int = 160
+    blocks: int = 8
+    #: AdamW peak learning rate (100-step warm-up, cosine decay).
+    lr: float = 1e-3
+    #: KL weight, reached over the first 30 % of the steps.
+    beta: float = BETA
+    #: Share of windows decoded from a prior code (latent dropout).
+    prior_share: float = PRIOR_SHARE
+
+
+def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = GestureTrainConfig(), *, log=print) -> dict:
     """Train and write ``out`` (a ``weights_only``-loadable dict). Returns the log dict."""
+    cfg = config
+    steps, seed, threads, beta, prior_share = cfg.steps, cfg.seed, cfg.threads, cfg.beta, cfg.prior_share
     dist = _ddp()
     rank = dist.get_rank() if dist else 0
     world = dist.get_world_size() if dist else 1
@@ -230,16 +254,16 @@ def train_gesture(data_dir, out=DEFAULT_OUT, *, steps: int = DEFAULT_STEPS, seed
     torch.set_num_threads(max(int(threads), 1))
     torch.use_deterministic_algorithms(True, warn_only=True)
     t0 = time.time()
-    corpus = D.load_corpus(data_dir, with_unpaired=with_unpaired)
+    corpus = D.load_corpus(data_dir, with_unpaired=cfg.with_unpaired)
     arrays = build_arrays(corpus, seed, log=log if rank == 0 else (lambda *a: None))
     t_data = time.time() - t0
-    model = M.build_model(seed, channels=channels, blocks=blocks).to(device)
+    model = M.build_model(seed, channels=cfg.channels, blocks=cfg.blocks).to(device)
     net = model
     if dist:
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100) * 0.5 * (1 + math.cos(math.pi * s / steps)))
     rng = np.random.default_rng(seed + 1000 * rank)
     torch.manual_seed(seed + 1000 * rank)
@@ -277,6 +301,7 @@ def train_gesture(data_dir, out=DEFAULT_OUT, *, steps: int = DEFAULT_STEPS, seed
         "energy_map_r": arrays["energy_map"]["r"], "beat_rate": arrays["beat_rate"],
         "finger_pca_explained": arrays["finger_basis"]["explained"], "curve": curve,
         "parameters": int(sum(p.numel() for p in model.parameters())),
+        "train_config": asdict(cfg),
     }
     if rank == 0:
         save(out, model.cpu(), arrays, train_log)
@@ -341,6 +366,7 @@ def main_train(argv=None) -> int:
                     help=f"share of windows decoded from a prior code (latent dropout; default {PRIOR_SHARE})")
     ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
     args = ap.parse_args(argv)
-    train_gesture(args.data, args.out, steps=args.steps, seed=args.seed, threads=args.threads,
-                  with_unpaired=not args.no_unpaired, beta=args.beta, prior_share=args.prior_share)
+    train_gesture(args.data, args.out, GestureTrainConfig(steps=args.steps, seed=args.seed, threads=args.threads,
+                                                          with_unpaired=not args.no_unpaired, beta=args.beta,
+                                                          prior_share=args.prior_share))
     return 0

@@ -467,7 +467,7 @@ def _references(data_dir, cache_dir, styles, seed, classifier, mocap_clips, trai
         train_clips = FT.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
     speeds = walking_speeds(train_clips, styles)
     if classifier is None:
-        classifier = SC.train_style_classifier(cache_dir, seed=seed)
+        classifier = SC.train_style_classifier(cache_dir, SC.StyleTrainConfig(seed=seed))
     if mocap_clips is None:
         mocap_clips = [
             c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
@@ -701,7 +701,7 @@ def main_eval(argv=None) -> int:
         train = _load_stems(cache_dir, train_i, mirrored=True, keys=mm_keys)
         mocap = _load_stems(cache_dir, val_i, mirrored=False)
         mm = MotionMatchingController.build(train)
-        classifier = SC.train_style_classifier(train, seed=args.seed)
+        classifier = SC.train_style_classifier(train, SC.StyleTrainConfig(seed=args.seed))
     else:
         FT.build_cache(data_dir, cache_dir, seed=args.seed, verbose=args.verbose)
         train = FT.load_cache(cache_dir, split="train", mirrored=True, keys=mm_keys)
@@ -772,7 +772,7 @@ def _cached_classifier(cache_dir, seed: int):
                 return model
         except Exception:  # a stale or partial file: retrain
             pass
-    model = SC.train_style_classifier(cache_dir, seed=seed)
+    model = SC.train_style_classifier(cache_dir, SC.StyleTrainConfig(seed=seed))
     model.info = dict(model.info or {}, key=key)
     model.save(path)
     return model

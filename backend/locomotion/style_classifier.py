@@ -261,18 +261,27 @@ def _fit(x, y, mean, std, counts, seed, epochs, batch_size, lr, threads, verbose
     return net
 
 
-def train_style_classifier(
-    cache_or_clips=None,
-    seed: int = 0,
-    *,
-    epochs: int = 5,
-    batch_size: int = 128,
-    lr: float = 2e-3,
-    include_d1: bool = True,
-    styles=D.D2_STYLES,
-    threads: int = None,
-    verbose: bool = False,
-) -> StyleClassifier:
+@dataclass(frozen=True)
+class StyleTrainConfig:
+    """The style classifier's training run (see :func:`train_style_classifier`)."""
+
+    #: Seed of the weights (``torch.manual_seed``) and the batch sampler.
+    seed: int = 0
+    #: Passes over all 2 s windows.
+    epochs: int = 5
+    #: Windows per batch and Adam's learning rate.
+    batch_size: int = 128
+    lr: float = 2e-3
+    #: Also train on the first Bandai dataset's clips.
+    include_d1: bool = True
+    #: The classes, in output order; clips of other styles are ignored.
+    styles: tuple = D.D2_STYLES
+    #: Torch CPU threads (None: torch's default).
+    threads: int = None
+
+
+def train_style_classifier(cache_or_clips=None, config: StyleTrainConfig = StyleTrainConfig(), *,
+                           verbose: bool = False) -> StyleClassifier:
     """Train on ``cache_or_clips``: a cache folder (None = the default cache;
     its *training* clips with mirrored copies) or a list of ClipFeatures /
     Motions with labels ``(Motion, labels)``. Clips whose style is not in
@@ -284,15 +293,17 @@ def train_style_classifier(
     window count (so rarer styles count as much), ``epochs`` passes over all
     2 s windows (hop 15 frames).
     """
+    cfg = config
+    seed, epochs, include_d1 = cfg.seed, cfg.epochs, cfg.include_d1
     if cache_or_clips is None or isinstance(cache_or_clips, (str, Path)):
         clips = load_training_clips(cache_or_clips, include_d1=include_d1)
     else:
         clips = [_as_features(c) for c in cache_or_clips]
         if not include_d1:
             clips = [c for c in clips if c.labels.get("dataset") != "d1"]
-    styles = tuple(styles)
+    styles = tuple(cfg.styles)
     x, y, mean, std, counts = _training_windows(clips, styles)
-    net = _fit(x, y, mean, std, counts, seed, epochs, batch_size, lr, threads, verbose)
+    net = _fit(x, y, mean, std, counts, seed, epochs, cfg.batch_size, cfg.lr, cfg.threads, verbose)
     info = {"seed": int(seed), "epochs": epochs, "windows": int(len(x)), "clips": len(clips), "window_counts": counts.tolist()}
     return StyleClassifier(net, styles, mean, std, WINDOW, HOP, info)
 
@@ -336,5 +347,5 @@ def evaluate_classifier(model: StyleClassifier, clips) -> dict:
 
 __all__ = [
     "StyleClassifier", "train_style_classifier", "predict_style", "evaluate_classifier", "frame_features",
-    "load_training_clips", "WINDOW", "HOP",
+    "load_training_clips", "StyleTrainConfig", "WINDOW", "HOP",
 ]

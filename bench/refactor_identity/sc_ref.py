@@ -8,9 +8,9 @@ train = E._load_stems(cache, train_i, mirrored=True)
 few = [c for st in ("normal", "elderly") for c in [c for c in train if c.labels["style_key"] == st][:6]]
 res={}
 for tag,args,kw in [('few',few,dict(seed=3,epochs=3,styles=("normal","elderly"))),('all',train,dict(seed=0,epochs=2)),('nod1',train,dict(seed=1,epochs=1,include_d1=False,batch_size=64,lr=1e-3))]:
-    m=SC.train_style_classifier(args,**kw)
+    m=SC.train_style_classifier(args,SC.StyleTrainConfig(**kw)) if hasattr(SC,'StyleTrainConfig') else SC.train_style_classifier(args,**kw)
     res[tag]=dict(sd={k:v.clone() for k,v in m.net.state_dict().items()},styles=m.styles,mean=m.mean,std=m.std,info=m.info,window=m.window,hop=m.hop)
-try: SC.train_style_classifier(few,styles=("nope",))
+try: SC.train_style_classifier(few,SC.StyleTrainConfig(styles=("nope",))) if hasattr(SC,"StyleTrainConfig") else SC.train_style_classifier(few,styles=("nope",))
 except Exception as e: res['err']=repr(e)
 torch.save(res,sys.argv[1])
 if len(sys.argv)>2:
