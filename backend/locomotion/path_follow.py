@@ -28,6 +28,12 @@ within ``arrive_radius`` of it; then an inertialised blend
 (:func:`blend_to_pose`, ~0.5 s) takes the pose into the controller's
 standing pose on the end point, which is held: the clip ends standing.
 
+``pauses`` (arc length, seconds) stop on the way the same way: the command
+brakes onto the pause point as onto the end, the stop phase and the blend
+into the standing pose run as at the end (on the pause point, facing along
+the path there), the controller then idles for the seconds, and the walk
+starts again from standing (the acceleration limit from zero).
+
 Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 """
 
@@ -42,6 +48,7 @@ from ..filters import gaussian_filter1d
 from .. import paths
 from .. import rotations as R
 from ..errors import UserError
+from ..limits import RANGES
 from ..motion import Motion
 from ..resample import resample
 from . import features as FT
@@ -589,7 +596,8 @@ def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
 def check_pauses(path: Path2D, pauses) -> list:
     """``pauses`` (``(arc length m, seconds)`` pairs) sorted along the path;
     :class:`UserError` for a pair that is not two finite numbers, negative
-    seconds, or an arc length not strictly inside the path (0, length)."""
+    seconds, an arc length not strictly inside the path (0, length), or
+    more standing in all than a take may last (``limits``' path_seconds)."""
     out = []
     for p in pauses:
         try:
@@ -604,6 +612,9 @@ def check_pauses(path: Path2D, pauses) -> list:
             raise UserError(f"pause at {a:g} m is not on the path, which is {path.length:.2f} m long; "
                             "give an arc length between 0 and that")
         out.append((a, t))
+    hi = RANGES["path_seconds"][1]
+    if sum(t for _, t in out) > hi:
+        raise UserError(f"the pauses add up to {sum(t for _, t in out):g} s; a take lasts at most {hi:g} s")
     return sorted(out)
 
 
@@ -880,10 +891,24 @@ class SnapConfig:
     surge_keep: float = SURGE_KEEP
 
 
-def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool) -> np.ndarray:
+def _monotone_between_pauses(arc: np.ndarray, paused: np.ndarray) -> np.ndarray:
+    """``arc [F]`` made monotone within each stretch of walking frames and
+    left as projected where ``paused [F]``: the stop before a pause
+    overshoots its point and the blend into the stance steps back onto it
+    (a running maximum would hold the body at the overshoot)."""
+    out = arc.copy()
+    edges = np.flatnonzero(np.diff(paused.astype(np.int8))) + 1
+    for a, b in zip(np.r_[0, edges], np.r_[edges, len(arc)]):
+        if not paused[a]:
+            out[a:b] = np.maximum.accumulate(arc[a:b])
+    return out
+
+
+def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool,
+                   paused: np.ndarray = None) -> np.ndarray:
     """Arc length ``[F]`` (m) of the tracked point ``[F, 2]`` along the path:
-    in order, monotone, smoothed; the path's end on the last frame when the
-    clip ends standing."""
+    in order, monotone (but while ``paused``: :func:`_monotone_between_pauses`),
+    smoothed; the path's end on the last frame when the clip ends standing."""
     arc = np.empty(len(tracked))
     # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
     # where the path doubles back on itself (a U-turn's legs overlap: a wide
@@ -892,7 +917,10 @@ def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfi
     vel = np.gradient(tracked, axis=0)
     for f, xy in enumerate(tracked):
         arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
-    arc = np.maximum.accumulate(arc)
+    if paused is not None and paused.any():
+        arc = _monotone_between_pauses(arc, paused)
+    else:
+        arc = np.maximum.accumulate(arc)
     arc = np.clip(gaussian_filter1d(arc, max(cfg.progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
     if stands:
         arc[-1] = path.length
@@ -981,7 +1009,7 @@ def snap_to_path(res: PathResult, points_xy, *, config: SnapConfig = SnapConfig(
     tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(config.sway_seconds * fps, 1e-3), axis=0,
                                 mode="nearest")
     stands = res.stopped_at is not None
-    arc = _snap_progress(path, tracked, fps, config, stands)
+    arc = _snap_progress(path, tracked, fps, config, stands, res.paused)
     offset = _snap_offset(path, tracked, arc, fps, config, stands)
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
     trans = None
