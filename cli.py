@@ -161,6 +161,8 @@ def _add_walk_parser(sub) -> None:
     how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
                                     'carry its own speed in m/s, "x,y,speed" (e.g. "0,0;3,0,0.8;3,3") '
                                     '(write --path="-1,0;…" when it starts with a minus sign)')
+    p.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
+                   help='--path: stop ARC metres along the path and stand SECONDS there, e.g. "4,1.5"; repeatable')
     p.add_argument("--in-place", action="store_true",
                    help="no horizontal root motion (--path: the path's walk, turns included, on the spot)")
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
@@ -369,6 +371,7 @@ def cmd_walk(args) -> int:
     points = LS.parse_path(args.path) if args.path is not None else None
     if points is not None:
         check_path(points, args.speed, args.seconds)
+    pauses = _walk_pauses(args.pause, points)
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
@@ -394,7 +397,8 @@ def cmd_walk(args) -> int:
                                         controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
         else:
             action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                        controller=controller, max_seconds=args.seconds, in_place=args.in_place)
+                                        controller=controller, max_seconds=args.seconds, in_place=args.in_place,
+                                        pauses=pauses)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the
@@ -405,6 +409,26 @@ def cmd_walk(args) -> int:
         path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
+
+
+def _walk_pauses(texts, points) -> list:
+    """``--pause ARC,SECONDS`` options as ``[(arc m, seconds)]``, checked
+    against the ``--path`` points (``path_follow.check_pauses``)."""
+    if not texts:
+        return []
+    if points is None:
+        raise UserError("--pause needs --path (a cycle has nowhere to stop)")
+    from .backend.locomotion.path_follow import Path2D, check_pauses
+    from .operators.locomotion_scene import path_points_and_speeds
+
+    pauses = []
+    for t in texts:
+        try:
+            a, sec = (float(v) for v in t.split(","))
+        except ValueError:
+            raise UserError(f"--pause {t!r} is not ARC,SECONDS (metres along the path, seconds), e.g. 4,1.5") from None
+        pauses.append((a, sec))
+    return check_pauses(Path2D(path_points_and_speeds(points, 1.0)[0]), pauses)
 
 
 def _weights_folder(folder):

@@ -12,7 +12,7 @@ top row from the character's right side (the camera turns with the hips,
 so a turn reads as a walk seen side on), bottom row from above (facing up
 the cell); a grey line is the floor (z = 0), planted feet are red. And
 ``OUT_top.png``: the scene from above, the drawn path (grey, its corners
-as dots, the end as a ring), the hips' track (blue), the facing every 0.5 s
+as dots, the end as a ring, each ``--pause`` point as an orange ring), the hips' track (blue), the facing every 0.5 s
 (dark ticks from the hips) and the footprints (each planted foot's
 position, red left / green right).
 
@@ -203,7 +203,7 @@ def contact_sheet(arm, frames, fps, every, out, cell=150):
     return out
 
 
-def top_plot(arm, frames, fps, path_xy, out, size=900):
+def top_plot(arm, frames, fps, path_xy, out, size=900, marks=()):
     heads, tails, names = bone_segments(arm, frames)
     ix = {c: names.index(b) for c, b in canonical(arm).items() if b in names}
     hips = heads[:, ix["hips"], :2]
@@ -219,6 +219,8 @@ def top_plot(arm, frames, fps, path_xy, out, size=900):
     cv.polyline(path_xy, (150, 150, 150), 5)
     cv.dots(path_xy, (110, 110, 110), r=5)
     cv.ring(path_xy[-1], 0.1, (110, 110, 110), 2)  # 10 cm: the arrival tolerance
+    for m in marks:  # pause points
+        cv.ring(m, 0.1, (240, 140, 0), 2)
     height = float(np.max(heads[:, :, 2]))
     leg = 0.5 * height
     for c, col in (("foot_l", (220, 30, 30)), ("foot_r", (30, 160, 30))):
@@ -239,6 +241,12 @@ def top_plot(arm, frames, fps, path_xy, out, size=900):
 # --- main -------------------------------------------------------------------------------------
 
 
+def at_arc(xy, arc):
+    """The point ``arc`` metres along the polyline ``xy [N, 2]``."""
+    knots = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(xy, axis=0), axis=1))])
+    return np.array([np.interp(arc, knots, xy[:, 0]), np.interp(arc, knots, xy[:, 1])])
+
+
 def parse_points(text):
     rows = [[float(v) for v in p.split(",")] for p in text.split(";") if p.strip()]
     return np.array([r + [np.nan] * (3 - len(r)) for r in rows])
@@ -253,6 +261,8 @@ def main():
     ap.add_argument("--path", required=True, help='the drawn path, "x,y[,speed];..." (metres, m/s)')
     ap.add_argument("--speed", type=float, default=None, help="m/s for the bake (default: the package's default)")
     ap.add_argument("--style", default="normal")
+    ap.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
+                    help="stop this far along the path (m) for this long (s); repeatable")
     ap.add_argument("--every", type=float, default=0.5, help="seconds between contact-sheet frames")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--out", required=True, help="output prefix: OUT_sheet.png and OUT_top.png")
@@ -263,6 +273,8 @@ def main():
 
         arm = load_rig(args.rig, args.data)
         kw = {} if args.speed is None else {"speed": args.speed}
+        if args.pause:
+            kw["pauses"] = [tuple(float(v) for v in p.split(",")) for p in args.pause]
         walk_pts = pts if np.isfinite(pts[:, 2]).any() else pts[:, :2]
         action = LS.walk_along_path(arm, walk_pts, style=args.style, controller=LS.load_controller("neural"), **kw)
     else:
@@ -277,7 +289,8 @@ def main():
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     s = contact_sheet(arm, frames, fps, args.every, out.with_name(out.name + "_sheet.png"))
-    t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"))
+    marks = [at_arc(pts[:, :2], float(p.split(",")[0])) for p in args.pause]
+    t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"), marks=marks)
     print(f"'{action.name}' on {arm.name}: {len(frames)} frames\nwrote {s}\nwrote {t}")
 
 

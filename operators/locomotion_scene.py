@@ -276,6 +276,7 @@ def generate_path(
     max_seconds: float = None,
     progress=None,
     cancel=None,
+    pauses=(),
 ):
     """``(motion, path_result)``: the controller walked along the polyline
     ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
@@ -289,7 +290,9 @@ def generate_path(
     by it, so once the retarget scales the hips' travel back by it
     (``root_scale``) the rig's hips are on the drawn path in scene metres,
     with strides and cadence that fit the rig's legs. The returned motion
-    and result are in the controller's (scaled) frame."""
+    and result are in the controller's (scaled) frame. ``pauses``: ``((arc
+    length m, seconds), ...)`` in the world, where the character stops and
+    stands (``path_follow.follow_path``)."""
     from ..backend.locomotion.cleanup import PinConfig, pin_feet
     from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
@@ -303,14 +306,15 @@ def generate_path(
     sp = np.asarray(speed, dtype=np.float64) / scale
     if sp.ndim and len(sp) != len(path.points):
         raise ValueError(f"{len(sp)} speeds for {len(path.points)} distinct path points")
+    stops = _scaled_pauses(points_xy, pauses, scale)
     _check(cancel)
-    # Expected duration: the path at the requested speed, plus start-up and the stop.
-    total = (path.length / float(np.mean(sp)) + 2.5) * _controller_fps(controller)
+    # Expected duration: the path at the requested speed, plus start-up and the stop (and the pauses).
+    total = (path.length / float(np.mean(sp)) + 2.5 + sum(t + 2.0 for _, t in stops)) * _controller_fps(controller)
     with _GENERATE_LOCK:
         result = follow_path(
             _Chunked(controller, total, progress, cancel, (0.0, _GEN_END)),
             path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style,
-            config=FollowConfig(max_seconds=max_seconds),
+            config=FollowConfig(max_seconds=max_seconds), pauses=stops,
         )
     _check(cancel)
     result = snap_to_path(result, path.points)
@@ -321,6 +325,17 @@ def generate_path(
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result
+
+
+def _scaled_pauses(points_xy, pauses, scale: float) -> list:
+    """World pauses ``(arc length m, seconds)`` along ``points_xy`` (checked:
+    ``path_follow.check_pauses``) on the controller's path, whose metres are
+    the world's divided by ``scale``."""
+    from ..backend.locomotion.path_follow import Path2D, check_pauses
+
+    if not len(pauses):
+        return []
+    return [(a / scale, t) for a, t in check_pauses(Path2D(points_xy), pauses)]
 
 
 def rig_leg_length(arm) -> float:
@@ -677,6 +692,7 @@ def walk_along_path(
     frame_start: int = 1,
     controller_options=None,
     in_place: bool = False,
+    pauses=(),
 ):
     """Walk ``arm`` along the polyline ``points_xy [N, 2]`` (world XY, m;
     ``[N, 3]`` rows ``x, y, speed`` give a speed per point, m/s, NaN = the
@@ -687,10 +703,12 @@ def walk_along_path(
     (:func:`resolve_speed`; the warning is printed and kept on the action
     as ``rigmind_warning``). See :func:`bake_walk_cycle` for
     ``controller``, ``progress`` and ``cancel``; ``gait`` picks the default
-    speed and names the action; ``in_place`` see :func:`apply_path`."""
+    speed and names the action; ``in_place`` see :func:`apply_path`;
+    ``pauses``: ``((arc length m, seconds), ...)``: stop that far along the
+    path and stand for the seconds (a UserError names a bad one)."""
     action = finish(walk_path_job(arm, points_xy, style=style, speed=speed, gait=gait, controller=controller,
                                   controller_options=controller_options, frame_start=frame_start, in_place=in_place,
-                                  max_seconds=max_seconds, progress=progress, cancel=cancel))
+                                  max_seconds=max_seconds, progress=progress, cancel=cancel, pauses=pauses))
     _report(progress, 1.0)
     return action
 
@@ -788,16 +806,16 @@ def _cycle_job(work, name, style, speed, gait, in_place, frame_start, warning=No
 
 def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=None, controller_options=None,
                   frame_start: int = 1, in_place: bool = False, max_seconds: float = None, progress=None, cancel=None,
-                  user_scene: bool = False):
+                  user_scene: bool = False, pauses=()):
     """:func:`walk_along_path` as a job (see :func:`walk_cycle_job`; the
     rig's leg length is read here, on the main thread)."""
-    from ..backend.locomotion.path_follow import Path2D
+    from ..backend.locomotion.path_follow import Path2D, check_pauses
 
     _check_armature(arm)
     # Bounded time and memory (backend.limits) before anything is built from the path.
     check_path(path_points_and_speeds(points_xy, 1.0)[0],
                float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
-    Path2D(path_points_and_speeds(points_xy, 1.0)[0])  # a bad path fails now, before the modal starts
+    check_pauses(Path2D(path_points_and_speeds(points_xy, 1.0)[0]), pauses)  # a bad path fails now, before the modal starts
     if speed is not None:
         _check_speed(speed)
     name = arm.name
@@ -809,7 +827,7 @@ def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=
         scale = leg / controller_leg_length(ctl)
         xy, sp, warning = _path_speeds(points_xy, speed, style, gait, scale)
         motion, _ = generate_path(ctl, xy, style=style, speed=sp, scale=scale, max_seconds=max_seconds,
-                                  progress=report, cancel=stop)
+                                  progress=report, cancel=stop, pauses=pauses)
         return motion, scale, sp, warning
 
     return _path_job(_with_caller(work, progress, cancel), name, style, gait, frame_start, in_place, user_scene)

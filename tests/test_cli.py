@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import REPO, data_file
@@ -128,3 +129,41 @@ def test_render_relative_output_path(tmp_path):
                         "--resolution", "64x48", "--samples", "1"], capture_output=True, text=True, cwd=work, timeout=180)
     assert r.returncode == 0, r.stderr
     assert (work / "still.png").stat().st_size > 100
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["--path", "0,0;4,0", "--pause", "2"], "--pause '2' is not ARC,SECONDS"),
+    (["--path", "0,0;4,0", "--pause", "2,-1"], "-1 s is negative"),
+    (["--path", "0,0;4,0", "--pause", "5,1"], "pause at 5 m is not on the path, which is 4.00 m long"),
+    (["--cycle", "--pause", "2,1"], "--pause needs --path"),
+])
+def test_walk_bad_pause_is_one_line(tmp_path, args, expect):
+    """Refused before the rig is even loaded (the rig file does not exist)."""
+    r = run("walk", "--rig", tmp_path / "missing.blend", "--out", tmp_path / "w.bvh", *args)
+    assert r.returncode == 2 and expect in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_walk_path_with_a_pause(tmp_path):
+    """``rigmind walk --path ... --pause 2,1``: the exported take stands
+    about a second 2 m along the path, then walks on to the end."""
+    from rigmind.backend.bvh import read_bvh
+    from rigmind.operators import locomotion_scene as LS
+
+    if LS.neural_weights() is None:
+        pytest.skip("no committed locomotion weights in models/")
+    blend = tmp_path / "m.blend"
+    assert run("mannequin", "--out", blend).returncode == 0
+    out = tmp_path / "w.bvh"
+    r = run("walk", "--rig", blend, "--path", "0,0;4,0", "--pause", "2,1", "--controller", "neural", "--out", out)
+    assert r.returncode == 0, r.stderr
+    m = read_bvh(out)
+    hips = m.world_positions()[:, 0, :2]  # Blender X, Y (metres): the path runs along +X
+    speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * m.fps
+    still = (speed < 0.1) & (np.abs(hips[1:, 0] - 2.0) < 0.05)
+    run_len = best = 0
+    for v in still:
+        run_len = run_len + 1 if v else 0
+        best = max(best, run_len)
+    assert best >= int(0.8 * m.fps), best / m.fps
+    assert abs(hips[-1, 0] - 4.0) < 0.1

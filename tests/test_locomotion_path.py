@@ -341,3 +341,81 @@ def test_neural_path_ends_standing(neural, name):
         j = m.skeleton.index(joint)
         assert np.linalg.norm(np.diff(q[-last:, j, :2], axis=0), axis=1).max() < 1e-3, joint
     assert res.contacts is not None and res.contacts.shape == (m.num_frames, 4)
+
+
+# --- pauses ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pause", [(3.0, -0.5), (6.5, 1.0), (0.0, 1.0), (6.0, 1.0), (float("nan"), 1.0),
+                                   (3.0, float("inf")), (3.0,), "3,1"])
+def test_bad_pauses_are_user_errors(pause):
+    """A negative time, an arc length outside the path (0-6 m here; the end
+    already stops) or not a pair of numbers: a UserError naming it, before
+    the controller is touched."""
+    from rigmind.backend.errors import UserError
+
+    with pytest.raises(UserError, match="pause"):
+        follow_path(None, PATHS["straight"], speed=1.3, pauses=[pause])
+
+
+def test_no_pauses_changes_nothing(controller):
+    """``pauses=()`` is the default and records no paused frame (the same
+    clips bit for bit as before pauses existed: bench/refactor_identity/follow_ref.py)."""
+    a = follow_path(controller, PATHS["corner"], speed=1.3)
+    b = follow_path(controller, PATHS["corner"], speed=1.3, pauses=())
+    for k in ("root_xy", "arc", "command", "stopping"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    np.testing.assert_array_equal(a.motion.rotations, b.motion.rotations)
+    assert a.paused.shape == (a.motion.num_frames,) and not a.paused.any()
+
+
+def _check_pause(res, pts, s_stop, seconds, drift=0.03, hip_speed_max=0.05):
+    """Stops on the pause point, stands the time (within ``drift`` m of it,
+    hips slower than ``hip_speed_max`` m/s), walks on, arrives."""
+    m = res.motion
+    fps = m.fps
+    path = Path2D(pts)
+    idx = np.nonzero(res.paused)[0]
+    assert len(idx) and np.all(np.diff(idx) == 1), "one paused stretch"
+    stand = int(round(seconds * fps))
+    assert len(idx) >= stand
+    standing = slice(idx[-1] + 1 - stand, idx[-1] + 1)  # the pause's seconds, after the stop and the blend
+    assert np.linalg.norm(res.root_xy[standing.start - 1] - path.at(s_stop)) < 1e-6  # the blend ends on the point
+    assert np.linalg.norm(res.root_xy[standing] - path.at(s_stop), axis=1).max() < drift
+    hips = m.world_positions()[:, m.skeleton.index("Hips"), :2]
+    hip_speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * fps
+    assert hip_speed[standing][:-1].max() < hip_speed_max, hip_speed[standing].max()
+    # Slows into the stop from walking, and walks again after it.
+    speed = np.linalg.norm(np.diff(res.root_xy, axis=0), axis=1) * fps
+    assert np.percentile(speed[: idx[0]], 75) > 0.8
+    after = speed[idx[-1] + 1:]
+    assert np.percentile(after, 75) > 0.8
+    assert res.arc[-1] > res.length - 0.4 and res.stopped_at is not None and res.stopped_at > idx[-1]
+    assert res.end_distance < 0.3, res.end_distance
+
+
+@pytest.mark.parametrize("which", ["motion matching", "neural"])
+def test_follow_path_pause(request, which):
+    """Stop 3 m along a 6 m path for 1.5 s: the stop phase and the blend as
+    at the end, then 1.5 s of the controller's idle on the pause point, then
+    the start from standing. The neural controller stands still (measured:
+    root on the point, hips still to 1 mm/s); the motion-matching
+    baseline's idle creeps like its end does (its clips have no standing:
+    measured 0.22 m over the 1.5 s, hips up to 0.27 m/s)."""
+    ctl = request.getfixturevalue("controller" if which == "motion matching" else "neural")
+    pts = PATHS["straight"]
+    res = follow_path(ctl, pts, speed=1.3, style="normal", pauses=[(3.0, 1.5)])
+    if which == "neural":
+        _check_pause(res, pts, 3.0, 1.5)
+    else:
+        _check_pause(res, pts, 3.0, 1.5, drift=0.3, hip_speed_max=0.4)
+
+
+def test_follow_path_pauses_at_24_fps(controller):
+    """Two pauses, given out of order, on a corner path, resampled to 24 fps."""
+    pts = np.array([[0.0, 0.0], [0.0, -4.0], [3.0, -4.0]])
+    res = follow_path(controller, pts, speed=1.2, fps=24.0, pauses=[(5.5, 0.5), (2.0, 1.0)])
+    assert res.motion.fps == 24.0 and res.paused.shape == (res.motion.num_frames,)
+    starts = np.nonzero(np.diff(res.paused.astype(int)) == 1)[0]
+    assert len(starts) == 2 and res.arc[starts[0]] < res.arc[starts[1]]
+    assert res.end_distance < 0.3

@@ -224,3 +224,41 @@ def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig,
     assert s["end_knee_deg"] < knee, s
     # Held frames: under 1 mm a frame (the last of the settle eases out there).
     assert s["hold_ankle_speed"] < 0.03, s
+
+
+def test_pause_on_a_scaled_rig(bpy_clean, controller):
+    """Walk Along Path's ``pauses`` in scene metres on a mannequin 1.5x the
+    size: the hips stand on the pause point (3 m along the L, on the
+    corner's first leg) for about the time asked, then walk on and arrive. A
+    bad pause is a UserError before anything is written. (Measured: the
+    backend's stand is 1.5 s with the hips still; on the rig, after
+    snap_to_path's smoothing, the hips stay within 4 cm of the point and
+    below 0.1 m/s for 1.4 s, below 0.05 m/s for 1.1 s.)"""
+    import bpy
+
+    from rigmind.backend.errors import UserError
+    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import mannequin
+
+    arm = mannequin.build_mannequin()["armature"]
+    arm.scale = (1.5, 1.5, 1.5)
+    bpy.context.view_layer.update()
+    path = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 4.0]])
+    for bad in ([(3.0, -1.0)], [(9.5, 1.0)]):
+        with pytest.raises(UserError, match="pause"):
+            LS.walk_along_path(arm, path, controller=controller, pauses=bad)
+        assert arm.animation_data is None or arm.animation_data.action is None
+    action = LS.walk_along_path(arm, path, controller=controller, pauses=[(3.0, 1.5)])
+    s, pos = _score(arm, action, path)
+    _assert_on_path(s)
+    fps = s.get("fps", 30.0)
+    hips = pos["hips"][:, :2]
+    speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * fps
+    still = (speed < 0.1) & (np.linalg.norm(hips[1:] - (3.0, 0.0), axis=1) < 0.05)
+    run, best = 0, 0
+    for v in still:
+        run = run + 1 if v else 0
+        best = max(best, run)
+    assert best >= int(1.2 * fps), best / fps  # ~1.5 s standing on the pause point
+    at = np.nonzero(still)[0]
+    assert np.linalg.norm(hips[at + 1] - (3.0, 0.0), axis=1).min() < 0.01

@@ -13,11 +13,9 @@ style, scored with :mod:`.metrics` and the style classifier.
 on :data:`FIXED_PATHS` (straight 10 m, an L with a 90° turn, a zig-zag of
 90° turns, a 2 m-radius circle, an S-curve, stop-and-go) for each of the 7
 d2 styles, at each style's typical walking speed (the median root speed of
-its straight-walk training clips). Paths are followed with
-``path_follow.follow_path`` when that module exists, else with the built-in
-pure-pursuit follower :func:`pursue_path` (also used for paths with pauses
-when ``follow_path`` takes no ``pauses``). When ``cleanup.py`` provides a
-foot clean-up function, each controller is also scored after clean-up.
+its straight-walk training clips). Every path, its pauses included, is
+walked with ``path_follow.follow_path``, the follower Walk Along Path uses.
+Each controller is also scored after the foot clean-up (``cleanup.pin_feet``).
 
 Units: metres, seconds, radians in; the table is in cm, cm per 1/30 s
 frame, m/s³ and ms (see :mod:`.metrics` for the definitions).
@@ -32,7 +30,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -126,157 +124,18 @@ def make_paths() -> tuple:
 FIXED_PATHS = make_paths()
 
 
-# --- built-in path follower --------------------------------------------------------------
+# --- walking a path ---------------------------------------------------------------------
 
 
-@dataclass
-class FollowResult:
-    """What a path follower returns (same fields as
-    ``path_follow.PathResult``): the generated ``motion``, the point steered
-    at per frame ``target_xy [F, 2]`` (m) and the progress along the path
-    ``arc [F]`` (m)."""
-
-    motion: Motion
-    target_xy: np.ndarray
-    arc: np.ndarray
-    follower: str = "pure pursuit (eval.py)"
-    contacts: np.ndarray = None  # [F, 4] the controller's predicted contacts, when it has them
-    feet: np.ndarray = None  # [F, 4, 3] its predicted foot positions (world, m), when it has them
-
-
-class _Arc:
-    """A polyline sampled every ``step`` m with arc lengths, for projection
-    and look-ahead."""
-
-    def __init__(self, points, step: float = 0.05):
-        pts = np.asarray(points, dtype=np.float64)
-        seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-        s = np.concatenate([[0.0], np.cumsum(seg)])
-        self.length = float(s[-1])
-        self.s = np.linspace(0.0, self.length, max(int(np.ceil(self.length / step)), 1) + 1)
-        self.p = np.stack([np.interp(self.s, s, pts[:, 0]), np.interp(self.s, s, pts[:, 1])], axis=1)
-
-    def at(self, s: float) -> np.ndarray:
-        s = float(np.clip(s, 0.0, self.length))
-        return np.array([np.interp(s, self.s, self.p[:, 0]), np.interp(s, self.s, self.p[:, 1])])
-
-    def project(self, pos, s_prev: float, back: float = 0.25, ahead: float = 1.5) -> float:
-        """Arc length of the nearest sample within ``[s_prev - back, s_prev +
-        ahead]`` (a window, so a closed or crossing path is not short-cut),
-        never behind ``s_prev``."""
-        m = (self.s >= s_prev - back) & (self.s <= s_prev + ahead)
-        idx = np.nonzero(m)[0]
-        k = idx[np.argmin(np.linalg.norm(self.p[idx] - np.asarray(pos)[None], axis=1))]
-        return max(float(self.s[k]), s_prev)
-
-
-def pursue_path(
-    controller,
-    points,
-    speed: float,
-    style=None,
-    *,
-    pauses=(),
-    lookahead: float = 0.8,
-    brake: float = 0.8,
-    arrive: float = 0.1,
-    settle: float = 1.0,
-    max_seconds: float = None,
-    fps: float = FT.FPS,
-    reset: bool = True,
-) -> FollowResult:
-    """Pure pursuit: each frame the character's root is projected on the path
-    (progress ``s``, monotone), the target is the path point ``lookahead`` m
-    further on and the control asks for ``speed`` (m/s) toward it. Within
-    ``brake`` m of the next stop (a pause or the end) the speed scales down
-    linearly; within ``arrive`` m the control asks to stand, for the pause's
-    seconds, or for ``settle`` s at the end, which ends the run.
-    ``max_seconds`` caps the run (default: 1.6x the walking time + pauses + 4
-    s). The controller is reset at the path start facing along the first
-    segment unless ``reset`` is False."""
-    path = _Arc(points)
-    pauses = sorted((float(a), float(t)) for a, t in pauses)
-    start = path.p[0]
-    first_dir = path.at(min(0.3, path.length)) - start
-    yaw0 = float(FT.yaw_from_facing(first_dir)) if np.linalg.norm(first_dir) > 1e-9 else 0.0
-    if reset:
-        controller.reset(position=start, yaw=yaw0, style=style)
-    if max_seconds is None:
-        max_seconds = 1.6 * path.length / max(speed, 0.1) + sum(t for _, t in pauses) + 4.0
-    n_max = int(round(max_seconds * fps))
-    poses, targets, arcs, predicted, feet = [], [], [], [], []
-    s = 0.0
-    pos = np.asarray(start, dtype=np.float64)
-    pending = list(pauses)
-    hold = 0  # frames left to stand
-    done_frames = None
-    last_dir = first_dir / max(np.linalg.norm(first_dir), 1e-9)
-    for _ in range(n_max):
-        s = path.project(pos, s)
-        if hold == 0 and done_frames is None:
-            stop_at = pending[0][0] if pending else path.length
-            if stop_at - s < arrive:
-                if pending:
-                    hold = int(round(pending.pop(0)[1] * fps))
-                else:
-                    done_frames = int(round(settle * fps))
-        # The next stop (a pause not yet taken, else the end) bounds the target.
-        stop_at = pending[0][0] if pending else path.length
-        remaining = stop_at - s
-        target = path.at(min(s + lookahead, stop_at))
-        if hold > 0 or done_frames is not None:
-            v = np.zeros(2)
-            hold = max(hold - 1, 0)
-        else:
-            d = target - pos
-            n = np.linalg.norm(d)
-            if n > 1e-6:
-                last_dir = d / n
-            v = last_dir * speed * float(np.clip(remaining / brake, 0.25, 1.0))
-        pose = controller.step(Control(velocity=(float(v[0]), float(v[1])), style=style))
-        poses.append(pose)
-        predicted.append(getattr(controller, "contacts", None))
-        feet.append(getattr(controller, "feet", None))
-        targets.append(target)
-        arcs.append(s)
-        pos = np.asarray(pose.root_positions[-1, :2], dtype=np.float64)
-        if done_frames is not None:
-            done_frames -= 1
-            if done_frames <= 0:
-                break
-    motion = _concat(poses)
-    return FollowResult(motion, np.array(targets), np.array(arcs), contacts=PF.stack_rows(predicted),
-                        feet=PF.stack_rows(feet))
-
-
-def _concat(poses) -> Motion:
-    from .. import rotations as R
-
-    first = poses[0]
-    trans = None if first.translations is None else np.concatenate([p.translations for p in poses])
-    return Motion(
-        first.skeleton,
-        R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
-        np.concatenate([p.root_positions for p in poses]),
-        first.fps,
-        trans,
-        name=first.name,
-    )
-
-
-def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None, notes=None):
-    """Walk ``path`` with ``path_follow.follow_path``, the follower Walk Along
-    Path uses; a path with pauses (which it does not take) is walked with
-    :func:`pursue_path`, said in ``notes``. Returns an object with ``motion``,
-    ``target_xy``, ``arc`` and ``follower``."""
-    if path.pauses:
-        if notes is not None:
-            notes.add(f"path_follow.follow_path takes no pauses: {path.name} used the built-in pure-pursuit follower")
-        return pursue_path(controller, path.points, speed, style, pauses=path.pauses, max_seconds=max_seconds)
+def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None):
+    """Walk ``path`` (its pauses included) at ``speed`` (m/s) with
+    ``path_follow.follow_path``, the follower Walk Along Path uses: a
+    ``path_follow.PathResult`` (``motion``, ``target_xy``, ``arc``, ``contacts``,
+    ``feet``, ``paused``...) with ``follower`` naming it."""
     start = path.points[0]
     controller.reset(position=start, yaw=float(FT.yaw_from_facing(path.points[1] - start)), style=style)
     res = PF.follow_path(controller, path.points, speed=speed, style=style,
-                         config=PF.FollowConfig(max_seconds=max_seconds))
+                         config=PF.FollowConfig(max_seconds=max_seconds), pauses=path.pauses)
     res.follower = "path_follow.follow_path"
     return res
 
@@ -383,7 +242,7 @@ def evaluate_locomotion(
         paths: :class:`PathSpec` list (or names of :data:`FIXED_PATHS`).
         styles: d2 style keys to ask for.
         max_seconds: cap of each run in seconds (default: per path, see
-            :func:`pursue_path`).
+            ``path_follow.FollowConfig.max_seconds``).
         classifier: a trained :class:`~.style_classifier.StyleClassifier`;
             None trains one on the training cache (seed ``seed``).
         mocap_clips: validation ClipFeatures for the mocap row (default: the
@@ -413,7 +272,7 @@ def evaluate_locomotion(
     runs, rows, per_path = [], [], {}
     for name, ctl in controllers.items():
         variants = _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers,
-                               notes, verbose)
+                               verbose)
         _add_rows(variants, name, _ms_per_step(ctl, styles, timing_steps), mocap, paths, runs, rows, per_path)
     for (name, how), names in followers.items():
         notes.add(f"{name}: {', '.join(dict.fromkeys(names))} followed with {how}")
@@ -487,7 +346,7 @@ def _mocap_score(clip) -> dict:
     return s
 
 
-def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers, notes, verbose) -> dict:
+def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers, verbose) -> dict:
     """Walk every path in every style with one controller and score each run,
     raw and (with ``cleanup``) after the foot clean-up: ``{variant: [scores]}``.
     Records which follower walked which path in ``followers``."""
@@ -497,7 +356,7 @@ def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, clean
     for path in paths:
         for st in styles:
             t0 = time.perf_counter()
-            res = follow(ctl, path, speeds[st], st, max_seconds=max_seconds, notes=notes)
+            res = follow(ctl, path, speeds[st], st, max_seconds=max_seconds)
             followers.setdefault((name, getattr(res, "follower", "path_follow.follow_path")), []).append(path.name)
             sc = score_motion(res.motion, path, classifier, st)
             sc.update(controller=name, path=path.name, style=st, seconds=time.perf_counter() - t0)
@@ -783,6 +642,6 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "PathSpec", "FIXED_PATHS", "make_paths", "pursue_path", "follow", "FollowResult", "evaluate_locomotion",
+    "PathSpec", "FIXED_PATHS", "make_paths", "follow", "evaluate_locomotion",
     "score_motion", "format_markdown", "main_eval", "load_neural", "walking_speeds", "QUICK_PATHS", "QUICK_STYLES",
 ]

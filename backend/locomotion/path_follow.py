@@ -28,6 +28,12 @@ within ``arrive_radius`` of it; then an inertialised blend
 (:func:`blend_to_pose`, ~0.5 s) takes the pose into the controller's
 standing pose on the end point, which is held: the clip ends standing.
 
+``pauses`` (arc length, seconds) stop on the way the same way: the command
+brakes onto the pause point as onto the end, the stop phase and the blend
+into the standing pose run as at the end (on the pause point, facing along
+the path there), the controller then idles for the seconds, and the walk
+starts again from standing (the acceleration limit from zero).
+
 Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 """
 
@@ -41,6 +47,8 @@ from ..filters import gaussian_filter1d
 
 from .. import paths
 from .. import rotations as R
+from ..errors import UserError
+from ..limits import RANGES
 from ..motion import Motion
 from ..resample import resample
 from . import features as FT
@@ -270,6 +278,8 @@ class PathResult:
     :func:`.cleanup.pin_feet`). ``path_xy [M, 2]`` is the dense path, ``profile [M]`` the
     planned speed along it, ``stopped_at`` the first frame of the stop phase
     (None when ``max_seconds`` ran out first), ``length`` the path length.
+    ``paused [F]`` (bool): True from the frame a pause's stop began until
+    the walk starts again (all False without ``pauses``).
     """
 
     motion: Motion
@@ -285,6 +295,7 @@ class PathResult:
     length: float
     contacts: np.ndarray = None
     feet: np.ndarray = None
+    paused: np.ndarray = None
 
     @property
     def mean_error(self) -> float:
@@ -447,7 +458,9 @@ class _Follow:
     """:func:`follow_path`'s running state and per-frame record: the plan
     (``path``, ``profile``, ``accel``), the character (``root`` XY, its
     smoothed velocity ``root_vel``, progress ``s_proj``), the speed command
-    ``v_cmd``, the first frame of the stop phase, and one row per frame."""
+    ``v_cmd``, the first frame of the stop phase, the pauses still to come
+    (``(arc m, seconds)``, sorted; for the first one, the frame its stop
+    began and the frame the character stood on it), and one row per frame."""
 
     path: Path2D
     profile: np.ndarray
@@ -461,6 +474,9 @@ class _Follow:
     v_cmd: float = 0.0
     stop_frame: int = None
     root_vel: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    pauses: list = field(default_factory=list)
+    pause_frame: int = None
+    stand_frame: int = None
     poses: list = field(default_factory=list)
     arcs: list = field(default_factory=list)
     targets: list = field(default_factory=list)
@@ -469,6 +485,7 @@ class _Follow:
     stopping: list = field(default_factory=list)
     contacts: list = field(default_factory=list)  # the controller's predicted contacts after each step
     feet: list = field(default_factory=list)  # and its predicted foot positions
+    paused: list = field(default_factory=list)
 
     def record(self, pose, contacts, feet, command, stopping: bool) -> None:
         self.poses.append(pose)
@@ -479,6 +496,7 @@ class _Follow:
         self.roots.append(self.root)
         self.commands.append(command)
         self.stopping.append(stopping)
+        self.paused.append(self.pause_frame is not None)
 
 
 def _gait_config(path: Path2D, speed, style, cfg: FollowConfig):
@@ -510,20 +528,24 @@ def _settle(controller, path: Path2D, style, cfg: FollowConfig):
     return first, ctl_fps
 
 
-def _max_frames(path: Path2D, profile: np.ndarray, cfg: FollowConfig, ctl_fps: float) -> int:
+def _max_frames(path: Path2D, profile: np.ndarray, cfg: FollowConfig, ctl_fps: float, pauses=()) -> int:
     max_seconds = cfg.max_seconds
     if max_seconds is None:
         # Planned time: integrate ds / v over the profile (with a floor so the zero at the end stays finite).
         planned = float(np.sum(path.ds / np.maximum(profile, 0.2)))
         max_seconds = 1.5 * planned + 5.0 + cfg.hold_seconds
+        if pauses:
+            max_seconds += sum(t + cfg.max_extra_hold_seconds for _, t in pauses)
     return max(int(round(max_seconds * ctl_fps)), 1)
 
 
-def _stop_command(st: _Follow, f: int, to_end, dist_end: float, closing: float):
+def _stop_command(st: _Follow, f: int, to_end, dist_end: float, closing: float, start: int = None, facing=None):
     """The stop phase's command ``(velocity, facing)``: a slow drift onto the
-    end point; None once the character has stood long enough."""
+    end point; None once the character has stood long enough. ``start``,
+    ``facing``: the phase's first frame and the facing (default: the end's
+    stop phase; a pause gives its own, ``to_end`` then being its point)."""
     cfg, fps = st.cfg, st.ctl_fps
-    held = f - st.stop_frame
+    held = f - (st.stop_frame if start is None else start)
     hold_frames = max(int(np.ceil(cfg.hold_seconds * fps)), 1)
     extra_frames = int(round(cfg.max_extra_hold_seconds * fps))
     # On the end point and slow, or as close as it gets (no longer closing in).
@@ -534,7 +556,7 @@ def _stop_command(st: _Follow, f: int, to_end, dist_end: float, closing: float):
     n = np.linalg.norm(vel)
     if n > cfg.hold_speed:
         vel *= cfg.hold_speed / n
-    return vel, st.path.end_dir
+    return vel, st.path.end_dir if facing is None else facing
 
 
 def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
@@ -546,6 +568,8 @@ def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
     v_allowed = min(v_allowed, np.sqrt(2.0 * cfg.stop_decel * max(path.length - st.s_proj, 0.0)))
     if near_end:  # (a closed path starts on its end point)
         v_allowed = min(v_allowed, dist_end / cfg.approach_seconds)
+    if st.pauses:  # brake to the next pause the way it brakes to the end
+        v_allowed = min(v_allowed, _pause_speed(st))
     # Acceleration limit in time (the plan in arc length cannot see that
     # the character starts standing); braking follows the plan at once.
     st.v_cmd = min(v_allowed, st.v_cmd + st.accel * (1.0 / st.ctl_fps))
@@ -554,6 +578,8 @@ def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
     gate = st.progress.gate()
     if gate is not None:
         s_look = min(s_look, gate[0])  # walk up to a sharp corner before aiming past it
+    if st.pauses:
+        s_look = min(s_look, st.pauses[0][0])  # and up to the next pause
     if s_look >= path.length:
         # Past the end of the path: aim at the end point itself.
         aim = to_end
@@ -567,10 +593,91 @@ def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
     return vel, facing
 
 
+def check_pauses(path: Path2D, pauses) -> list:
+    """``pauses`` (``(arc length m, seconds)`` pairs) sorted along the path;
+    :class:`UserError` for a pair that is not two finite numbers, negative
+    seconds, an arc length not strictly inside the path (0, length), or
+    more standing in all than a take may last (``limits``' path_seconds)."""
+    out = []
+    for p in pauses:
+        try:
+            a, t = (float(x) for x in p)
+        except (TypeError, ValueError):
+            raise UserError(f"a pause is (arc length in m, seconds), got {p!r}") from None
+        if not (np.isfinite(a) and np.isfinite(t)):
+            raise UserError(f"pause {p!r}: the arc length and the seconds must be finite numbers")
+        if t < 0.0:
+            raise UserError(f"pause at {a:g} m: {t:g} s is negative; give the seconds to stand there (0 or more)")
+        if not 0.0 < a < path.length:
+            raise UserError(f"pause at {a:g} m is not on the path, which is {path.length:.2f} m long; "
+                            "give an arc length between 0 and that")
+        out.append((a, t))
+    hi = RANGES["path_seconds"][1]
+    if sum(t for _, t in out) > hi:
+        raise UserError(f"the pauses add up to {sum(t for _, t in out):g} s; a take lasts at most {hi:g} s")
+    return sorted(out)
+
+
+def _pause_speed(st: _Follow) -> float:
+    """The speed (m/s) that brakes onto the next pause point: as onto the end
+    (``stop_decel`` over the arc left, then the proportional approach)."""
+    cfg = st.cfg
+    s_stop = st.pauses[0][0]
+    v = np.sqrt(2.0 * cfg.stop_decel * max(s_stop - st.s_proj, 0.0))
+    if st.s_proj > s_stop - 1.5:
+        v = min(v, float(np.linalg.norm(st.path.at(s_stop) - st.root)) / cfg.approach_seconds)
+    return float(v)
+
+
+#: What :func:`_command` returns when a pause's stop phase is over: blend
+#: into the standing pose (:func:`_stand_at_pause`).
+_STAND = "stand"
+
+
+def _pause_command(st: _Follow, f: int):
+    """The next pause's command: None while walking on toward it. Its stop
+    phase begins and runs as the end's does (:func:`_command`,
+    :func:`_stop_command`: a slow drift onto the pause point); then
+    :data:`_STAND` (the body blends into the standing pose on the point,
+    :func:`_stand_at_pause`); then, standing, the controller's own idle
+    for the pause's seconds (the same slow drift onto the point, zero
+    there); then the pause is done
+    (None) and the walk starts again from standing (``v_cmd`` 0)."""
+    s_stop, seconds = st.pauses[0]
+    facing = st.path.tangent_at(s_stop)
+    to_stop = st.path.at(s_stop) - st.root
+    if st.stand_frame is not None:
+        if f - st.stand_frame < int(round(seconds * st.ctl_fps)):
+            # The stop phase's drift (too slow to start a step: zero on the
+            # point) holds a controller whose idle creeps (motion matching's).
+            vel = to_stop / st.cfg.approach_seconds
+            n = np.linalg.norm(vel)
+            return (vel * st.cfg.hold_speed / n if n > st.cfg.hold_speed else vel), facing
+        st.pauses.pop(0)
+        st.pause_frame = st.stand_frame = None
+        st.v_cmd = 0.0
+        return None
+    dist = float(np.linalg.norm(to_stop))
+    closing = float(np.dot(st.root_vel, to_stop)) / max(dist, 1e-6)
+    if st.pause_frame is None:
+        predicted = dist - st.cfg.stop_lag_seconds * max(closing, 0.0)
+        passed = st.s_proj >= s_stop and dist < 0.5
+        if not (st.s_proj > s_stop - 1.5 and (dist < st.cfg.stop_radius or passed or predicted < st.cfg.stop_radius)):
+            return None
+        st.pause_frame = f
+    command = _stop_command(st, f, to_stop, dist, closing, start=st.pause_frame, facing=facing)
+    return _STAND if command is None else command
+
+
 def _command(st: _Follow, f: int):
     """Frame ``f``'s command ``(velocity, facing)``, starting the stop phase
-    when the end is (about to be) reached; None when the walk is over."""
+    when the end is (about to be) reached (or standing at a pause: see
+    :func:`_pause_command`); None when the walk is over."""
     cfg, path = st.cfg, st.path
+    if st.pauses:
+        command = _pause_command(st, f)
+        if command is not None:
+            return command
     to_end = path.xy[-1] - st.root
     dist_end = float(np.linalg.norm(to_end))
     # Remaining distance once the controller's lag is spent: only the part
@@ -582,7 +689,8 @@ def _command(st: _Follow, f: int):
     near_end = st.s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
     # Only on the last stretch: a closed path (a circle drawn back to its
     # start) begins on its own end point.
-    if st.stop_frame is None and near_end and (dist_end < cfg.stop_radius or passed or predicted < cfg.stop_radius):
+    if st.stop_frame is None and not st.pauses and near_end and (
+            dist_end < cfg.stop_radius or passed or predicted < cfg.stop_radius):
         st.stop_frame = f
     if st.stop_frame is not None:
         return _stop_command(st, f, to_end, dist_end, closing)
@@ -594,10 +702,14 @@ def _drive(controller, st: _Follow, max_frames: int) -> None:
     stood on the end point or ``max_frames`` ran out."""
     dt = 1.0 / st.ctl_fps
     vel_alpha = 1.0 - np.exp(-dt / 0.15)  # ~0.15 s smoothing: the hips sway within a step
-    for f in range(max_frames):
+    while len(st.poses) < max_frames:
+        f = len(st.poses)
         command = _command(st, f)
         if command is None:
             break
+        if command is _STAND:
+            _stand_at_pause(controller, st)
+            continue
         vel, facing = command
         pose = controller.step(Control(velocity=tuple(vel), facing=tuple(facing), style=st.style))
         new_root = pose.root_positions[0, :2].copy()
@@ -611,10 +723,31 @@ def _drive(controller, st: _Follow, max_frames: int) -> None:
 def _stand_at_end(controller, st: _Follow) -> None:
     """End standing: an inertialised blend into the standing pose on the end
     point, then ``stand_hold_seconds`` of it."""
-    cfg, path, ctl_fps = st.cfg, st.path, st.ctl_fps
-    stand = standing_pose(controller, path.xy[-1], FT.yaw_from_facing(path.end_dir), st.style)
+    path = st.path
+    n_hold = int(round(st.cfg.stand_hold_seconds * st.ctl_fps))
+    _blend_to_stand(controller, st, path.xy[-1], path.end_dir, n_hold, lambda xy: path.project(xy, st.s_proj), True)
+
+
+def _stand_at_pause(controller, st: _Follow) -> None:
+    """At a pause: the same blend into the standing pose, on the pause point
+    facing along the path there (the controller is reset on it, so its idle
+    and the walk on start from that stance); none when ``stand_blend_seconds``
+    is 0. Marks the frame the character stands from."""
+    s_stop = st.pauses[0][0]
+    if len(st.poses) >= 2 and st.cfg.stand_blend_seconds > 0:
+        _blend_to_stand(controller, st, st.path.at(s_stop), st.path.tangent_at(s_stop), 0, st.progress.update, False)
+    st.stand_frame = len(st.poses)
+    st.root_vel = np.zeros(2)
+
+
+def _blend_to_stand(controller, st: _Follow, xy, direction, n_hold: int, project, stopping: bool) -> None:
+    """Record an inertialised blend (``stand_blend_seconds``) into the
+    controller's standing pose at ``xy`` (m) facing ``direction`` (unit XY),
+    then ``n_hold`` frames of it. ``project(root_xy)`` gives each frame's
+    progress (arc length, m); ``stopping`` is recorded per frame."""
+    cfg, ctl_fps = st.cfg, st.ctl_fps
+    stand = standing_pose(controller, xy, FT.yaw_from_facing(direction), st.style)
     n_blend = max(int(round(cfg.stand_blend_seconds * ctl_fps)), 1)
-    n_hold = int(round(cfg.stand_hold_seconds * ctl_fps))
     tail_feet = tail_contacts = None
     if st.feet and st.feet[-1] is not None:
         # The feet step into the stance one at a time (the other planted)
@@ -637,8 +770,9 @@ def _stand_at_end(controller, st: _Follow) -> None:
             # Blending: no prediction (detection decides); standing: both feet down.
             contacts = np.full(4, 0.0 if k < n_blend else 1.0)
         st.root = tail.root_positions[k, :2].copy()
-        st.s_proj = path.project(st.root, st.s_proj)
-        st.record(tail.slice(k, k + 1), contacts, tail_feet[k] if tail_feet is not None else None, np.zeros(2), True)
+        st.s_proj = project(st.root)
+        st.record(tail.slice(k, k + 1), contacts, tail_feet[k] if tail_feet is not None else None, np.zeros(2),
+                  stopping)
 
 
 def _result(st: _Follow) -> PathResult:
@@ -659,11 +793,12 @@ def _result(st: _Follow) -> PathResult:
         length=st.path.length,
         contacts=stack_rows(st.contacts),
         feet=stack_rows(st.feet),
+        paused=np.array(st.paused, dtype=bool),
     )
 
 
 def follow_path(controller, points_xy, *, speed=1.3, style: str = "normal", fps: float = 30.0,
-                config: FollowConfig = FollowConfig()) -> PathResult:
+                config: FollowConfig = FollowConfig(), pauses=()) -> PathResult:
     """Walk ``controller`` along the polyline ``points_xy [N, 2]`` (world XY,
     metres; a dense polyline sampled from a curve works too) and return the
     clip in world space with per-frame tracking data (:class:`PathResult`).
@@ -675,15 +810,21 @@ def follow_path(controller, points_xy, *, speed=1.3, style: str = "normal", fps:
         fps: frame rate of the returned clip (the controller runs at its own
             rate; the result is resampled when they differ).
         config: the follower's limits and timings (:class:`FollowConfig`).
+        pauses: ``((arc length m, seconds), ...)``: stop at that distance
+            along the path (braking into it as into the end), stand there for
+            the seconds (the controller's idle), then walk on from standing.
+            :class:`UserError` for negative seconds or an arc length not
+            strictly inside the path (:func:`check_pauses`).
     """
     path = Path2D(points_xy)
+    pauses = check_pauses(path, pauses)
     accel, decel, lateral_accel = _gait_config(path, speed, style, config)
     profile = speed_profile(path, speed, lateral_accel=lateral_accel, decel=decel)
     first, ctl_fps = _settle(controller, path, style, config)
     st = _Follow(path=path, profile=profile, cfg=config, style=style, accel=accel, ctl_fps=ctl_fps,
-                 root=first.root_positions[0, :2].copy(), progress=Progress(path))
+                 root=first.root_positions[0, :2].copy(), progress=Progress(path), pauses=list(pauses))
     st.s_proj = st.progress.update(st.root)
-    _drive(controller, st, _max_frames(path, profile, config, ctl_fps))
+    _drive(controller, st, _max_frames(path, profile, config, ctl_fps, pauses))
     if len(st.poses) >= 2 and st.stop_frame is not None and config.stand_blend_seconds > 0:
         _stand_at_end(controller, st)
     result = _result(st)
@@ -750,10 +891,24 @@ class SnapConfig:
     surge_keep: float = SURGE_KEEP
 
 
-def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool) -> np.ndarray:
+def _monotone_between_pauses(arc: np.ndarray, paused: np.ndarray) -> np.ndarray:
+    """``arc [F]`` made monotone within each stretch of walking frames and
+    left as projected where ``paused [F]``: the stop before a pause
+    overshoots its point and the blend into the stance steps back onto it
+    (a running maximum would hold the body at the overshoot)."""
+    out = arc.copy()
+    edges = np.flatnonzero(np.diff(paused.astype(np.int8))) + 1
+    for a, b in zip(np.r_[0, edges], np.r_[edges, len(arc)]):
+        if not paused[a]:
+            out[a:b] = np.maximum.accumulate(arc[a:b])
+    return out
+
+
+def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfig, stands: bool,
+                   paused: np.ndarray = None) -> np.ndarray:
     """Arc length ``[F]`` (m) of the tracked point ``[F, 2]`` along the path:
-    in order, monotone, smoothed; the path's end on the last frame when the
-    clip ends standing."""
+    in order, monotone (but while ``paused``: :func:`_monotone_between_pauses`),
+    smoothed; the path's end on the last frame when the clip ends standing."""
     arc = np.empty(len(tracked))
     # A narrow window (0.3 m a frame: 9 m/s) keeps the progress continuous
     # where the path doubles back on itself (a U-turn's legs overlap: a wide
@@ -762,7 +917,10 @@ def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfi
     vel = np.gradient(tracked, axis=0)
     for f, xy in enumerate(tracked):
         arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
-    arc = np.maximum.accumulate(arc)
+    if paused is not None and paused.any():
+        arc = _monotone_between_pauses(arc, paused)
+    else:
+        arc = np.maximum.accumulate(arc)
     arc = np.clip(gaussian_filter1d(arc, max(cfg.progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
     if stands:
         arc[-1] = path.length
@@ -851,7 +1009,7 @@ def snap_to_path(res: PathResult, points_xy, *, config: SnapConfig = SnapConfig(
     tracked = gaussian_filter1d(m.world_positions()[:, hips, :2], max(config.sway_seconds * fps, 1e-3), axis=0,
                                 mode="nearest")
     stands = res.stopped_at is not None
-    arc = _snap_progress(path, tracked, fps, config, stands)
+    arc = _snap_progress(path, tracked, fps, config, stands, res.paused)
     offset = _snap_offset(path, tracked, arc, fps, config, stands)
     d3 = np.concatenate([offset, np.zeros((len(offset), 1))], axis=1)
     trans = None
@@ -866,7 +1024,7 @@ def snap_to_path(res: PathResult, points_xy, *, config: SnapConfig = SnapConfig(
     return PathResult(
         motion=motion, target_xy=path.at(arc), arc=arc, root_xy=root_xy, error=path.distance(root_xy),
         command=res.command, stopping=res.stopping, path_xy=res.path_xy, profile=res.profile,
-        stopped_at=res.stopped_at, length=res.length, contacts=res.contacts, feet=feet,
+        stopped_at=res.stopped_at, length=res.length, contacts=res.contacts, feet=feet, paused=res.paused,
     )
 
 
@@ -898,6 +1056,7 @@ def _resample_result(res: PathResult, fps: float) -> PathResult:
         length=res.length,
         contacts=None if res.contacts is None else lerp(res.contacts),
         feet=None if res.feet is None else lerp(res.feet),
+        paused=None if res.paused is None else res.paused[idx],
     )
 
 
@@ -957,5 +1116,5 @@ def walk_cycle(
     return motion
 
 
-__all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "SnapConfig", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
+__all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "check_pauses", "SnapConfig", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
            "stack_rows"]
