@@ -48,6 +48,7 @@ import numpy as np
 
 from .. import ik
 from .. import rotations as R
+from ..foot_contacts import close_gaps, heights_above_floor, runs
 from ..motion import Motion
 from . import features as FT
 from .inertialize import decay_curvature, decay_slope, decay_value
@@ -68,24 +69,7 @@ def _smoothstep(x):
 
 def _segments(c: np.ndarray):
     """``[(start, stop)]`` of runs where ``c`` is set (stop exclusive)."""
-    c = np.concatenate([[False], np.asarray(c) > 0.5, [False]])
-    d = np.diff(c.astype(np.int8))
-    return list(zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]))
-
-
-def _close_gaps(c: np.ndarray, max_gap: int, min_run: int) -> np.ndarray:
-    """Boolean ``c [F]`` with gaps of at most ``max_gap`` frames between runs
-    filled (a contact that flickers off for a frame is one contact) and runs
-    shorter than ``min_run`` frames dropped (too short to be a footstep)."""
-    c = np.asarray(c, dtype=bool).copy()
-    runs = _segments(c)
-    for (_, e), (s, _) in zip(runs[:-1], runs[1:]):
-        if s - e <= max_gap:
-            c[e:s] = True
-    for s, e in _segments(c):
-        if e - s < min_run:
-            c[s:e] = False
-    return c
+    return list(zip(*runs(np.asarray(c) > 0.5)))
 
 
 def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS, *, height: float = 0.04,
@@ -109,10 +93,9 @@ def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONT
         if pred.shape != det.shape:
             raise ValueError(f"predicted contacts must be {det.shape}, got {pred.shape}")
         ix = [list(names).index(n) for n in joints]
-        z = world_pos[:, ix, 2]
-        low = z - np.percentile(z, 1.0, axis=0)[None] < max_height
+        low = heights_above_floor(world_pos[:, ix, 2], 1.0) < max_height
         c = ((pred > 0.5) & low) | det
-    return np.stack([_close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
+    return np.stack([close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
 
 
 def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: float = 0.25, height_q: float = 20.0):
