@@ -41,7 +41,9 @@ from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
-from .foot_contacts import ContactConfig, detect_contacts, runs as _runs
+from .foot_contacts import ContactConfig, detect_contacts
+from .foot_lock import lock_weights
+from .foot_lock import solve_leg as solve_leg_ik
 
 __all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
 
@@ -447,26 +449,6 @@ def foot_contacts(pos, feet, fps, leg, height_thr=0.025, speed_thr=0.35):
     cfg = ContactConfig(floor_percentile=5, height=height_thr, speed=speed_thr, per_leg=True, release=1.5,
                         release_height=1.0, both_ways=True, max_gap=min_len, min_run=min_len)
     return detect_contacts(pos[:, list(feet)], fps, cfg, leg)
-
-
-def _lock_targets(mask, ramp):
-    """Blend weights ``[F]`` and anchor frames ``[F]`` (int) for one foot:
-    frames of a contact run and ``ramp`` frames on either side (smoothstep
-    blend) take the first frame of the nearest run as anchor."""
-    f = len(mask)
-    frames = np.arange(f)
-    if not mask.any():
-        return np.zeros(f), frames
-    s, _ = _runs(mask)
-    prev_c = np.maximum.accumulate(np.where(mask, frames, -1))
-    next_c = np.minimum.accumulate(np.where(mask, frames, f)[::-1])[::-1]
-    d_prev = np.where(prev_c >= 0, frames - prev_c, f)
-    d_next = np.where(next_c < f, next_c - frames, f)
-    nearest = np.where(d_next < d_prev, next_c, prev_c)
-    run = np.clip(np.searchsorted(s, nearest, side="right") - 1, 0, len(s) - 1)
-    dist = np.minimum(d_prev, d_next).astype(np.float64)
-    x = np.clip(1.0 - dist / max(ramp, 1), 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x), s[run]
 
 
 def _soft_band(x, lo, hi):
@@ -980,7 +962,7 @@ def _leg_goal(st: _State, side: int, Pw, end, ramp, root_mode) -> dict:
     # that, keeping the transferred bend plane.
     base_rel = st.k * (st.s_pos_w[:, sf] - st.s_pos_w[:, st.sidx[f"upperleg_{s_c}"]])
     base = Pw[:, ul] + base_rel
-    w, anchor = _lock_targets(st.contacts[:, side], ramp)
+    w, anchor = lock_weights(st.contacts[:, side], ramp)
     planted = base.copy()
     if root_mode != "in_place":
         planted[:, :2] = _planted_xy(st, side, Pw, base, anchor)
@@ -1064,7 +1046,7 @@ def _solve_leg(st: _State, g, Pw, fwd_rest):
     bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
     knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
     pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
-    q1, q2, reached = two_bone_ik(a, b, end, goal, pole, soft=g["soft"])
+    q1, q2, reached = solve_leg_ik(a, b, end, goal, pole, soft=g["soft"])
     upper = _ancestors(st.target, ll)
     upper = upper[1: upper.index(ul) + 1]
     for j in upper:

@@ -1,11 +1,17 @@
-"""Issue #16 (one contact detector, one foot-lock/leg-IK module): SHA-256 of
-every output array of the contact detectors, pin_feet, plant_feet and the
-retarget (backend on skeleton variants, and onto real rigs in Blender).
+"""Issue #16 (one contact detector, one foot-lock/leg-IK module): behaviour
+identical. SHA-256 of every output array of retarget.foot_contacts,
+features.foot_contacts, compute_features' contacts, cleanup.stance_contacts
+(6 clips x options; 240 fuzzed inputs with ties on a 5 mm grid and 0-3
+frames), pin_feet (4 Bandai clips x 3 configs; 2 controller walks along a
+path x predicted/detected contacts), plant_feet (2 gesture-model takes x 2
+configs), the backend retarget (3 clips x same/scaled skeleton x 5 option
+sets) and retarget_onto in Blender (5 rigs x Bandai walk / BEAT2 take x 3
+root modes: result arrays and every action key).
 
-    .venv/bin/python bench/refactor_identity/feet_ref.py OUT.json [--no-rigs]
-
-Run it with PYTHONPATH pointing at an old tree and on this checkout and
-compare the two JSON files (run.sh does).
+    .venv/bin/python bench/refactor_identity/feet_ref.py --against 475cfc3
+        (runs this script on that commit's tree and on this checkout, compares)
+    .venv/bin/python bench/refactor_identity/feet_ref.py OUT.json [PART ...]
+        (parts: contacts pin controller gesture retarget rigs; default all)
 """
 
 from __future__ import annotations
@@ -233,7 +239,29 @@ def rigs_part():
                 guarded(key, run)
 
 
+def against(commit: str) -> int:
+    """Run every part on ``commit``'s tree and on this checkout; 0 when identical."""
+    import subprocess
+
+    here = Path(__file__).resolve().parents[2]
+    tmp = Path(tempfile.mkdtemp(prefix="rigmind-feet-"))
+    (tmp / "old/rigmind").mkdir(parents=True)
+    tar = subprocess.run(["git", "-C", str(here), "archive", commit], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp / "old/rigmind")], input=tar, check=True)
+    env = dict(os.environ, RIGMIND_DATA=str(DATA))
+    for tag, extra in (("old", {"PYTHONPATH": str(tmp / "old")}), ("new", {})):
+        subprocess.run([sys.executable, __file__, str(tmp / f"{tag}.json")], env={**env, **extra}, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    a, b = (json.loads((tmp / f"{t}.json").read_text()) for t in ("old", "new"))
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    print(f"feet_ref vs {commit}: {len(a)} keys ({sum(k.endswith('.error') for k in a)} expected errors), "
+          + ("identical" if not diff else f"DIFFERENT in {len(diff)}: " + ", ".join(diff[:8])))
+    return 1 if diff else 0
+
+
 def main():
+    if sys.argv[1] == "--against":
+        sys.exit(against(sys.argv[2]))
     motions = clips()
     parts = sys.argv[2:] or ["contacts", "pin", "controller", "gesture", "retarget", "rigs"]
     if "contacts" in parts:
