@@ -97,10 +97,15 @@ def runs_holding(on: np.ndarray, hold: np.ndarray) -> np.ndarray:
     return fwd | bwd
 
 
+def floor_heights(z: np.ndarray, percentile: float = 1.0) -> np.ndarray:
+    """Each joint's floor ``[K]`` (m): its ``percentile`` height in ``z [F, K]``
+    over the clip (a low one, robust to a glitch)."""
+    return np.percentile(z, percentile, axis=0)
+
+
 def heights_above_floor(z: np.ndarray, percentile: float) -> np.ndarray:
-    """Heights ``z [F, K]`` above each joint's floor: its ``percentile`` height
-    over the clip."""
-    return z - np.percentile(z, percentile, axis=0)[None]
+    """Heights ``z [F, K]`` above each joint's floor (:func:`floor_heights`)."""
+    return z - floor_heights(z, percentile)[None]
 
 
 def detect_contacts(pos: np.ndarray, fps: float, cfg: ContactConfig = ContactConfig(), leg: float = 1.0) -> np.ndarray:

@@ -8,7 +8,8 @@
   :func:`lock_runs` / :func:`lock_offsets` (the cleanup: a lock per contact
   run at its median position, eased in and out with a quintic Hermite).
 - Swing: :func:`swing_lift` keeps a foot above a cone around its footholds.
-- Leg: :func:`knee_pole` (the animated leg's plane), :func:`ease_knee_snaps`
+- Leg: :func:`knee_pole` / :func:`leaning_knee_pole` (the animated
+  leg's plane: the cleanup's, retargeting's), :func:`ease_knee_snaps`
   (bounded knee speed) and :func:`solve_leg`, the analytic two-bone solve of
   :mod:`.ik` with either its own soft reach or a reach eased here.
 
@@ -216,6 +217,22 @@ def knee_pole(hip, knee, ankle, toe, straight: float = 0.03):
     fwd /= np.maximum(np.linalg.norm(fwd, axis=-1, keepdims=True), 1e-9)
     fade = smoothstep(1.0 - np.linalg.norm(perp, axis=-1, keepdims=True) / straight)
     return knee + perp + straight * fade * fwd
+
+
+def leaning_knee_pole(hip, knee, ankle, forward, lean: float = 0.02):
+    """Knee pole ``[F, 3]`` for retargeting: one metre from the knee along
+    the knee's offset from the hip-ankle line (the transferred leg's plane),
+    leaning toward ``forward [F, 3]`` (the knee bone's forward axis, unit) by
+    ``lean`` x the thigh length, so a straight leg still bends forward.
+    (:func:`knee_pole` is the cleanup's: it fades the foot's direction in
+    only where the leg is almost straight.)"""
+    along = _unit(ankle - hip)
+    bend = (knee - hip) - np.sum((knee - hip) * along, -1, keepdims=True) * along
+    return knee + _unit(bend + lean * np.linalg.norm(knee - hip, axis=-1, keepdims=True) * forward)
+
+
+def _unit(v):
+    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-9)
 
 
 def ease_knee_snaps(dist, l1, l2, fps: float, max_speed: float):

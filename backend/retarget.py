@@ -42,7 +42,7 @@ from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
 from .foot_contacts import ContactConfig, detect_contacts
-from .foot_lock import lock_weights
+from .foot_lock import leaning_knee_pole, lock_weights
 from .foot_lock import solve_leg as solve_leg_ik
 
 __all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
@@ -1043,9 +1043,8 @@ def _solve_leg(st: _State, g, Pw, fwd_rest):
     if st.t_toes[side] is not None and st.toe_drop[side] is not None and st.attached[side]:
         # ... and neither may the toe
         goal[:, 2] = np.maximum(goal[:, 2], _toe_floor(st, g, Pw))
-    bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
     knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
-    pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
+    pole = leaning_knee_pole(a, b, end, knee_fwd)
     q1, q2, reached = solve_leg_ik(a, b, end, goal, pole, soft=g["soft"])
     upper = _ancestors(st.target, ll)
     upper = upper[1: upper.index(ul) + 1]

@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import ik
 from .. import rotations as R
-from ..foot_contacts import close_gaps, heights_above_floor
+from ..foot_contacts import close_gaps, floor_heights, heights_above_floor
 from ..foot_lock import knee_pole, lock_offsets, ramp, swing_lift
 from ..foot_lock import solve_leg as solve_leg_ik
 from ..motion import Motion
@@ -292,7 +292,7 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
     if contacts.shape != (f, 4):
         raise ValueError(f"contacts must be [frames, 4] (foot_L, toe_L, foot_R, toe_R), got {contacts.shape}")
     # Floor of each foot joint (m): its lowest height in the clip (1st percentile).
-    floors = np.percentile(goal_pos[:, ix, 2], 1.0, axis=0)
+    floors = floor_heights(goal_pos[:, ix, 2], 1.0)
     legs = _leg_chains(names, sk.parents, cfg)
     targets = _leg_targets(goal_pos, legs, contacts, floors, cfg.blend_seconds * motion.fps, motion.fps, cfg)
     rot = motion.rotations.copy()
@@ -305,7 +305,7 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
 def foot_floors(motion: Motion, joints=FT.CONTACT_JOINTS) -> np.ndarray:
     """Floor height ``[K]`` of each joint: its 1st-percentile height (m)."""
     ix = [list(motion.skeleton.names).index(n) for n in joints]
-    return np.percentile(motion.world_positions()[:, ix, 2], 1.0, axis=0)
+    return floor_heights(motion.world_positions()[:, ix, 2], 1.0)
 
 
 def planted_skate(motion: Motion, contacts, joints=FT.CONTACT_JOINTS, height: float = SKATE_HEIGHT, floors=None) -> float:
@@ -324,7 +324,7 @@ def planted_skate(motion: Motion, contacts, joints=FT.CONTACT_JOINTS, height: fl
     ix = [list(motion.skeleton.names).index(n) for n in joints]
     p = motion.world_positions()[:, ix]
     if floors is None:
-        floors = np.percentile(p[..., 2], 1.0, axis=0)
+        floors = floor_heights(p[..., 2], 1.0)
     if len(p) < 2:
         return 0.0
     hgt = p[..., 2] - np.asarray(floors)[None]

@@ -148,6 +148,11 @@ def pin_part(motions):
         for tag, cfg in [("default", CL.PinConfig()), ("clear", CL.PinConfig(swing_clearance=0.08)),
                          ("slide", CL.PinConfig(max_slide=1.0, release_reach=2.0, blend_seconds=0.3))]:
             guarded(f"pin.{name}.{tag}", lambda: put_motion(f"pin.{name}.{tag}", CL.pin_feet(m, config=cfg)))
+        contacts = CL.stance_contacts(m.world_positions(), list(m.skeleton.names), m.fps)
+        put(f"pin.{name}.floors", CL.foot_floors(m))
+        put(f"pin.{name}.skate", CL.planted_skate(m, contacts))
+        put(f"pin.{name}.skate_src", CL.planted_skate(CL.pin_feet(m), contacts, floors=CL.foot_floors(m)))
+        put(f"pin.{name}.knees", CL.knee_angles(m))
 
 
 def controller_part():
