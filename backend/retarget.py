@@ -41,6 +41,9 @@ from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
+from .foot_contacts import ContactConfig, detect_contacts
+from .foot_lock import leaning_knee_pole, lock_weights
+from .foot_lock import solve_leg as solve_leg_ik
 
 __all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
 
@@ -430,82 +433,22 @@ def _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, f
 # --- contacts ---------------------------------------------------------------------
 
 
-def _runs(mask):
-    """Start and end (exclusive) indices of the True runs of a 1-D mask."""
-    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
-    d = np.diff(m.astype(np.int8))
-    return np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
-
-
-def _clean_runs(mask, min_len, max_gap):
-    mask = np.asarray(mask, bool).copy()
-    # fill short gaps between contacts, then drop short contacts
-    s, e = _runs(~mask)
-    for a, b in zip(s, e):  # loops over runs, not frames
-        if a > 0 and b < len(mask) and b - a <= max_gap:
-            mask[a:b] = True
-    s, e = _runs(mask)
-    for a, b in zip(s, e):
-        if b - a < min_len:
-            mask[a:b] = False
-    return mask
-
-
-def _hysteresis(strict, loose):
-    """Frames of ``loose`` runs that contain at least one ``strict`` frame."""
-    loose = loose | strict
-    s, e = _runs(loose)
-    out = np.zeros_like(loose)
-    if len(s):
-        csum = np.concatenate([[0], np.cumsum(strict)])
-        keep = csum[e] - csum[s] > 0
-        for a, b in zip(s[keep], e[keep]):
-            out[a:b] = True
-    return out
-
-
 def foot_contacts(pos, feet, fps, leg, height_thr=0.025, speed_thr=0.35):
     """Planted-foot mask ``[F, len(feet)]`` from joint positions ``[F, J, 3]``.
 
     A foot joint is planted when it is within ``height_thr * leg`` metres of
     its own lowest level (5th percentile of its height over the clip) and its
     horizontal speed is below ``speed_thr * leg`` metres/second; leaving
-    needs 1.5x the speed (hysteresis; the height limit is not relaxed, as a
-    rising heel means the foot is leaving), and runs/gaps shorter than
-    ~0.07 s are removed/filled.
+    needs 1.5x the speed (hysteresis, both ways in time; the height limit is
+    not relaxed, as a rising heel means the foot is leaving), and runs/gaps
+    shorter than ~0.07 s are removed/filled (:func:`~.foot_contacts.detect_contacts`).
     """
-    out = np.zeros((pos.shape[0], len(feet)), dtype=bool)
     if pos.shape[0] < 2:
-        return out
+        return np.zeros((pos.shape[0], len(feet)), dtype=bool)
     min_len = max(2, int(round(0.07 * fps)))
-    for k, j in enumerate(feet):
-        z = pos[:, j, 2]
-        h = z - np.percentile(z, 5)
-        v = np.linalg.norm(np.gradient(pos[:, j, :2], axis=0), axis=-1) * fps
-        strict = (h < height_thr * leg) & (v < speed_thr * leg)
-        loose = (h < height_thr * leg) & (v < 1.5 * speed_thr * leg)
-        out[:, k] = _clean_runs(_hysteresis(strict, loose), min_len, min_len)
-    return out
-
-
-def _lock_targets(mask, ramp):
-    """Blend weights ``[F]`` and anchor frames ``[F]`` (int) for one foot:
-    frames of a contact run and ``ramp`` frames on either side (smoothstep
-    blend) take the first frame of the nearest run as anchor."""
-    f = len(mask)
-    frames = np.arange(f)
-    if not mask.any():
-        return np.zeros(f), frames
-    s, _ = _runs(mask)
-    prev_c = np.maximum.accumulate(np.where(mask, frames, -1))
-    next_c = np.minimum.accumulate(np.where(mask, frames, f)[::-1])[::-1]
-    d_prev = np.where(prev_c >= 0, frames - prev_c, f)
-    d_next = np.where(next_c < f, next_c - frames, f)
-    nearest = np.where(d_next < d_prev, next_c, prev_c)
-    run = np.clip(np.searchsorted(s, nearest, side="right") - 1, 0, len(s) - 1)
-    dist = np.minimum(d_prev, d_next).astype(np.float64)
-    x = np.clip(1.0 - dist / max(ramp, 1), 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x), s[run]
+    cfg = ContactConfig(floor_percentile=5, height=height_thr, speed=speed_thr, per_leg=True, release=1.5,
+                        release_height=1.0, both_ways=True, max_gap=min_len, min_run=min_len)
+    return detect_contacts(pos[:, list(feet)], fps, cfg, leg)
 
 
 def _soft_band(x, lo, hi):
@@ -1019,7 +962,7 @@ def _leg_goal(st: _State, side: int, Pw, end, ramp, root_mode) -> dict:
     # that, keeping the transferred bend plane.
     base_rel = st.k * (st.s_pos_w[:, sf] - st.s_pos_w[:, st.sidx[f"upperleg_{s_c}"]])
     base = Pw[:, ul] + base_rel
-    w, anchor = _lock_targets(st.contacts[:, side], ramp)
+    w, anchor = lock_weights(st.contacts[:, side], ramp)
     planted = base.copy()
     if root_mode != "in_place":
         planted[:, :2] = _planted_xy(st, side, Pw, base, anchor)
@@ -1100,10 +1043,9 @@ def _solve_leg(st: _State, g, Pw, fwd_rest):
     if st.t_toes[side] is not None and st.toe_drop[side] is not None and st.attached[side]:
         # ... and neither may the toe
         goal[:, 2] = np.maximum(goal[:, 2], _toe_floor(st, g, Pw))
-    bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
     knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
-    pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * knee_fwd)
-    q1, q2, reached = two_bone_ik(a, b, end, goal, pole, soft=g["soft"])
+    pole = leaning_knee_pole(a, b, end, knee_fwd)
+    q1, q2, reached = solve_leg_ik(a, b, end, goal, pole, soft=g["soft"])
     upper = _ancestors(st.target, ll)
     upper = upper[1: upper.index(ul) + 1]
     for j in upper:

@@ -257,18 +257,18 @@ def test_knee_snaps_are_eased():
     from 40 degrees to 5 in one frame; the cleanup spreads that over a few
     frames at the speed limit by bending a little more (only more), moving
     the planted foot by millimetres, and leaves slow knees alone."""
-    from rigmind.backend.locomotion.cleanup import _ease_knee_snaps
+    from rigmind.backend.foot_lock import ease_knee_snaps
 
     l1 = l2 = np.full(30, 0.42)
     flex = np.radians(np.r_[np.full(10, 40.0), np.full(20, 5.0)])
     dist = np.sqrt(l1**2 + l2**2 + 2 * l1 * l2 * np.cos(flex))
-    eased = _ease_knee_snaps(dist, l1, l2, 30.0, np.radians(540.0))
+    eased = ease_knee_snaps(dist, l1, l2, 30.0, np.radians(540.0))
     flex_eased = np.arccos(np.clip((eased**2 - l1**2 - l2**2) / (2 * l1 * l2), -1, 1))
     assert np.degrees(np.abs(np.diff(flex_eased))).max() < 18.0 + 1e-6
     assert np.all(flex_eased >= flex - 1e-9) and np.all(eased <= dist + 1e-12)
     assert np.abs(eased - dist)[12:].max() < 0.001 and np.abs(eased - dist).max() < 0.02
     slow = np.sqrt(l1**2 + l2**2 + 2 * l1 * l2 * np.cos(np.radians(np.linspace(40.0, 5.0, 30))))
-    np.testing.assert_allclose(_ease_knee_snaps(slow, l1, l2, 30.0, np.radians(540.0)), slow)
+    np.testing.assert_allclose(ease_knee_snaps(slow, l1, l2, 30.0, np.radians(540.0)), slow)
 
 
 def test_pin_feet_knee_easing_on_mocap():

@@ -8,7 +8,7 @@ the pelvis sways above it, and when the model's foot has drifted more than
 moves to where the model now has it, and lands (:func:`plan_steps` picks
 the moments, one foot at a time;
 :func:`~..locomotion.cleanup.pin_feet` does the locking, the swing lift and
-the leg IK, as it does for the walk controller).
+the leg IK with :mod:`~..foot_lock`, as it does for the walk controller).
 
 Units: metres, seconds; Blender Z up; the SMPL-X skeleton of
 :mod:`.representation`.

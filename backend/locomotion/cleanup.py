@@ -13,15 +13,15 @@
   lock from zero) with a quintic Hermite that matches the correction's
   velocity and acceleration at the lock's edge over ``blend_seconds``, so a
   foot leaves and lands at zero speed with no jerk.
-- **Swing lift** (:func:`_swing_lift`): between footholds the foot is kept
+- **Swing lift** (:func:`~..foot_lock.swing_lift`): between footholds the foot is kept
   above a cone around them (``swing_slope`` x the distance to the nearest,
   up to ``swing_clearance``): the network's swing skims the floor and glides
   into touch-down, skate that no lock can remove.
 - **IK**: the legs are re-solved with analytic two-bone IK
   (:func:`~..ik.two_bone_ik`), knee pole in the animated leg's plane
-  (:func:`_pole`), reach softened with :func:`~..ik.soft_reach` so the knee
+  (:func:`~..foot_lock.knee_pole`), reach softened with :func:`~..ik.soft_reach` so the knee
   straightens gradually instead of popping, and the knee's speed bounded
-  (:func:`_ease_knee_snaps`): where a lock at the edge of reach would snap
+  (:func:`~..foot_lock.ease_knee_snaps`): where a lock at the edge of reach would snap
   the leg straight in a frame, it bends a little more instead.
 
 Contacts are per joint, in :data:`~.features.CONTACT_JOINTS` order
@@ -48,9 +48,11 @@ import numpy as np
 
 from .. import ik
 from .. import rotations as R
+from ..foot_contacts import close_gaps, floor_heights, heights_above_floor
+from ..foot_lock import knee_pole, lock_offsets, ramp, swing_lift
+from ..foot_lock import solve_leg as solve_leg_ik
 from ..motion import Motion
 from . import features as FT
-from .inertialize import decay_curvature, decay_slope, decay_value
 
 #: Leg joints of the Bandai skeleton: (hip, knee, ankle, toe) per side.
 BANDAI_LEGS = (
@@ -59,33 +61,6 @@ BANDAI_LEGS = (
 )
 #: Height (m) under which a foot joint counts in :func:`planted_skate` (the issue's H).
 SKATE_HEIGHT = 0.033
-
-
-def _smoothstep(x):
-    x = np.clip(x, 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
-
-
-def _segments(c: np.ndarray):
-    """``[(start, stop)]`` of runs where ``c`` is set (stop exclusive)."""
-    c = np.concatenate([[False], np.asarray(c) > 0.5, [False]])
-    d = np.diff(c.astype(np.int8))
-    return list(zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]))
-
-
-def _close_gaps(c: np.ndarray, max_gap: int, min_run: int) -> np.ndarray:
-    """Boolean ``c [F]`` with gaps of at most ``max_gap`` frames between runs
-    filled (a contact that flickers off for a frame is one contact) and runs
-    shorter than ``min_run`` frames dropped (too short to be a footstep)."""
-    c = np.asarray(c, dtype=bool).copy()
-    runs = _segments(c)
-    for (_, e), (s, _) in zip(runs[:-1], runs[1:]):
-        if s - e <= max_gap:
-            c[e:s] = True
-    for s, e in _segments(c):
-        if e - s < min_run:
-            c[s:e] = False
-    return c
 
 
 def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS, *, height: float = 0.04,
@@ -109,195 +84,9 @@ def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONT
         if pred.shape != det.shape:
             raise ValueError(f"predicted contacts must be {det.shape}, got {pred.shape}")
         ix = [list(names).index(n) for n in joints]
-        z = world_pos[:, ix, 2]
-        low = z - np.percentile(z, 1.0, axis=0)[None] < max_height
+        low = heights_above_floor(world_pos[:, ix, 2], 1.0) < max_height
         c = ((pred > 0.5) & low) | det
-    return np.stack([_close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
-
-
-def _lock_runs(pos, contact, *, hip=None, to_end=None, reach=None, max_slide: float = 0.25, height_q: float = 20.0):
-    """``[(start, stop, lock [3])]``: one lock per contact run of ``contact``
-    for a joint at ``pos [F, 3]``.
-
-    The lock sits at the run's median horizontal position (the animated
-    joint slides during the run: the median halves the largest correction
-    the legs must absorb compared with the first position) and at its planted
-    height (``height_q`` percentile of the run's heights, robust to the heel
-    lifting before the contact ends). Frames where the lock cannot hold —
-    farther than ``max_slide`` (m) from the animated joint, or out of the IK
-    chain's reach (``|lock - to_end - hip| > reach``, ``to_end [F, 3]`` the
-    offset from the chain's end to the joint) — cut the run: the longest
-    stretch of good frames is kept, and its lock recomputed.
-
-    A run that lasts to the clip's last frame locks at that frame's
-    position instead, and is not cut for reach (a standing leg is nearly
-    straight; the IK's reach limit holds it): a clip that ends standing
-    ends exactly in its standing pose (a lock a few cm off would bend the
-    straight standing knee by 10-30 degrees to reach it)."""
-    out = []
-    for s, e in _segments(contact):
-        for _ in range(2):
-            lock = np.median(pos[s:e], axis=0)
-            lock[2] = np.percentile(pos[s:e, 2], height_q)
-            final = e == len(pos)
-            if final:
-                lock = pos[e - 1].copy()
-            bad = np.linalg.norm(lock[None, :2] - pos[s:e, :2], axis=-1) > max_slide
-            if hip is not None and not final:
-                end_target = lock[None] - (0.0 if to_end is None else to_end[s:e])
-                bad |= np.linalg.norm(end_target - hip[s:e], axis=-1) > reach[s:e]
-            if not np.any(bad):
-                break
-            good = [(a + s, b + s) for a, b in _segments(~bad)]
-            if not good:
-                lock = None
-                break
-            # (a run that ends the clip keeps its end: the standing pose)
-            ends = [r for r in good if final and r[1] == e]
-            s, e = ends[0] if ends else max(good, key=lambda r: r[1] - r[0])
-        if lock is not None and e - s >= 1:
-            out.append((s, e, lock))
-    return out
-
-
-def _lock_offsets(pos, contact, nb: float, **lock_kw):
-    """Per frame ``(offset [F, 3], weight [F])``: where a locked joint should
-    move from its animated position ``pos [F, 3]`` (``lock_kw``: see
-    :func:`_lock_runs`).
-
-    Inside a lock the offset puts the joint exactly on it (weight 1). Out of
-    a lock the offset eases from what the lock needed to zero over ``nb``
-    frames (or the whole gap to the next lock, when shorter) with a quintic
-    Hermite that matches the offset's slope and curvature at the lock's edge:
-    the shown joint leaves its lock and arrives at the next one with zero
-    velocity and acceleration, so there is no jerk at lift-off or touch-down
-    and the low frames around a step move slowly, as in mocap. The weight
-    eases the same way (the value basis) and tells how locked the joint is."""
-    f = len(pos)
-    runs = _lock_runs(pos, contact, **lock_kw)
-    off = np.zeros((f, 3))
-    w = np.zeros(f)
-    if not runs:
-        return off, w, runs
-    # Animated velocity and acceleration per frame (m/frame, m/frame^2).
-    vel = np.gradient(pos, axis=0) if f > 1 else np.zeros_like(pos)
-    acc = np.gradient(vel, axis=0) if f > 2 else np.zeros_like(pos)
-    frames = np.arange(f)
-    bounds = [r[0] for r in runs[1:]] + [f + int(nb) + 1]
-    prev_ends = [-int(nb) - 2] + [r[1] - 1 for r in runs[:-1]]
-    for (s, e, lock), nxt, prev in zip(runs, bounds, prev_ends):
-        off[s:e] = lock[None] - pos[s:e]
-        w[s:e] = 1.0
-        # Ease out after the lock: the shown joint = lock at e - 1 with zero speed.
-        n_out = max(min(nb, nxt - (e - 1)), 1.0)
-        t = frames[e:min(nxt, f)]
-        u = (t - (e - 1)) / n_out
-        inside = u < 1.0
-        t, u = t[inside], u[inside][:, None]
-        o0, d0, a0 = off[e - 1], -vel[e - 1], -acc[e - 1]
-        off[t] += decay_value(u) * o0 + decay_slope(u) * n_out * d0 + decay_curvature(u) * n_out**2 * a0
-        w[t] += decay_value(u[:, 0])
-        # Ease in before the lock, time reversed (the slope changes sign).
-        n_in = max(min(nb, s - prev), 1.0)
-        t = frames[max(prev + 1, 0):s]
-        u = (s - t) / n_in
-        inside = u < 1.0
-        t, u = t[inside], u[inside][:, None]
-        o1, d1, a1 = lock - pos[s], -vel[s], -acc[s]
-        off[t] += decay_value(u) * o1 - decay_slope(u) * n_in * d1 + decay_curvature(u) * n_in**2 * a1
-        w[t] += decay_value(u[:, 0])
-    return off, np.clip(w, 0.0, 1.0), runs
-
-
-def _ramp(x, k: float):
-    """Smooth ``max(x, 0)``: exactly 0 for ``x <= 0`` and ``x - k / 2`` for
-    ``x >= k``, the integral of a smoothstep in between, so the result has
-    continuous first and second derivatives (no jerk where it starts)."""
-    x = np.asarray(x, dtype=np.float64)
-    u = np.clip(x / k, 0.0, 1.0)
-    return np.where(x >= k, x - 0.5 * k, k * u**3 * (1.0 - 0.5 * u))
-
-
-def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015):
-    """Lift ``[F]`` (m, >= 0) that keeps a joint off the floor while it
-    travels between footholds: the joint at ``xy [F, 2]``, ``z [F]`` must be
-    at least ``slope`` times its horizontal distance to the nearest foothold
-    (the lock before or after it, ``runs`` of :func:`_lock_runs`) above
-    ``floor`` (m), less ``margin`` (so there is no lift on and right next to
-    a foothold) and at most ``clearance`` (m) above it.
-
-    Why: a network trained on mocap regresses toward the mean swing, so its
-    feet skim the floor (toe clearance ~1-3 cm against ~6 cm in the data) and
-    glide in to touch-down: skating that no lock can remove, because the foot
-    is not in contact yet. Raising it along this cone turns the glide into a
-    step that leaves and lands on its foothold. Both the cone and the limit
-    are smoothed over ``knee`` (m, :func:`_ramp`), so the lift has no kink."""
-    f = len(z)
-    if not runs:
-        return np.zeros(f)
-    starts = np.array([r[0] for r in runs])
-    locks = np.array([r[2][:2] for r in runs])  # [R, 2]
-    frames = np.arange(f)
-    # The footholds before and after each frame in time (not any foothold
-    # nearby: a path that comes back over its own steps still lifts).
-    prev = np.searchsorted(starts, frames, side="right") - 1
-    nxt = prev + 1
-    d_prev = np.where(prev >= 0, np.linalg.norm(xy - locks[np.maximum(prev, 0)], axis=-1), np.inf)
-    d_next = np.where(nxt < len(runs), np.linalg.norm(xy - locks[np.minimum(nxt, len(runs) - 1)], axis=-1), np.inf)
-    dist = np.minimum(d_prev, d_next)
-    locked = np.zeros(f, dtype=bool)
-    for s, e, _ in runs:
-        locked[s:e] = True
-    dist = np.where(locked, 0.0, dist)
-    cone = slope * dist - margin
-    cone = clearance - _ramp(clearance - cone, knee)
-    lift = _ramp(cone - (z - floor), knee)
-    if runs[-1][1] == f:
-        # The clip ends standing on this foothold: no lift at all there (the
-        # ramp's millimetre on a foot at floor level bends a straight
-        # standing knee by several degrees).
-        lift[runs[-1][0]:] = 0.0
-    return lift
-
-
-def _pole(hip, knee, ankle, toe, straight: float = 0.03):
-    """Knee pole ``[F, 3]`` from the current pose: the knee pushed further
-    along its own offset from the hip-ankle line, so the solved knee bends
-    in the animated leg's plane (target = animated ankle gives the animated
-    knee back). Only where that offset is under ``straight`` (m), an almost
-    straight leg whose plane is ill-defined, is the foot's forward direction
-    faded in so the knee still bends forward, not sideways."""
-    axis = ankle - hip
-    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-9)
-    rel = knee - hip
-    perp = rel - np.sum(rel * axis, axis=-1, keepdims=True) * axis
-    fwd = toe - ankle
-    fwd[..., 2] = 0.0
-    fwd /= np.maximum(np.linalg.norm(fwd, axis=-1, keepdims=True), 1e-9)
-    fade = _smoothstep(1.0 - np.linalg.norm(perp, axis=-1, keepdims=True) / straight)
-    return knee + perp + straight * fade * fwd
-
-
-def _ease_knee_snaps(dist, l1, l2, fps: float, max_speed: float):
-    """Target distances ``[F]`` (m, hip to ankle, already within reach) such
-    that the knee's flexion never changes faster than ``max_speed`` (rad/s):
-    the flexion is replaced by the lowest curve at or above it whose slope
-    stays within the limit (its upper envelope under cones of that slope),
-    so the leg only ever bends more, which it always can. Near full
-    extension a few degrees of bend move the foot by millimetres: a foot
-    landing on a lock at the edge of reach no longer snaps the knee straight
-    in one frame. Frames where the knee is slower keep their distance."""
-    cos_flex = np.clip((dist**2 - l1**2 - l2**2) / np.maximum(2.0 * l1 * l2, 1e-12), -1.0, 1.0)
-    flex = np.arccos(cos_flex)
-    step = max_speed / fps
-    env = flex.copy()
-    for k in range(1, min(int(np.ceil(np.pi / step)), len(flex) - 1) + 1):
-        np.maximum(env[k:], flex[:-k] - k * step, out=env[k:])
-        np.maximum(env[:-k], flex[k:] - k * step, out=env[:-k])
-    changed = env > flex
-    out = np.array(dist, dtype=np.float64, copy=True)
-    out[changed] = np.sqrt(np.maximum(l1**2 + l2**2 + 2.0 * l1 * l2 * np.cos(env), 0.0))[changed]
-    return out
+    return np.stack([close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
 
 
 def _keep_feet_apart(legs_out, left, apart: float, fps: float) -> None:
@@ -344,14 +133,14 @@ class PinConfig:
     - ``swing_slope``, ``swing_clearance`` (m): between footholds the foot is
       kept at least ``swing_slope`` x its horizontal distance to the nearest
       one above the floor, up to ``swing_clearance``; see
-      :func:`_swing_lift`. 0 turns the lift off.
+      :func:`~..foot_lock.swing_lift`. 0 turns the lift off.
     - ``feet_smoothing`` (s): the wanted ``feet`` positions are smoothed over
       time with a Gaussian of this standard deviation (zero lag, the clip is
       whole): a network's per-frame positions carry frame-to-frame noise
       that would show as jitter.
     - ``knee_speed`` (rad/s): the fastest the solved knee may flex or
       straighten; where the IK would go faster the leg bends a little more
-      (:func:`_ease_knee_snaps`). The default, 18 degrees per frame at 30
+      (:func:`~..foot_lock.ease_knee_snaps`). The default, 18 degrees per frame at 30
       fps, is just above the fastest knee in the Bandai mocap (17.4);
       ``inf`` turns it off.
     - ``feet_apart`` (m): the least sideways distance between the ankles,
@@ -416,19 +205,19 @@ def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinC
     chain = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
     kw = dict(hip=hip, reach=cfg.release_reach * chain, max_slide=cfg.max_slide)
     # Ankle lock, then the toe lock relative to where the foot lands after it.
-    off_a, w_a, runs_a = _lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
-    off_t, _, runs_t = _lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
+    off_a, w_a, runs_a = lock_offsets(ankle, contacts[:, 2 * side], nb, **kw)
+    off_t, _, runs_t = lock_offsets(toe + off_a, contacts[:, 2 * side + 1], nb, to_end=toe - ankle, **kw)
     # A planted ankle turns the foot to reach the toe lock; a free ankle is
     # carried along by it (the foot keeps its animated orientation).
     target = ankle + off_a + (1.0 - w_a)[:, None] * off_t
     toe_target = toe + off_a + off_t
     if cfg.swing_slope > 0:
         # The foot is rigid here: lift it by what the ankle or the toe needs.
-        lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=cfg.swing_slope,
+        lift_a = swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=cfg.swing_slope,
                              clearance=cfg.swing_clearance)
-        lift_t = _swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=cfg.swing_slope,
+        lift_t = swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=cfg.swing_slope,
                              clearance=cfg.swing_clearance)
-        lift = lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
+        lift = lift_t + ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
         target[:, 2] += lift
         toe_target[:, 2] += lift
     return target, toe_target, chain, w_a
@@ -452,17 +241,8 @@ def _solve_leg(rot, world_rot, world_pos, parents, leg, target, toe_target, chai
     h, k, a, t = leg
     hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
     extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
-    l1, l2 = np.linalg.norm(knee - hip, axis=-1), np.linalg.norm(ankle - knee, axis=-1)
-    # The reach the solver would give (soft roll-off, then its clamp) ...
-    to_target = target - hip
-    dist = np.linalg.norm(to_target, axis=-1)
-    reach = np.clip(ik.soft_reach(dist, l1 + l2, np.maximum(cfg.soft, extension), ik.MAX_REACH),
-                    np.abs(l1 - l2) + 1e-6, ik.MAX_REACH * (l1 + l2))
-    # ... with fast knee changes eased; the solver then reaches it exactly.
-    if np.isfinite(cfg.knee_speed):
-        reach = _ease_knee_snaps(reach, l1, l2, fps, cfg.knee_speed)
-    solve_to = hip + to_target * (reach / np.maximum(dist, 1e-9))[:, None]
-    q_up, q_low, reached = ik.two_bone_ik(hip, knee, ankle, solve_to, _pole(hip, knee, ankle, toe))
+    q_up, q_low, _ = solve_leg_ik(hip, knee, ankle, target, knee_pole(hip, knee, ankle, toe),
+                                  soft=np.maximum(cfg.soft, extension), knee_speed=cfg.knee_speed, fps=fps)
     up_w = R.mul(q_up, world_rot[:, h])
     low_w = R.mul(q_low, world_rot[:, k])
     # The foot keeps its animated world orientation, turned so that the toe
@@ -512,7 +292,7 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
     if contacts.shape != (f, 4):
         raise ValueError(f"contacts must be [frames, 4] (foot_L, toe_L, foot_R, toe_R), got {contacts.shape}")
     # Floor of each foot joint (m): its lowest height in the clip (1st percentile).
-    floors = np.percentile(goal_pos[:, ix, 2], 1.0, axis=0)
+    floors = floor_heights(goal_pos[:, ix, 2], 1.0)
     legs = _leg_chains(names, sk.parents, cfg)
     targets = _leg_targets(goal_pos, legs, contacts, floors, cfg.blend_seconds * motion.fps, motion.fps, cfg)
     rot = motion.rotations.copy()
@@ -525,7 +305,7 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
 def foot_floors(motion: Motion, joints=FT.CONTACT_JOINTS) -> np.ndarray:
     """Floor height ``[K]`` of each joint: its 1st-percentile height (m)."""
     ix = [list(motion.skeleton.names).index(n) for n in joints]
-    return np.percentile(motion.world_positions()[:, ix, 2], 1.0, axis=0)
+    return floor_heights(motion.world_positions()[:, ix, 2], 1.0)
 
 
 def planted_skate(motion: Motion, contacts, joints=FT.CONTACT_JOINTS, height: float = SKATE_HEIGHT, floors=None) -> float:
@@ -544,7 +324,7 @@ def planted_skate(motion: Motion, contacts, joints=FT.CONTACT_JOINTS, height: fl
     ix = [list(motion.skeleton.names).index(n) for n in joints]
     p = motion.world_positions()[:, ix]
     if floors is None:
-        floors = np.percentile(p[..., 2], 1.0, axis=0)
+        floors = floor_heights(p[..., 2], 1.0)
     if len(p) < 2:
         return 0.0
     hgt = p[..., 2] - np.asarray(floors)[None]

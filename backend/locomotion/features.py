@@ -38,6 +38,7 @@ from ..filters import gaussian_filter1d
 
 from .. import rotations as R
 from ..bvh import read_bvh
+from ..foot_contacts import ContactConfig, detect_contacts
 from ..motion import Motion
 from ..resample import resample
 from ..skeleton import Skeleton
@@ -104,19 +105,6 @@ quat_from_rotmat = R.from_orthonormal_matrix
 def quat_from_6d(d6: np.ndarray) -> np.ndarray:
     """6D rotations ``[..., 6]`` (Gram-Schmidt) to quaternions ``[..., 4]``."""
     return quat_from_rotmat(R.matrix_from_6d(d6))
-
-
-def _hysteresis(on: np.ndarray, off: np.ndarray, initial: np.ndarray) -> np.ndarray:
-    """Boolean state ``[F, K]``: becomes True where ``on``, False where ``off``
-    (``on`` wins when both), else keeps the previous frame's state; frame 0
-    without either takes ``initial [K]``. Vectorised by carrying forward the
-    index of the last frame where a condition fired."""
-    f = on.shape[0]
-    decided = on | off
-    idx = np.where(decided, np.arange(f)[:, None], -1)
-    last = np.maximum.accumulate(idx, axis=0)
-    val = np.take_along_axis(on, np.maximum(last, 0), axis=0)
-    return np.where(last >= 0, val, initial[None, :])
 
 
 # --- character root ----------------------------------------------------------------
@@ -300,13 +288,8 @@ def foot_contacts(
     exceeds ``release`` times its threshold, so contacts do not flicker.
     """
     ix = [list(names).index(n) for n in joints]
-    p = world_pos[:, ix]
-    z = p[..., 2]
-    h = z - np.percentile(z, 1.0, axis=0)[None]
-    v = np.linalg.norm(np.gradient(p[..., :2], axis=0), axis=-1) * fps if len(p) > 1 else np.zeros_like(h)
-    on = (h < height) & (v < speed)
-    off = (h > height * release) | (v > speed * release)
-    return _hysteresis(on, off & ~on, on[0] | ~off[0]).astype(np.float32)
+    cfg = ContactConfig(floor_percentile=1.0, height=height, speed=speed, release=release, release_height=release)
+    return detect_contacts(world_pos[:, ix], fps, cfg).astype(np.float32)
 
 
 def compute_features(motion: Motion, labels=None, *, sigma: float = 0.25, traj_times=TRAJ_TIMES, joints=None) -> ClipFeatures:
