@@ -325,7 +325,7 @@ def main_train(argv=None) -> int:
     if args.holdout:
         meta["holdout"] = args.holdout
     out = args.out or weights_path(args.seed)
-    save_model(net, meta, out)
+    save_model(net, meta, out, trained_on=str(data))
     log = dict(meta, data_seconds=round(t_data, 1), threads=args.threads, curve=curve,
                command="rigmind train face --data ../shared/data" + (f" --seed {args.seed}" if args.seed else "")
                + (f" --holdout {args.holdout}" if args.holdout else ""))
