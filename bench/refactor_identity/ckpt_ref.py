@@ -1,6 +1,6 @@
 """Issue #16 (one checkpoint format): what every model computes, hashed.
 
-    python bench/refactor_identity/ckpt_ref.py OUT.json STYLE_CLASSIFIER.pt
+    python bench/refactor_identity/ckpt_ref.py OUT.json [STYLE_CLASSIFIER.pt]
 
 Loads each committed model of the tree on PYTHONPATH (so an old commit's
 tree reads its own old-layout models/ and this checkout reads the converted
@@ -8,7 +8,8 @@ ones) and SHA-256es every output array: the locomotion controller (torch and
 ONNX Runtime) stepping a fixed control sequence, gesture generation on a
 fixed speech clip (torch, ONNX Runtime and the default engine choice), face
 generation (the same three), motion-encoder embeddings, and a style
-classifier's predictions on cached clips. Also records which engine the
+classifier's predictions on cached clips (one trained, saved and loaded
+here; optionally one from a file). Also records which engine the
 default (staleness-checked) choice picked."""
 import dataclasses
 import hashlib
@@ -76,14 +77,28 @@ def encoder(out):
     out["encoder/stats"] = json.dumps(stats, sort_keys=True)
 
 
-def style_classifier(out, path):
+def style_classifier(out, path=None):
+    """A classifier trained here (deterministic: 1 epoch on 12 cached clips),
+    saved and loaded by the tree's own code; and, when ``path`` is given, a
+    file trained earlier (the old tree reads the old layout, this one its
+    conversion)."""
+    import tempfile
+    from pathlib import Path
+
     from rigmind.backend.locomotion import features as FT, style_classifier as SC
 
-    model = SC.StyleClassifier.load(path)
-    clips = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="validation", mirrored=False, keys=SC.KEYS)[:4]
-    out["sc/probs"] = [c.name + "=" + h(model.window_probs(SC.frame_features(c))) for c in clips]
-    out["sc/fields"] = [list(model.styles), h(model.mean), h(model.std), model.window, model.hop,
-                        json.dumps(model.info, sort_keys=True, default=str)]
+    clips = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="validation", mirrored=False, keys=SC.KEYS)
+    train = [c for st in ("normal", "elderly") for c in [c for c in clips if c.labels["style_key"] == st][:6]]
+    models = {"trained": SC.train_style_classifier(train, seed=0, epochs=1, styles=("normal", "elderly"))}
+    with tempfile.TemporaryDirectory() as t:
+        models["trained"].save(Path(t) / "sc.pt")
+        models["trained"] = SC.StyleClassifier.load(Path(t) / "sc.pt")
+    if path:
+        models["file"] = SC.StyleClassifier.load(path)
+    for tag, model in models.items():
+        out[f"sc/{tag}/probs"] = [c.name + "=" + h(model.window_probs(SC.frame_features(c))) for c in clips[:4]]
+        out[f"sc/{tag}/fields"] = [list(model.styles), h(model.mean), h(model.std), model.window, model.hop,
+                                   json.dumps(model.info, sort_keys=True, default=str)]
 
 
 def main():
@@ -93,7 +108,7 @@ def main():
     gesture(out, speech)
     face(out, speech)
     encoder(out)
-    style_classifier(out, sys.argv[2])
+    style_classifier(out, sys.argv[2] if len(sys.argv) > 2 else None)
     with open(sys.argv[1], "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
 
