@@ -57,8 +57,6 @@ N_JOINTS = 22
 FEAT_DIM = 32
 HIDDEN = 64
 IN_CHANNELS = N_JOINTS * 3 * 2
-FORMAT = "rigmind-motion-encoder"
-VERSION = 1
 
 # left/right pairs among the 22 SMPL-X body joints (for mirroring)
 _LR_PAIRS = ((1, 2), (4, 5), (7, 8), (10, 11), (13, 14), (16, 17), (18, 19), (20, 21))

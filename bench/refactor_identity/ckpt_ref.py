@@ -7,7 +7,7 @@ tree reads its own old-layout models/ and this checkout reads the converted
 ones) and SHA-256es every output array: the locomotion controller (torch and
 ONNX Runtime) stepping a fixed control sequence, gesture generation on a
 fixed speech clip (torch, ONNX Runtime and the default engine choice), face
-generation (the same three), motion-encoder embeddings, and a style
+generation (the same three), motion-encoder embeddings, the ONNX graphs, and a style
 classifier's predictions on cached clips (one trained, saved and loaded
 here; optionally one from a file). Also records which engine the
 default (staleness-checked) choice picked."""
@@ -101,8 +101,20 @@ def style_classifier(out, path=None):
                                    json.dumps(model.info, sort_keys=True, default=str)]
 
 
+def onnx_graphs(out):
+    """Each export's graph (not its metadata: the source-hash stamps change with the files)."""
+    import onnx
+
+    from rigmind.backend.paths import MODELS_DIR
+
+    for f in ("face", "gesture", "locomotion"):
+        g = onnx.load(str(MODELS_DIR / f"{f}.onnx")).graph.SerializeToString()
+        out[f"onnx/{f}/graph"] = hashlib.sha256(g).hexdigest()
+
+
 def main():
     out = {}
+    onnx_graphs(out)
     speech = clip()
     locomotion(out)
     gesture(out, speech)
