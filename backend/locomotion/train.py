@@ -436,7 +436,6 @@ def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = 
                 break
             _write_json(log_path, run.log)
         training = _finish_run(run)
-        out_path.parent.mkdir(parents=True, exist_ok=True)
         parts = make_checkpoint(run.model, skeleton, starts, training, FT.FPS, run.log["train_config"])
         parts["metadata"]["trained_on"] = str(data_dir) if data_dir is not None else str(D.DEFAULT_DATA_DIR)
         CK.save(out_path, "locomotion", **parts)
