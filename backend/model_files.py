@@ -15,7 +15,8 @@
   file and the fix), never a traceback.
 
 Training that writes into ``models/`` records the new file's hash with
-:func:`record` so the manifest stays true. Imports neither torch nor
+:func:`record` so the manifest stays true. What a ``.pt`` holds (the one
+checkpoint layout, its weights hash) is :mod:`.checkpoint`'s. Imports neither torch nor
 onnxruntime until a file is read.
 """
 

@@ -1,7 +1,10 @@
 """What the gesture and face models share in ONNX Runtime: a CPU session
 that leaves the cores to the rest of the process between calls, and the
 metadata stamped into an exported graph. (The SHA-256 that ties an export to
-the ``.pt`` weights it came from is ``model_files.file_sha256``.) Imports
+the ``.pt`` weights it came from is ``model_files.file_sha256``: a
+re-saved or retrained checkpoint is a new file, so its old export is stale;
+``tools/convert_checkpoints.py`` re-stamps an export only when its stamp
+matched the file it converted.) Imports
 neither torch nor bpy."""
 
 from __future__ import annotations

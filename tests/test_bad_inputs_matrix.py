@@ -193,11 +193,19 @@ class Inputs:
         (folder("empty_pt") / "locomotion.pt").write_bytes(b"")
         marker = root / "code_ran"
         torch.save({"format": _Payload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
-        ck = torch.load(models / "locomotion.pt", map_location="cpu", weights_only=True)
-        key = next(k for k, v in ck["state_dict"].items() if v.ndim == 2)
-        ck["state_dict"][key] = torch.zeros(3, 3)
-        torch.save(ck, folder("shape_pt") / "locomotion.pt")
+        from rigmind.backend import checkpoint as CK
+
+        ck = CK.load(models / "locomotion.pt", "locomotion")  # re-saved with a wrong shape and a matching hash
+        key = next(k for k, v in ck.weights.items() if v.ndim == 2)
+        ck.weights[key] = torch.zeros(3, 3)
+        CK.save(folder("shape_pt") / "locomotion.pt", "locomotion", config=ck.config, weights=ck.weights,
+                arrays=ck.arrays, metadata=ck.metadata)
         torch.save([1, 2, 3], folder("list_pt") / "locomotion.pt")
+        blob = torch.load(models / "locomotion.pt", map_location="cpu", weights_only=True)
+        blob["weights"][key] = blob["weights"][key] + 1e-3  # edited after writing: the stored hash no longer fits
+        torch.save(blob, folder("tampered_pt") / "locomotion.pt")
+        old = {"format": "rigmind-locomotion-mann", "version": 1, "config": ck.config, "state_dict": ck.weights}
+        torch.save(old, folder("old_layout_pt") / "locomotion.pt")  # the layout before the one checkpoint format
         (folder("corrupt_onnx") / "locomotion.onnx").write_bytes(b"\x08\x07" + os.urandom(700))
         good = folder("manifest_mismatch")
         shutil.copy(models / "locomotion.onnx", good / "locomotion.onnx")
@@ -382,6 +390,8 @@ CASES = [
     ("weights-pickle-with-code", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["pickle_pt"], "--out", o], 2, "never runs code from a weights file", INTACT),
     ("weights-wrong-shape", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["shape_pt"], "--out", o], 2, "do not fit RigMind's locomotion model (wrong shapes", INTACT),
     ("weights-list-pt", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["list_pt"], "--out", o], 2, "not a RigMind locomotion model file", INTACT),
+    ("weights-tampered-pt", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["tampered_pt"], "--out", o], 2, "weights do not match their SHA-256", INTACT),
+    ("weights-old-layout-pt", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["old_layout_pt"], "--out", o], 2, "not in RigMind's checkpoint format", INTACT),
     ("weights-corrupt-onnx", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["corrupt_onnx"], "--out", o], 2, "not a valid ONNX locomotion model graph", INTACT),
     ("weights-manifest-mismatch", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["manifest_mismatch"], "--out", o], 2, "does not match", INTACT),
     ("weights-folder-empty", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.weights["no_weights"], "--out", o], 2, "no trained locomotion model in", INTACT),

@@ -92,7 +92,7 @@ def test_committed_model_non_english_speech():
     import torch
 
     blob = torch.load(str(DEFAULT_WEIGHTS), weights_only=True)
-    assert "state" in blob and DEFAULT_WEIGHTS.stat().st_size < 10e6
+    assert blob["kind"] == "face" and "weights" in blob and DEFAULT_WEIGHTS.stat().st_size < 10e6
     clip, syn = _clip()
     anim = generate_face(clip, fps=30.0, method="model")
     assert anim.source == "model"

@@ -202,5 +202,5 @@ def test_training_is_deterministic(tmp_path):
     for k in range(2):
         out = tmp_path / f"g{k}.pt"
         train_gesture(npz.parent, out, GestureTrainConfig(steps=3, seed=11, threads=1, with_unpaired=False), log=lambda *a: None)
-        outs.append(torch.load(out, weights_only=True)["state_dict"])
+        outs.append(torch.load(out, weights_only=True)["weights"])
     assert all(torch.equal(outs[0][k], outs[1][k]) for k in outs[0])

@@ -215,7 +215,8 @@ def test_encoder_trains_saves_loads_and_embeds_identically(tmp_path):
     E.save_encoder(path, enc, stats)
     assert path.stat().st_size < 1_000_000
     blob = torch.load(str(path), weights_only=True)
-    assert blob["stats"]["dim"] == E.FEAT_DIM
+    assert blob["format"] == "rigmind-checkpoint" and blob["kind"] == "gesture-motion-encoder"
+    assert blob["metadata"]["stats"]["dim"] == E.FEAT_DIM
     enc2, stats2 = E.load_encoder(path)
     assert stats2["feat_mean"] == stats["feat_mean"]
     f1 = E.embed(enc, clips[0])

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from rigmind.backend import checkpoint as CK
 from rigmind.backend.locomotion import dataset as D
 from rigmind.backend.locomotion import features as FT
 from rigmind.backend.locomotion import model as M
@@ -172,9 +173,12 @@ def test_real_config_size_and_blend_modes():
 def test_training_writes_loadable_checkpoint_and_log(tiny):
     import json
 
-    ck = torch.load(tiny["pt"], map_location="cpu", weights_only=True)
-    assert ck["format"] == TR.FORMAT and ck["config"]["hidden"] == 32
-    assert set(ck["normalisation"]) == {"x_mean", "x_std", "y_mean", "y_std", "x_lo", "x_hi"}
+    blob = torch.load(tiny["pt"], map_location="cpu", weights_only=True)
+    assert (blob["format"], blob["version"], blob["kind"]) == ("rigmind-checkpoint", 1, "locomotion")
+    assert blob["metadata"]["train_config"]["seed"] == 0 and blob["metadata"]["written"]["date"]
+    ck = TR.load_checkpoint(tiny["pt"])
+    assert ck["config"]["hidden"] == 32
+    assert {"x_mean", "x_std", "y_mean", "y_std", "x_lo", "x_hi"} <= set(ck["state_dict"])
     assert ck["skeleton"]["names"] == list(FT.BANDAI_NAMES)
     assert {"normal", "elderly"} <= set(ck["start_poses"])
     assert ck["training"]["steps"] == 6 and ck["training"]["stopped"] == "steps"
@@ -189,15 +193,15 @@ def test_training_is_deterministic(tiny):
     again = tiny["root"] / "again.pt"
     TR.train_locomotion(tiny["data"], again, TR.TrainConfig(seed=0, **TRAIN_KW), cache_dir=tiny["cache"],
                         clips=tiny["names"], verbose=False)
-    a = torch.load(tiny["pt"], weights_only=True)["state_dict"]
-    b = torch.load(again, weights_only=True)["state_dict"]
+    a = torch.load(tiny["pt"], weights_only=True)["weights"]
+    b = torch.load(again, weights_only=True)["weights"]
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
     other = tiny["root"] / "other.pt"
     TR.train_locomotion(tiny["data"], other, TR.TrainConfig(seed=1, **TRAIN_KW), cache_dir=tiny["cache"],
                         clips=tiny["names"], verbose=False)
-    c = torch.load(other, weights_only=True)["state_dict"]
+    c = torch.load(other, weights_only=True)["weights"]
     assert not torch.equal(a["layers.0.weight"], c["layers.0.weight"])
 
 
@@ -271,7 +275,7 @@ def test_real_config_step_timing(tmp_path):
     pose[IO.POSE["rot6d"]] = np.tile([1, 0, 0, 0, 1, 0], IO.J)  # identity rotations
     ck = TR.make_checkpoint(model, skeleton, {"normal": torch.from_numpy(pose)}, {"seed": 0})
     pt = tmp_path / "real.pt"
-    torch.save(ck, pt)
+    CK.save(pt, "locomotion", **ck)
     onnx_path = TR.export_onnx(pt)
     prev = torch.get_num_threads()
     try:

@@ -46,7 +46,7 @@ def test_checkpoint_loads_weights_only():
     import torch
 
     ckpt = torch.load(_weights("pt"), map_location="cpu", weights_only=True)
-    assert isinstance(ckpt, dict)
+    assert isinstance(ckpt, dict) and ckpt["format"] == "rigmind-checkpoint" and ckpt["kind"] == "locomotion"
 
 
 def test_five_minute_rollout_stays_on_its_feet():

@@ -127,7 +127,7 @@ def test_stale_export_is_not_used_by_default(tmp_path):
     shutil.copy(MODELS / "gesture.onnx", tmp_path / "g.onnx")
     assert GestureModel.load(tmp_path / "g.pt").net.name == "onnxruntime"
     blob = torch.load(tmp_path / "g.pt", weights_only=True)
-    blob["train"] = dict(blob.get("train", {}), note="retrained")
+    blob["metadata"] = dict(blob["metadata"], note="retrained")  # another file, same weights hash
     torch.save(blob, tmp_path / "g.pt")
     assert GestureModel.load(tmp_path / "g.pt").net.name == "torch"
     assert GestureModel.load(tmp_path / "g.pt", runtime="onnxruntime").net.name == "onnxruntime"

@@ -170,23 +170,32 @@ class FaceModel:
         return viterbi(np.log(post + 1e-6), self.switch_penalty)
 
 
-def save_model(net, meta: dict, path=DEFAULT_WEIGHTS) -> Path:
+#: The keys of a face model's ``meta`` that build its network; the rest is
+#: its training summary (the checkpoint's ``metadata["training"]``).
+CONFIG_KEYS = ("n_classes", "hidden")
+
+
+def save_model(net, meta: dict, path=DEFAULT_WEIGHTS, trained_on: str = None) -> Path:
+    """Write ``net`` (float16 weights) and ``meta`` as a "face" checkpoint
+    (:mod:`..checkpoint`); ``trained_on``: the data folder."""
     import torch
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .. import checkpoint as CK
+
     state = {k: v.detach().to(torch.float16) if v.is_floating_point() else v for k, v in net.state_dict().items()}
-    torch.save({"state": state, "meta": meta}, path)
-    MF.record(path)
-    return path
+    config = {k: meta[k] for k in CONFIG_KEYS if k in meta}
+    training = {k: v for k, v in meta.items() if k not in CONFIG_KEYS}
+    return CK.save(path, "face", config=config, weights=state, metadata={"trained_on": trained_on, "training": training})
 
 
 def _load_network(path):
-    blob = MF.load_torch(path, "face model")
+    from .. import checkpoint as CK
+
+    ck = CK.load(path, "face")
     with MF.fitting(path, "face model"):
-        meta = dict(blob["meta"])
+        meta = {**ck.config, **ck.metadata.get("training", {})}
         net = build_network(int(meta.get("n_classes", 15)), int(meta.get("hidden", HIDDEN)))
-        net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
+        net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ck.weights.items()})
     return net, meta
 
 

@@ -348,9 +348,10 @@ def train_face(data: Path, out: Path = None, config: FaceTrainConfig = FaceTrain
             "synth": n_synth, "real": len(items) - n_synth, "train_seconds": round(elapsed, 1)}
     if cfg.holdout:
         meta["holdout"] = ",".join(cfg.holdout)
+    meta["train_config"] = dict(asdict(cfg), holdout=list(cfg.holdout))   # kept in the checkpoint's metadata
     out = out or weights_path(cfg.seed)
-    save_model(net, meta, out)
-    log = dict(meta, data_seconds=round(t_data, 1), threads=cfg.threads, curve=curve, train_config=asdict(cfg),
+    save_model(net, meta, out, trained_on=str(data))
+    log = dict(meta, data_seconds=round(t_data, 1), threads=cfg.threads, curve=curve,
                command="rigmind train face --data ../shared/data" + (f" --seed {cfg.seed}" if cfg.seed else "")
                + (f" --holdout {meta['holdout']}" if cfg.holdout else ""))
     Path(out).with_suffix(".log.json").write_text(json.dumps(log, indent=1))

@@ -119,23 +119,29 @@ class GestureModel:
             fb = {"mean": arr["finger_mean"], "components": arr["finger_components"]}
             em = {"weights": arr["energy_weights"], "rest_energy": a["scalars"]["rest_energy"]}
             return cls(dec, arr["mean"], arr["std"], fb, em, a["scalars"]["beat_rate"], arr["start_poses"], a["train"])
-        from ..model_files import fitting, load_torch
-        from . import model as TM
-
         if not path.exists():
             raise GestureModelError(f"gesture weights {path} not found — train them with "
                                     "`rigmind train gesture --data ../shared/data`")
-        blob = load_torch(path, "gesture model")
-        if blob.get("format") != FORMAT:
-            raise GestureModelError(f"{path} is not a RigMind gesture model")
+        return cls._from_checkpoint(path)
+
+    @classmethod
+    def _from_checkpoint(cls, path) -> "GestureModel":
+        """The torch engine from a "gesture" checkpoint (:mod:`..checkpoint`)."""
+        from .. import checkpoint as CK
+        from ..model_files import fitting
+        from . import model as TM
+
+        ck = CK.load(path, "gesture")
         with fitting(path, "gesture model"):
-            net = TM.GestureVAE(**blob["config"])
-            net.load_state_dict(blob["state_dict"])
+            net = TM.GestureVAE(**ck.config)
+            net.load_state_dict(ck.weights)
+            a = {k: v.numpy() for k, v in ck.arrays.items()}
+            fb = {"mean": a["finger_mean"], "components": a["finger_components"]}
+            em = {"weights": a["energy_weights"], "rest_energy": float(a["rest_energy"])}
+            beat_rate = float(a["beat_rate"])
         net.eval()
-        fb = {"mean": blob["finger_mean"].numpy(), "components": blob["finger_components"].numpy()}
-        em = {"weights": blob["energy_weights"].numpy(), "rest_energy": blob["rest_energy"]}
-        return cls(_TorchDecoder(net), blob["mean"].numpy(), blob["std"].numpy(), fb, em, blob["beat_rate"],
-                   blob["start_poses"].numpy(), dict(blob.get("train", {})))
+        return cls(_TorchDecoder(net), a["mean"], a["std"], fb, em, beat_rate, a["start_poses"],
+                   dict(ck.metadata.get("training", {})))
 
 
 @dataclass

@@ -58,8 +58,6 @@ N_JOINTS = 22
 FEAT_DIM = 32
 HIDDEN = 64
 IN_CHANNELS = N_JOINTS * 3 * 2
-FORMAT = "rigmind-motion-encoder"
-VERSION = 1
 
 # left/right pairs among the 22 SMPL-X body joints (for mirroring)
 _LR_PAIRS = ((1, 2), (4, 5), (7, 8), (10, 11), (13, 14), (16, 17), (18, 19), (20, 21))
@@ -271,8 +269,11 @@ def train_encoder(positions_list, config: EncoderTrainConfig = EncoderTrainConfi
 
 
 def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
-    """Write weights, config and stats with ``torch.save`` as plain tensors,
-    numbers, strings and lists, so ``torch.load(weights_only=True)`` reads it."""
+    """Write a "gesture-motion-encoder" checkpoint (:mod:`..checkpoint`):
+    config, weights, and ``stats`` (made plain numbers, strings and lists) as
+    its ``metadata["stats"]``."""
+    from .. import checkpoint as CK
+
     plain = {}
     for k, v in (stats or {}).items():
         if isinstance(v, np.ndarray):
@@ -280,28 +281,21 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
         elif isinstance(v, (np.floating, np.integer)):
             v = v.item()
         plain[str(k)] = v
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"format": FORMAT, "version": VERSION, "config": enc.config(),
-                "state_dict": {k: v.detach().cpu().clone() for k, v in enc.state_dict().items()},
-                "stats": plain}, str(path))
-    from ..model_files import record
-
-    record(path)
+    CK.save(path, "gesture-motion-encoder", config=enc.config(), weights=enc.state_dict(), metadata={"stats": plain})
 
 
 def load_encoder(path):
     """Read :func:`save_encoder`'s file (``weights_only=True``); returns
     ``(enc, stats)`` with ``enc`` in eval mode on the CPU."""
-    from ..model_files import ModelFileError, fitting, load_torch
+    from .. import checkpoint as CK
+    from ..model_files import fitting
 
-    blob = load_torch(path, "motion-encoder")
-    if blob.get("format") != FORMAT:
-        raise ModelFileError(f"{path} is not a RigMind motion-encoder file")
+    ck = CK.load(path, "gesture-motion-encoder")
     with fitting(path, "motion encoder"):
-        enc = MotionEncoder(**blob["config"])
-        enc.load_state_dict(blob["state_dict"])
+        enc = MotionEncoder(**ck.config)
+        enc.load_state_dict(ck.weights)
     enc.eval()
-    return enc, dict(blob.get("stats", {}))
+    return enc, dict(ck.metadata.get("stats", {}))
 
 
 @torch.no_grad()

@@ -37,7 +37,6 @@ import numpy as np
 import torch
 
 from .. import rotations as R
-from ..model_files import record as record_model_file
 from . import controls as C
 from . import dataset as D
 from . import model as M
@@ -304,7 +303,7 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
         "train_config": asdict(cfg),
     }
     if rank == 0:
-        save(out, model.cpu(), arrays, train_log)
+        save(out, model.cpu(), arrays, train_log, trained_on=str(data_dir))
         Path(out).with_suffix(".log.json").write_text(json.dumps(train_log, indent=1))
         log(f"[gesture] wrote {out} ({Path(out).stat().st_size / 1e6:.1f} MB) in {time.time() - t0:.0f} s")
         from .export_onnx import export_onnx
@@ -330,23 +329,26 @@ def _heldout_clips(corpus, arrays):
     return out
 
 
-def save(path, model, arrays, train_log) -> None:
+def save(path, model, arrays, train_log, trained_on=None) -> None:
+    """Write a "gesture" checkpoint (:mod:`..checkpoint`): the VAE's config
+    and weights; normalisation, finger basis, energy map, beat rate and
+    start poses as arrays (float64 scalars for the two numbers)."""
+    from .. import checkpoint as CK
+
     em = arrays["energy_map"]
     fb = arrays["finger_basis"]
-    blob = {
-        "format": FORMAT,
-        "config": dict(model.config),
-        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+    extra = {
         "mean": torch.from_numpy(arrays["mean"]), "std": torch.from_numpy(arrays["std"]),
         "finger_mean": torch.from_numpy(fb["mean"]), "finger_components": torch.from_numpy(fb["components"]),
         "energy_weights": torch.from_numpy(np.asarray(em["weights"])),
-        "rest_energy": float(em["rest_energy"]), "beat_rate": float(arrays["beat_rate"]),
+        "rest_energy": torch.tensor(float(em["rest_energy"]), dtype=torch.float64),
+        "beat_rate": torch.tensor(float(arrays["beat_rate"]), dtype=torch.float64),
         "start_poses": torch.from_numpy(arrays["start_poses"]),
-        "train": {k: train_log[k] for k in ("seed", "steps", "train_seconds", "paired_train_minutes", "unpaired_minutes")},
     }
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    torch.save(blob, path)
-    record_model_file(path)
+    train = {k: train_log[k] for k in ("seed", "steps", "train_seconds", "paired_train_minutes", "unpaired_minutes",
+                                       "train_config") if k in train_log}
+    CK.save(path, "gesture", config=dict(model.config), weights=model.state_dict(), arrays=extra,
+            metadata={"trained_on": trained_on, "training": train})
 
 
 def main_train(argv=None) -> int:

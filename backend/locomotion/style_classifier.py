@@ -145,38 +145,36 @@ class StyleClassifier:
         return np.stack(out).astype(np.float64)
 
     def save(self, path) -> None:
+        """Write a "style-classifier" checkpoint (:mod:`...checkpoint`): styles,
+        window and hop as config, ``mean``/``std`` as float64 arrays, ``info``
+        (made plain JSON) as metadata."""
         import torch
 
-        torch.save(
-            {
-                "state": self.net.state_dict(),
-                "styles": list(self.styles),
-                # Plain numbers only, so that load() can use weights_only=True.
-                "mean": np.asarray(self.mean, dtype=np.float64).tolist(),
-                "std": np.asarray(self.std, dtype=np.float64).tolist(),
-                "window": int(self.window),
-                "hop": int(self.hop),
-                "info": json.loads(json.dumps(self.info or {}, default=_plain)),
-            },
-            path,
-        )
+        from .. import checkpoint as CK
+
+        arrays = {k: torch.from_numpy(np.asarray(v, dtype=np.float64).copy()) for k, v in
+                  (("mean", self.mean), ("std", self.std))}
+        config = {"styles": list(self.styles), "window": int(self.window), "hop": int(self.hop),
+                  "in_dim": int(len(self.mean))}
+        CK.save(path, "style-classifier", config=config, weights=self.net.state_dict(), arrays=arrays,
+                metadata={"info": json.loads(json.dumps(self.info or {}, default=_plain))})
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        from ..model_files import ModelFileError, load_torch
+        from .. import checkpoint as CK
+        from ..model_files import ModelFileError
 
+        ck = CK.load(path, "style-classifier")
         try:
-            # weights_only (model_files.load_torch): a .pt is a pickle, and
-            # only a restricted one cannot run code. Torch's own message
-            # would suggest turning that off, so it is not passed on.
-            d = load_torch(path, "style-classifier")
-            net = _build_net(len(d["mean"]), len(d["styles"]))
-            net.load_state_dict(d["state"])
+            net = _build_net(int(ck.config["in_dim"]), len(ck.config["styles"]))
+            net.load_state_dict(ck.weights)
         except Exception:
-            raise ModelFileError(f"{path}: not a RigMind style-classifier file (it cannot be read as plain weights); "
-                             "delete it and it is retrained") from None
+            raise ModelFileError(f"{path}: its weights do not fit RigMind's style classifier; "
+                                 "delete it and it is retrained") from None
         net.eval()
-        return cls(net, tuple(d["styles"]), np.asarray(d["mean"]), np.asarray(d["std"]), d["window"], d["hop"], d["info"])
+        c = ck.config
+        return cls(net, tuple(c["styles"]), ck.arrays["mean"].numpy(), ck.arrays["std"].numpy(), c["window"], c["hop"],
+                   ck.metadata.get("info", {}))
 
 
 def _plain(value):

@@ -48,8 +48,8 @@ from typing import Mapping, Optional
 import numpy as np
 import torch
 
-from ..model_files import ModelFileError, fitting, load_torch
-from ..model_files import record as record_model_file
+from .. import checkpoint as CK
+from ..model_files import ModelFileError, fitting
 from . import dataset as D
 from . import features as FT
 from . import model as M
@@ -277,29 +277,34 @@ def io_description(fps: float = FT.FPS) -> dict:
     }
 
 
-def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict, fps: float = FT.FPS) -> dict:
-    """A ``torch.load(weights_only=True)``-safe dict: tensors, ints, floats,
-    strings, lists and dicts only."""
-    sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict, fps: float = FT.FPS,
+                    train_config: dict = None) -> dict:
+    """The keyword arguments of :func:`..checkpoint.save` for a "locomotion"
+    checkpoint: the MANN config and weights (normalisation included, as
+    buffers), one ``start_pose/<style>`` array per style, and as metadata
+    the layout (``io``), skeleton, training summary and ``train_config``."""
+    metadata = {"io": io_description(fps), "skeleton": skeleton, "training": training}
+    if train_config is not None:
+        metadata["train_config"] = train_config
     return {
-        "format": FORMAT,
-        "version": 1,
         "config": dict(model.config),
-        "state_dict": sd,
-        "normalisation": {k: sd[k].clone() for k in ("x_mean", "x_std", "y_mean", "y_std", "x_lo", "x_hi")},
-        "io": io_description(fps),
-        "skeleton": skeleton,
-        "start_poses": {k: v.clone() for k, v in starts.items()},
-        "training": training,
+        "weights": {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()},
+        "arrays": {f"start_pose/{k}": v for k, v in starts.items()},
+        "metadata": metadata,
     }
 
 
 def load_checkpoint(path) -> dict:
-    """Read a checkpoint written by :func:`train_locomotion` (``weights_only``)."""
-    ck = load_torch(path, "locomotion model")
-    if ck.get("format") != FORMAT:
-        raise ModelFileError(f"{path} is not a RigMind locomotion model (format {ck.get('format')!r})")
+    """Read a "locomotion" checkpoint (:func:`..checkpoint.load`, ``weights_only``)
+    and check its layout against this code; a dict with ``config``,
+    ``state_dict``, ``start_poses`` (style -> tensor), ``io``, ``skeleton``,
+    ``training`` and the whole ``metadata``."""
+    c = CK.load(path, "locomotion")
     with fitting(path, "locomotion model"):
+        md = c.metadata
+        ck = {"config": c.config, "state_dict": c.weights, "io": md["io"], "skeleton": md["skeleton"],
+              "training": md.get("training", {}), "metadata": md,
+              "start_poses": {k.split("/", 1)[1]: v for k, v in c.arrays.items() if k.startswith("start_pose/")}}
         io = io_description(ck["io"]["fps"])
         for k in ("input_size", "output_size", "traj_times", "styles", "contact_joints", "pose_joints"):
             if ck["io"][k] != io[k]:
@@ -431,11 +436,9 @@ def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = 
                 break
             _write_json(log_path, run.log)
         training = _finish_run(run)
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        torch.save(make_checkpoint(run.model, skeleton, starts, training, FT.FPS), tmp)
-        tmp.replace(out_path)
-        record_model_file(out_path)
+        parts = make_checkpoint(run.model, skeleton, starts, training, FT.FPS, run.log["train_config"])
+        parts["metadata"]["trained_on"] = str(data_dir) if data_dir is not None else str(D.DEFAULT_DATA_DIR)
+        CK.save(out_path, "locomotion", **parts)
         run.log.update(stopped=run.stop, steps=run.step, best_epoch=run.best["epoch"], best_val=run.best["val"],
                        seconds=training["seconds"])
         _write_json(log_path, run.log)

@@ -11,6 +11,9 @@
 # (bvh_ref: the dumps_bvh(position_channels="all", decimals=4) text of ONE file can differ between
 #  two runs of the SAME code - a 4th-decimal rounding that depends on the run; see RESULTS #16c.)
 # ui_ref: registered RNA of every RigMind operator, panel and property group.
+# ckpt_ref: one checkpoint format (#16): each tree loads its own models/ (old layouts vs converted):
+#   locomotion (torch, ONNX), gesture and face (torch, ONNX, default choice), motion-encoder
+#   embeddings, a style classifier trained/saved/loaded, the ONNX graphs: SHA-256 of every output.
 set -euo pipefail
 rm -rf /tmp/rigmind_identity_cache  # sc_ref builds its small feature cache afresh
 OLD=${1:-b4faae0}
@@ -21,8 +24,9 @@ git -C "$HERE" archive "$OLD" | (mkdir -p "$T/old/rigmind" && tar -x -C "$T/old/
 cd "$HERE"
 # The old tree sits elsewhere: both read the data folder this checkout resolves.
 export RIGMIND_DATA=${RIGMIND_DATA:-$("$PY" -c 'from rigmind.backend.paths import data_dir; print(data_dir())')}
+ln -s "$HERE/.cache" "$T/old/rigmind/.cache"  # ckpt_ref: both read this checkout's locomotion feature cache
 fail=0
-for s in bvh_ref cli_ref man_ref wm_ref ui_ref; do
+for s in bvh_ref cli_ref man_ref wm_ref ui_ref ckpt_ref; do
   PYTHONPATH="$T/old" "$PY" "bench/refactor_identity/$s.py" "$T/$s.old.json" >/dev/null 2>&1
   "$PY" "bench/refactor_identity/$s.py" "$T/$s.new.json" >/dev/null 2>&1
   if cmp -s "$T/$s.old.json" "$T/$s.new.json"; then echo "$s: identical"; else
