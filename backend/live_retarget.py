@@ -34,7 +34,7 @@ import numpy as np
 
 from . import rotations as R
 from .motion import Motion
-from .retarget import retarget
+from .retarget import RetargetConfig, retarget
 from .skeleton import Skeleton
 from .locomotion.controller import quats_from_matrices
 
@@ -146,8 +146,8 @@ class LiveRetarget:
         docstring. ``reference``: the source's reference pose for the
         retarget (the clip's most upright frame when None); bake the take
         with the same one and preview and take agree."""
-        res = retarget(calibration, src_map, target_world, tgt_map, root_mode="hips", ik=False, hand_ik=False,
-                       ground_height=None, reference=reference)
+        res = retarget(calibration, src_map, target_world, tgt_map,
+                       RetargetConfig(root_mode="hips", ik=False, hand_ik=False, ground_height=None), reference=reference)
         s_rot, s_pos = calibration.world()
         t_rot, t_pos = res.motion.world()
         src, tgt = calibration.skeleton, target_world

@@ -45,7 +45,7 @@ from .foot_contacts import ContactConfig, detect_contacts
 from .foot_lock import leaning_knee_pole, lock_weights
 from .foot_lock import solve_leg as solve_leg_ik
 
-__all__ = ["RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
+__all__ = ["RetargetConfig", "RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
 
 SPINE = ("spine", "spine1", "spine2")
 REQUIRED = (
@@ -1107,10 +1107,43 @@ def _result(st: _State) -> RetargetResult:
 # --- main -------------------------------------------------------------------------
 
 
-def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict, *, root_mode: str = "hips",
-             root_bone: str = None, ik: bool = True, ground_height: float = None, hand_ik: bool = True,
-             reference: Motion = None, root_scale: float = None, flat_pose: Motion = None) -> RetargetResult:
-    """Put ``motion`` (on its own skeleton) onto ``target``.
+@dataclass(frozen=True)
+class RetargetConfig:
+    """How :func:`retarget` puts a clip on a rig."""
+
+    #: "hips" (the hips bone carries the translation), "in_place" (horizontal
+    #: translation removed, vertical kept), "root_bone" (``root_bone``, an
+    #: ancestor of the hips, carries the ground-projected horizontal motion
+    #: and facing; hips relative to it) or "object" (horizontal motion
+    #: returned as ``root_motion`` for the armature object, the armature
+    #: plays in place).
+    root_mode: str = "hips"
+    #: The target's root bone for ``root_mode="root_bone"``.
+    root_bone: str = None
+    #: Lock planted feet with two-bone leg IK.
+    ik: bool = True
+    #: Place each hand where the source's is relative to its shoulder, scaled
+    #: by the arm-length ratio, with two-bone arm IK (the elbow bends in the
+    #: transferred plane and the hand keeps its transferred rotation): claps,
+    #: touches and reaches survive different upper/lower arm ratios.
+    hand_ik: bool = True
+    #: The source's floor height (metres, source armature Z); None estimates
+    #: it (0 when the feet touch z ~ 0). The target's floor is z = 0 of its
+    #: armature space.
+    ground_height: float = None
+    #: The factor on the hips' horizontal travel (about the world origin);
+    #: None = the leg-length ratio. A caller whose source already walks a
+    #: path scaled by 1 / leg ratio (Walk Along Path: the path is the user's,
+    #: in scene metres) passes the ratio it used, so the hips land on the
+    #: path exactly.
+    root_scale: float = None
+
+
+def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict,
+             config: RetargetConfig = RetargetConfig(), *, reference: Motion = None,
+             flat_pose: Motion = None) -> RetargetResult:
+    """Put ``motion`` (on its own skeleton) onto ``target``, as ``config``
+    says (:class:`RetargetConfig`).
 
     Args:
         motion: the source clip.
@@ -1120,31 +1153,11 @@ def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict, *, 
             and legs' upperleg/lowerleg/foot).
         target: the target rest skeleton (e.g. ``read_skeleton`` of an
             armature).
-        root_mode: "hips" (hips bone carries the translation), "in_place"
-            (horizontal translation removed, vertical kept), "root_bone"
-            (``root_bone``, an ancestor of the hips, carries the
-            ground-projected horizontal motion and facing; hips relative to
-            it) or "object" (horizontal motion returned as ``root_motion``
-            for the armature object, the armature plays in place).
-        ik: lock planted feet with two-bone leg IK.
-        hand_ik: place each hand where the source's is relative to its
-            shoulder, scaled by the arm-length ratio, with two-bone arm IK
-            (the elbow bends in the transferred plane and the hand keeps its
-            transferred rotation): claps, touches and reaches survive
-            different upper/lower arm ratios.
-        ground_height: the source's floor height (metres, source armature
-            Z); None estimates it (0 when the feet touch z ~ 0). The target's
-            floor is z = 0 of its armature space.
         reference: a pose of the source skeleton (its first frame) to match
             with the target's rest pose, instead of the source's rest pose or
             (a rest pose that is not standing) the clip's most upright
             frame; e.g. Drive's standing pose, so that a live preview and the
             baked take agree whatever the take holds.
-        root_scale: the factor on the hips' horizontal travel (about the
-            world origin); None = the leg-length ratio. A caller whose
-            source already walks a path scaled by 1 / leg ratio (Walk Along
-            Path: the path is the user's, in scene metres) passes the ratio
-            it used, so the hips land on the path exactly.
         flat_pose: a one-frame pose of the source skeleton standing with
             both feet flat on the floor (e.g. the take's own end stance: Walk
             Along Path ends in the controller's idle stance). Its ankle
@@ -1164,17 +1177,19 @@ def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict, *, 
         RetargetError: missing required joints, unknown bone names, bad
             hierarchy or root mode.
     """
+    cfg = config
+    root_mode, root_bone, ground_height = cfg.root_mode, cfg.root_bone, cfg.ground_height
     st = _setup(motion, src_map, target, tgt_map, root_mode, root_bone)
     _reference_poses(st, reference, flat_pose)
     _foot_references(st, reference is not None)
     _desired_rotations(st)
     _arm_twists(st)
     _floors(st, ground_height)
-    _root_translation(st, root_mode, root_scale, ground_height)
+    _root_translation(st, root_mode, cfg.root_scale, ground_height)
     _assemble(st, ground_height)
     fwd_rest = _body_frame(st.t_rest_pos, st.tidx)[0]
-    foot_pos = _fit_legs(st, ik, root_mode, fwd_rest)
-    if hand_ik:
+    foot_pos = _fit_legs(st, cfg.ik, root_mode, fwd_rest)
+    if cfg.hand_ik:
         _arm_ik(target, motion.skeleton, st.sidx, st.tidx, st.W, st.trans, st.s_pos_w, st.world_off,
                 st.t_rest_rot, fwd_rest)
     # bones that follow their parents (leg twist/helper bones) follow the IK

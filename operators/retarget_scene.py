@@ -19,7 +19,7 @@ import numpy as np
 from ..backend import rotations as R
 from ..backend.bone_mapping import BoneMapping, auto_map, match_preset
 from ..backend.motion import Motion
-from ..backend.retarget import retarget
+from ..backend.retarget import RetargetConfig, retarget
 from ..backend.skeleton import Skeleton
 from . import scene_io
 from .rig_checks import check_object_scale
@@ -247,12 +247,8 @@ def retarget_onto(
         dict(getattr(src_map, "bones", src_map)),
         world_skel,
         dict(getattr(key_map, "bones", key_map)),
-        root_mode=root_mode,
-        root_bone=root_bone,
-        ik=ik,
-        ground_height=None,
+        RetargetConfig(root_mode=root_mode, root_bone=root_bone, ik=ik, ground_height=None, root_scale=root_scale),
         reference=reference,
-        root_scale=root_scale,
         flat_pose=flat_pose,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)

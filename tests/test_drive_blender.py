@@ -243,10 +243,10 @@ def test_live_mapping_matches_the_full_retarget(rig, controller):
     skel = scene_io.read_skeleton(rig)
     rot, scale, trans = RS._object_transform(rig)
     world = RS.skeleton_to_world(skel, rot, scale, trans)
-    from rigmind.backend.retarget import retarget
+    from rigmind.backend.retarget import RetargetConfig, retarget
 
     res = retarget(motion, dict(LS._source_map(motion).bones), world, dict(RS.target_mapping(rig).bones),
-                   root_mode="hips", ik=True, ground_height=None, reference=session.reference)
+                   RetargetConfig(root_mode="hips", ik=True, ground_height=None), reference=session.reference)
     on_rig = RS.motion_to_armature_space(res.motion, skel, rot, scale, trans)
     full = R.mul(R.inv(skel.rest_rotations)[None], on_rig.rotations)
     driven = session.live.pairs[:, 0]

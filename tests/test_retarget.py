@@ -14,7 +14,7 @@ import pytest
 from rigmind.backend import rotations as R
 from rigmind.backend.bvh import read_bvh
 from rigmind.backend.ik import soft_reach, two_bone_ik
-from rigmind.backend.retarget import RetargetError, foot_contacts, leg_length, retarget
+from rigmind.backend.retarget import RetargetConfig, RetargetError, foot_contacts, leg_length, retarget
 from rigmind.backend.skeleton import Skeleton
 
 from conftest import data_file
@@ -246,7 +246,7 @@ def assert_clean(res):
 
 
 def test_identity_reproduces_world_positions(clip):
-    res = retarget(clip, BANDAI, clip.skeleton, BANDAI, ik=False)
+    res = retarget(clip, BANDAI, clip.skeleton, BANDAI, RetargetConfig(ik=False))
     assert_clean(res)
     assert res.leg_scale == pytest.approx(1.0)
     err = np.abs(res.motion.world_positions() - clip.world_positions()).max()
@@ -254,7 +254,7 @@ def test_identity_reproduces_world_positions(clip):
 
 
 def test_identity_with_ik_changes_little(clip):
-    res = retarget(clip, BANDAI, clip.skeleton, BANDAI, ik=True)
+    res = retarget(clip, BANDAI, clip.skeleton, BANDAI, RetargetConfig(ik=True))
     assert_clean(res)
     assert res.contacts.shape == (clip.num_frames, 2) and res.contacts.any(axis=0).all()
     d = np.linalg.norm(res.motion.world_positions() - clip.world_positions(), axis=-1)
@@ -266,7 +266,7 @@ def test_identity_with_ik_changes_little(clip):
 
 def test_random_rest_rotations(clip):
     target = with_random_rest(clip.skeleton, np.random.default_rng(1))
-    res = retarget(clip, BANDAI, target, BANDAI, ik=False)
+    res = retarget(clip, BANDAI, target, BANDAI, RetargetConfig(ik=False))
     assert_clean(res)
     err = np.abs(res.motion.world_positions() - clip.world_positions()).max()
     assert err < 1e-3, err
@@ -274,7 +274,7 @@ def test_random_rest_rotations(clip):
 
 @pytest.mark.parametrize("s", [0.6, 1.4])
 def test_scaled_copy(clip, s):
-    res = retarget(clip, BANDAI, scaled(clip.skeleton, s), BANDAI, ik=True)
+    res = retarget(clip, BANDAI, scaled(clip.skeleton, s), BANDAI, RetargetConfig(ik=True))
     assert_clean(res)
     assert res.leg_scale == pytest.approx(s)
     err = effector_error(clip, BANDAI, res, BANDAI)
@@ -295,14 +295,14 @@ def test_scaled_copy(clip, s):
 @pytest.mark.parametrize("drop", [0.0, 45.0], ids=["T-pose", "A-pose"])
 def test_clean_rest_pose(clip, drop):
     target = rig(*clean_pose(clip, drop), drop=["joint_Root"])
-    res = retarget(clip, BANDAI, target, BANDAI, ik=False)
+    res = retarget(clip, BANDAI, target, BANDAI, RetargetConfig(ik=False))
     assert_clean(res)
     assert res.reference_frame is not None
     err = effector_error(clip, BANDAI, res, BANDAI)
     print(f"rest pose {drop} deg arms: {err}")
     assert max(err.values()) < 0.05, err
     # bone rolls/axes of the target do not matter
-    rolled = retarget(clip, BANDAI, with_random_rest(target, np.random.default_rng(2)), BANDAI, ik=False)
+    rolled = retarget(clip, BANDAI, with_random_rest(target, np.random.default_rng(2)), BANDAI, RetargetConfig(ik=False))
     d = np.abs(rolled.motion.world_positions() - res.motion.world_positions()).max()
     assert d < 1e-3, d
 
@@ -311,7 +311,7 @@ def test_one_spine_bone(clip):
     target = rig(*clean_pose(clip, 45.0), drop=["joint_Root", "Spine"])
     tmap = {k: v for k, v in BANDAI.items() if k != "spine"}
     tmap["spine"] = tmap.pop("spine2")
-    res = retarget(clip, BANDAI, target, tmap, ik=False)
+    res = retarget(clip, BANDAI, target, tmap, RetargetConfig(ik=False))
     assert_clean(res)
     err = effector_error(clip, BANDAI, res, tmap, ("hand_l", "hand_r", "head"))
     print(f"1 spine: {err}")
@@ -331,7 +331,7 @@ def test_four_spine_bones_and_twist(clip):
     target = rig(*clean_pose(clip), insert=ins)
     assert len(target) == len(clip.skeleton) + 6
     tmap = dict(BANDAI, spine1="Spine1", spine2="Chest1")
-    res = retarget(clip, BANDAI, target, tmap, ik=False)
+    res = retarget(clip, BANDAI, target, tmap, RetargetConfig(ik=False))
     assert_clean(res)
     err = effector_error(clip, BANDAI, res, tmap, ("hand_l", "hand_r", "head"))
     print(f"4 spine + twist: {err}")
@@ -344,10 +344,10 @@ def test_four_spine_bones_and_twist(clip):
 def test_root_modes(clip):
     sk = clip.skeleton
     hips = sk.index("Hips")
-    base = retarget(clip, BANDAI, sk, BANDAI, ik=False)
+    base = retarget(clip, BANDAI, sk, BANDAI, RetargetConfig(ik=False))
     p_base = base.motion.world_positions()[:, hips]
 
-    inplace = retarget(clip, BANDAI, sk, BANDAI, root_mode="in_place", ik=True)
+    inplace = retarget(clip, BANDAI, sk, BANDAI, RetargetConfig(root_mode="in_place", ik=True))
     assert_clean(inplace)
     p = inplace.motion.world_positions()[:, hips]
     assert np.ptp(p[:, :2], axis=0).max() < 1e-9
@@ -355,14 +355,14 @@ def test_root_modes(clip):
     # that fully straight planted legs reach the floor
     np.testing.assert_allclose(p[:, 2], p_base[:, 2], atol=5e-3)
 
-    obj = retarget(clip, BANDAI, sk, BANDAI, root_mode="object", ik=False)
+    obj = retarget(clip, BANDAI, sk, BANDAI, RetargetConfig(root_mode="object", ik=False))
     assert obj.root_motion.shape == (clip.num_frames, 3)
     assert np.ptp(obj.root_motion[:, 1]) > 5.0  # the walk covers ~9 m along Y
     # everything from the hips down rides on the object
     p = obj.motion.world_positions()[:, 1:] + obj.root_motion[:, None]
     np.testing.assert_allclose(p, base.motion.world_positions()[:, 1:], atol=1e-6)
 
-    rb = retarget(clip, BANDAI, sk, BANDAI, root_mode="root_bone", root_bone="joint_Root", ik=False)
+    rb = retarget(clip, BANDAI, sk, BANDAI, RetargetConfig(root_mode="root_bone", root_bone="joint_Root", ik=False))
     assert_clean(rb)
     pw = rb.motion.world_positions()
     np.testing.assert_allclose(pw[:, 1:], base.motion.world_positions()[:, 1:], atol=1e-6)
@@ -457,9 +457,9 @@ def test_feet_on_root_match_feet_below_legs(clip):
         shin = np.linalg.norm(res.motion.world_positions()[:, foot] - res.motion.world_positions()[:, knee], axis=-1)
         np.testing.assert_allclose(shin, np.linalg.norm(rest[foot] - rest[knee]), atol=1e-6)
     # without IK too (the foot goes where the transferred leg ends)
-    res0 = retarget(clip, BANDAI, target, BANDAI, ik=False)
+    res0 = retarget(clip, BANDAI, target, BANDAI, RetargetConfig(ik=False))
     assert_clean(res0)
-    fk0 = retarget(clip, BANDAI, build(*pose), BANDAI, ik=False)
+    fk0 = retarget(clip, BANDAI, build(*pose), BANDAI, RetargetConfig(ik=False))
     pt0 = res0.motion.world_positions()[:, [target.index(n) for n in names]]
     assert np.abs(pt0 - fk0.motion.world_positions()).max() < 1e-6
 
@@ -473,7 +473,7 @@ def test_missing_joint_raises(clip):
     with pytest.raises(RetargetError, match="Nope"):
         retarget(clip, dict(BANDAI, head="Nope"), clip.skeleton, BANDAI)
     with pytest.raises(RetargetError, match="root_bone"):
-        retarget(clip, BANDAI, clip.skeleton, BANDAI, root_mode="root_bone")
+        retarget(clip, BANDAI, clip.skeleton, BANDAI, RetargetConfig(root_mode="root_bone"))
 
 
 def test_two_bone_ik_reaches_and_clamps():

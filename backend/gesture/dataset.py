@@ -125,12 +125,12 @@ def load_paired_take(npz, wav) -> Take:
 def _bandai_to_smplx(path) -> tuple:
     from ..bone_mapping import auto_map
     from ..bvh import read_bvh
-    from ..retarget import retarget
+    from ..retarget import RetargetConfig, retarget
     from ..smplx_motion import smplx_rest_skeleton
 
     m = read_bvh(path)
     tgt = smplx_rest_skeleton()
-    r = retarget(m, auto_map(m.skeleton).bones, tgt, auto_map(tgt).bones, root_mode="hips", ik=False, hand_ik=False)
+    r = retarget(m, auto_map(m.skeleton).bones, tgt, auto_map(tgt).bones, RetargetConfig(root_mode="hips", ik=False, hand_ik=False))
     return r.motion.rotations.astype(np.float32), r.motion.root_positions.astype(np.float32)
 
 

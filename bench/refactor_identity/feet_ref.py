@@ -194,7 +194,9 @@ def gesture_part():
 def retarget_backend_part(motions):
     from rigmind.backend import retarget as RT
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+    import rigmind  # the tests of the tree under test (the old tree's own under --against)
+
+    sys.path.insert(0, str(Path(rigmind.__file__).resolve().parent / "tests"))
     from test_retarget import BANDAI, scaled  # noqa: E402
 
     for name, m in motions[:3]:
@@ -204,7 +206,7 @@ def retarget_backend_part(motions):
             for opts in [{}, dict(root_mode="in_place"), dict(root_mode="object"), dict(ik=False),
                          dict(ground_height=0.02, hand_ik=False)]:
                 key = f"rt.{name}.{tag}.{sorted(opts.items())}"
-                guarded(key, lambda: _put_result(key, RT.retarget(m, BANDAI, tgt, BANDAI, **opts)))
+                guarded(key, lambda: _put_result(key, (RT.retarget(m, BANDAI, tgt, BANDAI, RT.RetargetConfig(**opts)) if hasattr(RT, "RetargetConfig") else RT.retarget(m, BANDAI, tgt, BANDAI, **opts))))
 
 
 def _put_result(key, r):
@@ -219,7 +221,9 @@ def rigs_part():
 
     from rigmind.operators import retarget_scene
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+    import rigmind  # the tests of the tree under test (the old tree's own under --against)
+
+    sys.path.insert(0, str(Path(rigmind.__file__).resolve().parent / "tests"))
     import rig_factory
 
     sources = [DATA / "bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz",
