@@ -46,8 +46,18 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 CHUNK_FRAMES = 30
 KINDS = options.CONTROLLER_KINDS
 #: Least height (m, controller skeleton) the swinging foot is lifted to
-#: between footholds on a path (``cleanup.PinConfig.swing_clearance``).
-SWING_CLEARANCE = 0.08
+#: between footholds on a path (``cleanup.PinConfig.swing_clearance``): the
+#: validation mocap's normal walks peak their toes at 10.1 cm (median swing),
+#: the controller's at 7.3 cm with 0.08, 9.9 with 0.11.
+SWING_CLEARANCE = 0.11
+#: Fastest the cleaned knee may flex or straighten on a path (rad/s,
+#: ``cleanup.PinConfig.knee_speed``; 13.3 degrees a frame at 30 fps). With the
+#: default 18 degrees a frame the knee of a leg held straight by a lock's
+#: blend-out folded back at full speed, moving the knee more than 0.08 leg
+#: lengths in one frame (the validation mocap's largest knee step: 0.067) in
+#: 60 of 64 validation takes with the higher lift; 16 of 64 at this speed
+#: (``bench/bench_swing_lift.py``).
+KNEE_SPEED = float(np.radians(400.0))
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -317,7 +327,7 @@ def generate_path(
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
     motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                      config=PinConfig(swing_clearance=SWING_CLEARANCE))
+                      config=PinConfig(swing_clearance=SWING_CLEARANCE, knee_speed=KNEE_SPEED))
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result
