@@ -102,7 +102,8 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
     for style in ("active", "youthful"):
         res = snap_to_path(follow_path(controller, pts, speed=1.3, style=style), pts)
         m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet,
-                     config=PinConfig(swing_clearance=LS.SWING_CLEARANCE, knee_speed=LS.KNEE_SPEED))
+                     config=PinConfig(swing_clearance=LS.SWING_CLEARANCE, swing_landing_slope=LS.SWING_LANDING_SLOPE,
+                                      knee_speed=LS.KNEE_SPEED))
         p = m.world_positions()
         names = list(m.skeleton.names)
         end = stance_measures(p[-1], names)

@@ -68,15 +68,37 @@ def test_swinging_toes_clear_the_floor_like_the_mocap(walk):
 
 
 def test_the_knee_does_not_sweep(walk):
-    """With the default knee speed (18 degrees a frame) a leg held straight
-    by a lock's blend-out folded back at full speed and the knee moved more
-    than 0.08 leg lengths in one frame (the validation mocap's largest knee
-    move is 0.067); Walk Along Path bounds the knee at 13.3 degrees a frame."""
+    """With the default knee speed (18 degrees a frame) and the lift's cone
+    as steep toward the next foothold as from the last, the high lift held
+    the foot up until the last frames before landing and the leg snapped
+    straight: the knee moved more than 0.08 leg lengths in one frame (the
+    validation mocap's largest knee move is 0.067). Walk Along Path brings
+    the foot down along a gentler cone and bounds the knee at 13.3 degrees
+    a frame."""
     from rigmind.operators import locomotion_scene as LS
 
     motion, result, leg = walk
     flex = np.degrees(np.abs(np.diff(knee_angles(motion), axis=0)))
     assert flex.max() <= np.degrees(LS.KNEE_SPEED) / motion.fps + 1e-6
-    fast = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                    config=PinConfig(swing_clearance=LS.SWING_CLEARANCE))
-    assert (_knee_steps(motion, leg) > 0.08).sum() < (_knee_steps(fast, leg) > 0.08).sum()
+    steep = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
+                     config=PinConfig(swing_clearance=LS.SWING_CLEARANCE))
+    assert (_knee_steps(motion, leg) > 0.08).sum() < (_knee_steps(steep, leg) > 0.08).sum()
+
+
+def test_landing_slope_brings_the_foot_down_sooner():
+    """The lift's cone rises at ``slope`` from the last foothold and falls at
+    ``landing_slope`` toward the next; None keeps one slope both ways."""
+    from rigmind.backend.locomotion.cleanup import _swing_lift
+
+    x = np.linspace(0.0, 1.0, 101)
+    xy = np.stack([x, np.zeros_like(x)], axis=1)
+    z = np.zeros_like(x)
+    runs = [(0, 1, np.array([0.0, 0.0, 0.0])), (100, 101, np.array([1.0, 0.0, 0.0]))]
+    same = _swing_lift(xy, z, runs, 0.0, slope=0.5, clearance=1.0)
+    np.testing.assert_allclose(same, _swing_lift(xy, z, runs, 0.0, slope=0.5, clearance=1.0, landing_slope=0.5))
+    np.testing.assert_allclose(same[1:100], same[1:100][::-1], atol=1e-12)  # symmetric between the footholds
+    gentle = _swing_lift(xy, z, runs, 0.0, slope=0.5, clearance=1.0, landing_slope=0.25)
+    np.testing.assert_allclose(gentle[:30], same[:30])  # the rise is unchanged
+    # toward the next foothold it is half as high (0.25 vs 0.5 x distance, less the ramp's smoothing)
+    assert np.all(gentle[60:95] < same[60:95]) and abs(gentle[80] - 0.25 * 0.2) < 0.01
+    assert gentle[-1] == 0.0 and np.argmax(gentle) < np.argmax(same)

@@ -218,7 +218,8 @@ def _ramp(x, k: float):
     return np.where(x >= k, x - 0.5 * k, k * u**3 * (1.0 - 0.5 * u))
 
 
-def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015):
+def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015,
+                landing_slope: float = None):
     """Lift ``[F]`` (m, >= 0) that keeps a joint off the floor while it
     travels between footholds: the joint at ``xy [F, 2]``, ``z [F]`` must be
     at least ``slope`` times its horizontal distance to the nearest foothold
@@ -231,7 +232,11 @@ def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, ma
     glide in to touch-down: skating that no lock can remove, because the foot
     is not in contact yet. Raising it along this cone turns the glide into a
     step that leaves and lands on its foothold. Both the cone and the limit
-    are smoothed over ``knee`` (m, :func:`_ramp`), so the lift has no kink."""
+    are smoothed over ``knee`` (m, :func:`_ramp`), so the lift has no kink.
+    ``landing_slope`` (None: ``slope``) is the cone's slope toward the next
+    foothold: a gentler one brings the foot down over more of the swing, so
+    a high lift does not drop it onto a foothold at the edge of reach in the
+    last frames (the leg then snaps straight, sweeping the knee)."""
     f = len(z)
     if not runs:
         return np.zeros(f)
@@ -244,12 +249,13 @@ def _swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, ma
     nxt = prev + 1
     d_prev = np.where(prev >= 0, np.linalg.norm(xy - locks[np.maximum(prev, 0)], axis=-1), np.inf)
     d_next = np.where(nxt < len(runs), np.linalg.norm(xy - locks[np.minimum(nxt, len(runs) - 1)], axis=-1), np.inf)
-    dist = np.minimum(d_prev, d_next)
+    land = slope if landing_slope is None else landing_slope
     locked = np.zeros(f, dtype=bool)
     for s, e, _ in runs:
         locked[s:e] = True
-    dist = np.where(locked, 0.0, dist)
-    cone = slope * dist - margin
+    rise = np.where(np.isfinite(d_prev), slope * np.where(np.isfinite(d_prev), d_prev, 0.0), np.inf)
+    fall = np.where(np.isfinite(d_next), land * np.where(np.isfinite(d_next), d_next, 0.0), np.inf)
+    cone = np.where(locked, 0.0, np.minimum(rise, fall)) - margin
     cone = clearance - _ramp(clearance - cone, knee)
     lift = _ramp(cone - (z - floor), knee)
     if runs[-1][1] == f:
@@ -344,7 +350,8 @@ class PinConfig:
     - ``swing_slope``, ``swing_clearance`` (m): between footholds the foot is
       kept at least ``swing_slope`` x its horizontal distance to the nearest
       one above the floor, up to ``swing_clearance``; see
-      :func:`_swing_lift`. 0 turns the lift off.
+      :func:`_swing_lift`. 0 turns the lift off. ``swing_landing_slope``
+      (None: ``swing_slope``) is the cone's slope toward the next foothold.
     - ``feet_smoothing`` (s): the wanted ``feet`` positions are smoothed over
       time with a Gaussian of this standard deviation (zero lag, the clip is
       whole): a network's per-frame positions carry frame-to-frame noise
@@ -372,6 +379,7 @@ class PinConfig:
     max_slide: float = 0.25
     swing_slope: float = 0.5
     swing_clearance: float = 0.05
+    swing_landing_slope: float = None
     feet_smoothing: float = 2.0 / 30.0
     knee_speed: float = float(np.radians(540.0))
     feet_apart: float = 0.05
@@ -425,9 +433,9 @@ def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinC
     if cfg.swing_slope > 0:
         # The foot is rigid here: lift it by what the ankle or the toe needs.
         lift_a = _swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=cfg.swing_slope,
-                             clearance=cfg.swing_clearance)
+                             clearance=cfg.swing_clearance, landing_slope=cfg.swing_landing_slope)
         lift_t = _swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=cfg.swing_slope,
-                             clearance=cfg.swing_clearance)
+                             clearance=cfg.swing_clearance, landing_slope=cfg.swing_landing_slope)
         lift = lift_t + _ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
         target[:, 2] += lift
         toe_target[:, 2] += lift
