@@ -159,7 +159,8 @@ def ramp(x, k: float):
     return np.where(x >= k, x - 0.5 * k, k * u**3 * (1.0 - 0.5 * u))
 
 
-def swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015):
+def swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, margin: float = 0.0, knee: float = 0.015,
+               landing_slope: float = None):
     """Lift ``[F]`` (m, >= 0) that keeps a joint off the floor while it
     travels between footholds: the joint at ``xy [F, 2]``, ``z [F]`` must be
     at least ``slope`` times its horizontal distance to the nearest foothold
@@ -172,7 +173,11 @@ def swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, mar
     glide in to touch-down: skating that no lock can remove, because the foot
     is not in contact yet. Raising it along this cone turns the glide into a
     step that leaves and lands on its foothold. Both the cone and the limit
-    are smoothed over ``knee`` (m, :func:`ramp`), so the lift has no kink."""
+    are smoothed over ``knee`` (m, :func:`ramp`), so the lift has no kink.
+    ``landing_slope`` (None: ``slope``) is the cone's slope toward the next
+    foothold: a gentler one brings the foot down over more of the swing, so
+    a high lift does not drop it onto a foothold at the edge of reach in the
+    last frames (the leg then snaps straight, sweeping the knee)."""
     f = len(z)
     if not runs:
         return np.zeros(f)
@@ -185,12 +190,13 @@ def swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, mar
     nxt = prev + 1
     d_prev = np.where(prev >= 0, np.linalg.norm(xy - locks[np.maximum(prev, 0)], axis=-1), np.inf)
     d_next = np.where(nxt < len(runs), np.linalg.norm(xy - locks[np.minimum(nxt, len(runs) - 1)], axis=-1), np.inf)
-    dist = np.minimum(d_prev, d_next)
+    land = slope if landing_slope is None else landing_slope
     locked = np.zeros(f, dtype=bool)
     for s, e, _ in runs:
         locked[s:e] = True
-    dist = np.where(locked, 0.0, dist)
-    cone = slope * dist - margin
+    rise = np.where(np.isfinite(d_prev), slope * np.where(np.isfinite(d_prev), d_prev, 0.0), np.inf)
+    fall = np.where(np.isfinite(d_next), land * np.where(np.isfinite(d_next), d_next, 0.0), np.inf)
+    cone = np.where(locked, 0.0, np.minimum(rise, fall)) - margin
     cone = clearance - ramp(clearance - cone, knee)
     lift = ramp(cone - (z - floor), knee)
     if runs[-1][1] == f:

@@ -40,7 +40,7 @@ def face(tmp):
 
 def gesture(tmp):
     from rigmind.backend.gesture.generate import GestureModel
-    from rigmind.backend.gesture.train import train_gesture
+    from rigmind.backend.gesture.train import GestureTrainConfig, train_gesture
 
     src = data_dir() / "beat2_speech_gesture_sample"
     one = tmp / "beat"
@@ -48,7 +48,7 @@ def gesture(tmp):
     for suffix in (".npz", ".wav"):
         (one / f"2_scott_0_1_1{suffix}").symlink_to(src / f"2_scott_0_1_1{suffix}")
     out = tmp / "gesture.pt"
-    train_gesture(one, out, steps=3, seed=0, threads=1, with_unpaired=False, log=lambda *a: None)
+    train_gesture(one, out, GestureTrainConfig(steps=3, seed=0, threads=1, with_unpaired=False), log=lambda *a: None)
     GestureModel.load(out, runtime="torch")
     return out, "gesture"
 
@@ -57,7 +57,7 @@ def motion_encoder(tmp):
     from rigmind.backend.gesture import motion_encoder as ME
 
     clips = [np.random.default_rng(k).normal(scale=0.3, size=(120, ME.N_JOINTS, 3)) for k in range(3)]
-    enc, stats = ME.train_encoder(clips, steps=20, seed=0)
+    enc, stats = ME.train_encoder(clips, ME.EncoderTrainConfig(steps=20, seed=0))
     out = tmp / "gesture_motion_encoder.pt"
     ME.save_encoder(out, enc, stats)
     ME.load_encoder(out)
@@ -76,7 +76,7 @@ def locomotion(tmp):
     TR.load_checkpoint(out)
     from rigmind.backend.locomotion import style_classifier as SC
 
-    model = SC.train_style_classifier(cache, seed=0, epochs=1, styles=("normal", "elderly"))
+    model = SC.train_style_classifier(cache, SC.StyleTrainConfig(seed=0, epochs=1, styles=("normal", "elderly")))
     sc = tmp / "style_classifier_seed0.pt"
     model.save(sc)
     SC.StyleClassifier.load(sc)

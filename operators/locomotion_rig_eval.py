@@ -510,7 +510,9 @@ def main_rig_eval(argv=None) -> int:
                        f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
     }
     md = format_markdown(summaries, meta)
-    out = Path(args.out or paths.BENCH_DIR / f"locomotion_rigs_{args.set}.md")
+    from ..backend.paths import BENCH_DIR  # the module name "paths" is the path list here
+
+    out = Path(args.out or BENCH_DIR / f"locomotion_rigs_{args.set}.md")
     out.write_text(md, encoding="utf-8")
     if args.json:
         Path(args.json).write_text(json.dumps({"summaries": summaries, "meta": meta}, indent=1, default=str),

@@ -46,8 +46,23 @@ NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
 CHUNK_FRAMES = 30
 KINDS = options.CONTROLLER_KINDS
 #: Least height (m, controller skeleton) the swinging foot is lifted to
-#: between footholds on a path (``cleanup.PinConfig.swing_clearance``).
-SWING_CLEARANCE = 0.08
+#: between footholds on a path (``cleanup.PinConfig.swing_clearance``): the
+#: validation mocap's normal walks peak their toes at 10.1 cm (median swing),
+#: the controller's at 7.3 cm with 0.08, 9.5 with 0.11 and the landing slope
+#: below (``bench/bench_swing_lift.py``).
+SWING_CLEARANCE = 0.11
+#: The lift's slope toward the next foothold (``PinConfig.swing_landing_slope``;
+#: 0.5 from the last one): with 0.5 the higher lift held the foot up until the
+#: last frames before a foothold at the edge of reach, then the leg snapped
+#: straight and the knee moved more than 0.08 leg lengths in a frame while
+#: straightening (the validation mocap's largest knee move: 0.067) in 60 of
+#: 64 validation takes (56 with the old 0.08 lift); 7 of 64 with 0.25.
+SWING_LANDING_SLOPE = 0.25
+#: Fastest the cleaned knee may flex or straighten on a path (rad/s,
+#: ``PinConfig.knee_speed``; 13.3 degrees a frame at 30 fps, the default 18):
+#: knee frames moving more than 0.08 leg lengths on the validation takes
+#: 918 -> 374 (with the lift above).
+KNEE_SPEED = float(np.radians(400.0))
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -321,7 +336,8 @@ def generate_path(
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
     motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                      config=PinConfig(swing_clearance=SWING_CLEARANCE))
+                      config=PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE,
+                                       knee_speed=KNEE_SPEED))
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result

@@ -133,7 +133,8 @@ class PinConfig:
     - ``swing_slope``, ``swing_clearance`` (m): between footholds the foot is
       kept at least ``swing_slope`` x its horizontal distance to the nearest
       one above the floor, up to ``swing_clearance``; see
-      :func:`~..foot_lock.swing_lift`. 0 turns the lift off.
+      :func:`~..foot_lock.swing_lift`. 0 turns the lift off. ``swing_landing_slope``
+      (None: ``swing_slope``) is the cone's slope toward the next foothold.
     - ``feet_smoothing`` (s): the wanted ``feet`` positions are smoothed over
       time with a Gaussian of this standard deviation (zero lag, the clip is
       whole): a network's per-frame positions carry frame-to-frame noise
@@ -161,6 +162,7 @@ class PinConfig:
     max_slide: float = 0.25
     swing_slope: float = 0.5
     swing_clearance: float = 0.05
+    swing_landing_slope: float = None
     feet_smoothing: float = 2.0 / 30.0
     knee_speed: float = float(np.radians(540.0))
     feet_apart: float = 0.05
@@ -214,9 +216,9 @@ def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinC
     if cfg.swing_slope > 0:
         # The foot is rigid here: lift it by what the ankle or the toe needs.
         lift_a = swing_lift(target[:, :2], target[:, 2], runs_a, floors[2 * side], slope=cfg.swing_slope,
-                             clearance=cfg.swing_clearance)
+                             clearance=cfg.swing_clearance, landing_slope=cfg.swing_landing_slope)
         lift_t = swing_lift(toe_target[:, :2], toe_target[:, 2], runs_t, floors[2 * side + 1], slope=cfg.swing_slope,
-                             clearance=cfg.swing_clearance)
+                             clearance=cfg.swing_clearance, landing_slope=cfg.swing_landing_slope)
         lift = lift_t + ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
         target[:, 2] += lift
         toe_target[:, 2] += lift

@@ -89,7 +89,9 @@ def style_classifier(out, path=None):
 
     clips = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="validation", mirrored=False, keys=SC.KEYS)
     train = [c for st in ("normal", "elderly") for c in [c for c in clips if c.labels["style_key"] == st][:6]]
-    models = {"trained": SC.train_style_classifier(train, seed=0, epochs=1, styles=("normal", "elderly"))}
+    kw = dict(seed=0, epochs=1, styles=("normal", "elderly"))   # the knob list (old tree) or the config (new)
+    models = {"trained": SC.train_style_classifier(train, SC.StyleTrainConfig(**kw)) if hasattr(SC, "StyleTrainConfig")
+              else SC.train_style_classifier(train, **kw)}
     with tempfile.TemporaryDirectory() as t:
         models["trained"].save(Path(t) / "sc.pt")
         models["trained"] = SC.StyleClassifier.load(Path(t) / "sc.pt")
