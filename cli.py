@@ -418,16 +418,10 @@ def _walk_pauses(texts, points) -> list:
         return []
     if points is None:
         raise UserError("--pause needs --path (a cycle has nowhere to stop)")
-    from .backend.locomotion.path_follow import Path2D, check_pauses
+    from .backend.locomotion.path_follow import Path2D, check_pauses, parse_pauses
     from .operators.locomotion_scene import path_points_and_speeds
 
-    pauses = []
-    for t in texts:
-        try:
-            a, sec = (float(v) for v in t.split(","))
-        except ValueError:
-            raise UserError(f"--pause {t!r} is not ARC,SECONDS (metres along the path, seconds), e.g. 4,1.5") from None
-        pauses.append((a, sec))
+    pauses = [p for t in texts for p in parse_pauses(t, "--pause")]
     return check_pauses(Path2D(path_points_and_speeds(points, 1.0)[0]), pauses)
 
 

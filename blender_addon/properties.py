@@ -152,6 +152,9 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                          max=6.0, default=1.3, step=10, precision=2, unit="VELOCITY")
     mode: EnumProperty(name="Mode", description="A looping cycle on the spot or in a line, or a walk along a path",
                        items=MODE_ITEMS, default="CYCLE")
+    path_pauses: StringProperty(name="Pauses", default="",
+                                description="Stops along the path: metres along it and seconds to stand there, "
+                                            "pauses separated by ';' (e.g. 4,1.5; 9,2); empty: no stop")
     path_object: PointerProperty(name="Path", description="Curve, or animated empty, that the character follows",
                                  type=bpy.types.Object, poll=poll_path_object)
     in_place: BoolProperty(name="In Place",

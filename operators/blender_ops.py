@@ -473,13 +473,19 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
 
     path: StringProperty(options={"SKIP_SAVE"}, name="Path", description="Name of the curve (or keyed empty) to walk along; empty: the "
                                                   "selected curve, then RigMind ▸ Path", default="")
+    pauses: StringProperty(options={"SKIP_SAVE"}, name="Pauses", default="",
+                           description="Stops along the path: metres along it and seconds to stand there, pauses "
+                                       "separated by ';' (e.g. 4,1.5; 9,2); empty: no stop")
+    scene_props = dict(_LocomotionOperator.scene_props, pauses="path_pauses")
 
     def make_job(self, context):
+        from ..backend.locomotion.path_follow import parse_pauses
         from . import locomotion_scene as LS
 
         arm = _armature_or_error(context, self.armature)
+        pauses = parse_pauses(self.pauses)   # bad text fails before the curve is read
         points = LS.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
-        return LS.walk_path_job(arm, points, **self._common(context))
+        return LS.walk_path_job(arm, points, pauses=pauses, **self._common(context))
 
 
 class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):

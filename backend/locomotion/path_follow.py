@@ -593,6 +593,25 @@ def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
     return vel, facing
 
 
+def parse_pauses(text: str, what: str = "Pauses") -> list:
+    """Pauses written as text, ``"ARC,SECONDS; ARC,SECONDS"`` (metres along
+    the path, seconds; ``;`` between pauses; empty: none) → ``[(arc m,
+    seconds)]`` in the order given (:func:`check_pauses` checks and sorts
+    them against a path). :class:`UserError` naming ``what`` for text that
+    is not pairs of numbers."""
+    out = []
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        try:
+            a, t = (float(v) for v in part.split(","))
+        except ValueError:
+            raise UserError(f"{what} {part.strip()!r} is not ARC,SECONDS (metres along the path, seconds), "
+                            "e.g. 4,1.5; separate pauses with ';'") from None
+        out.append((a, t))
+    return out
+
+
 def check_pauses(path: Path2D, pauses) -> list:
     """``pauses`` (``(arc length m, seconds)`` pairs) sorted along the path;
     :class:`UserError` for a pair that is not two finite numbers, negative
