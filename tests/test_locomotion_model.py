@@ -317,3 +317,19 @@ def test_main_train_parses_and_exports(monkeypatch, tmp_path):
     assert TR.main_train(["--out", str(out), "--seed", "3", "--minutes", "1.5", "--threads", "1"]) == 0
     assert seen["out"] == out and seen["seed"] == 3 and seen["minutes"] == 1.5 and seen["threads"] == 1
     assert seen["data"] == D.DEFAULT_DATA_DIR and seen["exported"] == out
+
+
+def test_export_onnx_records_the_new_graph(tiny, tmp_path):
+    """Retraining into a folder with a manifest (as ``models/`` has) re-exports
+    the ONNX graph and records its hash, as the gesture and face exports do:
+    a stale entry from the previous graph would make the new file fail its
+    own manifest check at load."""
+    from rigmind.backend import model_files as MF
+
+    pt = tmp_path / "locomotion.pt"
+    pt.write_bytes(tiny["pt"].read_bytes())
+    MF.write_manifest(tmp_path, {"locomotion.pt": MF.file_sha256(pt), "locomotion.onnx": "0" * 64})
+    onnx_path = TR.export_onnx(pt)
+    assert MF.read_manifest(tmp_path)["locomotion.onnx"] == MF.file_sha256(onnx_path)
+    assert MF.verify(onnx_path) == onnx_path
+    assert not onnx_path.with_name(onnx_path.name + ".tmp").exists()
