@@ -252,6 +252,20 @@ def _commit_folder(tmp_dir: Path, target: Path, mode: int) -> None:
     os.replace(main, target)
 
 
+@contextlib.contextmanager
+def replaced(target, suffix: str = ".tmp"):
+    """For RigMind's own files (checkpoints, manifests, caches, logs), not
+    the user's outputs (those go through :func:`atomic_output`, which checks
+    the path and honours Ctrl-C): yield ``target``'s name + ``suffix`` beside
+    it to write; on a clean exit move it over ``target`` (``os.replace``), so
+    a reader never sees half a file. ``suffix`` keeps writers that add their
+    own extension (``np.savez``: ".tmp.npz") on the name given."""
+    target = Path(target)
+    tmp = target.with_name(target.name + suffix)
+    yield tmp
+    os.replace(tmp, target)
+
+
 def write_atomically(target, write, *args, **kwargs) -> Path:
     """``write(tmp_path, *args, **kwargs)`` inside :func:`atomic_output`;
     returns the final ``target`` path."""

@@ -22,12 +22,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import model_files as MF
+from .atomic_write import replaced
 from . import paths
 
 FORMAT = "rigmind-checkpoint"
@@ -109,9 +109,8 @@ def save(path, kind: str, *, config: dict, weights: dict, arrays: dict = None, m
             "weights": weights, "arrays": arrays, "weights_sha256": weights_sha256(weights, arrays)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(blob, str(tmp))
-    os.replace(tmp, path)
+    with replaced(path) as tmp:
+        torch.save(blob, str(tmp))
     MF.record(path)
     return path
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from pathlib import Path
 
+from .atomic_write import replaced
 from .errors import UserError
 from . import paths
 
@@ -82,9 +82,8 @@ def write_manifest(folder, hashes: dict) -> Path:
     """Write ``{name: sha256}`` as ``folder/MANIFEST.sha256`` (sorted by name)."""
     path = Path(folder) / MANIFEST_NAME
     body = "".join(f"{digest}  {name}\n" for name, digest in sorted(hashes.items()))
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, path)
+    with replaced(path) as tmp:
+        tmp.write_text(body, encoding="utf-8")
     return path
 
 

@@ -40,7 +40,6 @@ file), ``rest_source`` ("model" or "approx_template"), ``source`` (the path).
 
 from __future__ import annotations
 
-import os
 import warnings
 import zipfile
 import zlib
@@ -48,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic_write import replaced
 from . import axes
 from . import rotations as R
 from .motion import Motion
@@ -456,10 +456,8 @@ def write_smplx_npz(path, motion: Motion, *, compress: bool = False) -> Path:
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     # np.savez appends ".npz" to other names; write through a handle to keep the name asked for.
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with replaced(path) as tmp, open(tmp, "wb") as f:
         (np.savez_compressed if compress else np.savez)(f, **arrays)
-    os.replace(tmp, path)
     return path
 
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from ..atomic_write import replaced
 from ..filters import gaussian_filter1d
 
 from .. import rotations as R
@@ -240,9 +240,8 @@ class ClipFeatures:
             "meta": dict(self.meta, **(extra or {})),
         }
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
-        os.replace(tmp, path)
+        with replaced(path, ".tmp.npz") as tmp:
+            np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path, keys=None) -> "ClipFeatures":
@@ -644,9 +643,8 @@ def _cache_clip(info, split: str, files: list, source_hash: str, cache_dir: Path
 
 
 def _write_index(path: Path, index: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(index, indent=1))
-    os.replace(tmp, path)
+    with replaced(path) as tmp:
+        tmp.write_text(json.dumps(index, indent=1))
 
 
 def load_cache(cache_dir=None, split: str = None, mirrored: bool = True, styles=None, keys=None) -> list:

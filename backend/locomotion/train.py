@@ -48,6 +48,7 @@ from typing import Mapping, Optional
 import numpy as np
 import torch
 
+from ..atomic_write import replaced
 from .. import checkpoint as CK
 from ..model_files import ModelFileError, fitting
 from . import dataset as D
@@ -599,9 +600,8 @@ def _config_record(cfg: TrainConfig) -> dict:
 
 def _write_json(path: Path, obj) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=float))
-    tmp.replace(path)
+    with replaced(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=1, default=float))
 
 
 # --- ONNX ------------------------------------------------------------------------------------
