@@ -406,10 +406,11 @@ def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0
     from ..backend.locomotion import eval as E
     from ..backend.locomotion import features as FT
     from ..backend.locomotion import style_classifier as SC
+    from ..backend.paths import data_dir as default_data_dir  # the argument `paths` hides the module here
     from . import locomotion_scene as LS
 
     cache = cache_dir or FT.DEFAULT_CACHE_DIR
-    FT.build_cache(data_dir or paths.data_dir(), cache, seed=seed)
+    FT.build_cache(data_dir or default_data_dir(), cache, seed=seed)
     clf = E._cached_classifier(cache, seed)
     out = {}
     for style in styles or D.D2_STYLES:

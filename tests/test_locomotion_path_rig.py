@@ -312,3 +312,23 @@ def test_pauses_from_the_panel(bpy_clean, controller):
         assert np.linalg.norm(hips[-1] - (6.0, 0.0)) < 0.1   # then walks on and arrives
     finally:
         rigmind.unregister()
+
+
+def test_rig_style_accuracy_defaults_to_the_data_folder(monkeypatch):
+    """``style_accuracy(paths, ...)`` without ``data_dir`` builds its cache from
+    the data folder (its ``paths`` argument, the random paths, once hid the
+    ``backend.paths`` module: AttributeError)."""
+    from rigmind.backend import paths
+    from rigmind.backend.locomotion import features as FT
+    from rigmind.operators import locomotion_rig_eval as RE
+
+    class Built(Exception):
+        pass
+
+    def build_cache(data, cache, **kw):
+        raise Built(data)
+
+    monkeypatch.setattr(FT, "build_cache", build_cache)
+    with pytest.raises(Built) as e:
+        RE.style_accuracy([], None)
+    assert e.value.args[0] == paths.data_dir()
