@@ -56,11 +56,13 @@ def runs(mask):
 
 
 def close_gaps(mask, max_gap: int, min_run: int) -> np.ndarray:
-    """Boolean ``mask [F]`` with gaps of at most ``max_gap`` frames between
-    runs filled (a contact that flickers off for a frame is one contact),
-    then runs shorter than ``min_run`` frames dropped (too short to be a
-    footstep)."""
+    """Boolean ``mask [F]`` (or ``[F, K]``, column by column) with gaps of
+    at most ``max_gap`` frames between runs filled (a contact that flickers
+    off for a frame is one contact), then runs shorter than ``min_run``
+    frames dropped (too short to be a footstep)."""
     mask = np.asarray(mask, bool).copy()
+    if mask.ndim == 2:
+        return np.stack([close_gaps(mask[:, k], max_gap, min_run) for k in range(mask.shape[1])], axis=1)
     s, e = runs(~mask)
     for a, b in zip(s, e):  # loops over runs, not frames
         if a > 0 and b < len(mask) and b - a <= max_gap:
@@ -124,5 +126,5 @@ def detect_contacts(pos: np.ndarray, fps: float, cfg: ContactConfig = ContactCon
         off = (h > out_height) | (v > out_speed)
         c = hysteresis(on, off & ~on, on[0] | ~off[0])
     if cfg.max_gap or cfg.min_run:
-        c = np.stack([close_gaps(c[:, k], cfg.max_gap, cfg.min_run) for k in range(c.shape[1])], axis=1)
+        c = close_gaps(c, cfg.max_gap, cfg.min_run)
     return c

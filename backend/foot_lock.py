@@ -8,7 +8,7 @@
   :func:`lock_runs` / :func:`lock_offsets` (the cleanup: a lock per contact
   run at its median position, eased in and out with a quintic Hermite).
 - Swing: :func:`swing_lift` keeps a foot above a cone around its footholds.
-- Leg: :func:`knee_pole` / :func:`leaning_knee_pole` (the animated
+- Leg: :func:`knee_pole` / :func:`leaning_pole` (the animated
   leg's plane: the cleanup's, retargeting's), :func:`ease_knee_snaps`
   (bounded knee speed) and :func:`solve_leg`, the analytic two-bone solve of
   :mod:`.ik` with either its own soft reach or a reach eased here.
@@ -225,20 +225,17 @@ def knee_pole(hip, knee, ankle, toe, straight: float = 0.03):
     return knee + perp + straight * fade * fwd
 
 
-def leaning_knee_pole(hip, knee, ankle, forward, lean: float = 0.02):
-    """Knee pole ``[F, 3]`` for retargeting: one metre from the knee along
-    the knee's offset from the hip-ankle line (the transferred leg's plane),
-    leaning toward ``forward [F, 3]`` (the knee bone's forward axis, unit) by
-    ``lean`` x the thigh length, so a straight leg still bends forward.
-    (:func:`knee_pole` is the cleanup's: it fades the foot's direction in
-    only where the leg is almost straight.)"""
-    along = _unit(ankle - hip)
-    bend = (knee - hip) - np.sum((knee - hip) * along, -1, keepdims=True) * along
-    return knee + _unit(bend + lean * np.linalg.norm(knee - hip, axis=-1, keepdims=True) * forward)
-
-
-def _unit(v):
-    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-9)
+def leaning_pole(root, mid, end, forward, lean: float = 0.02):
+    """Pole ``[F, 3]`` of a two-bone chain for retargeting (knees and
+    elbows): one metre from the middle joint along its offset from the
+    root-end line (the transferred limb's plane), leaning toward ``forward
+    [F, 3]`` (unit: the knee's forward axis, the elbow's backward one) by
+    ``lean`` x the upper bone's length, so a straight limb still bends the
+    right way. (:func:`knee_pole` is the cleanup's: it fades the foot's
+    direction in only where the leg is almost straight.)"""
+    along = ik._unit(end - root)
+    bend = (mid - root) - np.sum((mid - root) * along, -1, keepdims=True) * along
+    return mid + ik._unit(bend + lean * np.linalg.norm(mid - root, axis=-1, keepdims=True) * forward)
 
 
 def ease_knee_snaps(dist, l1, l2, fps: float, max_speed: float):

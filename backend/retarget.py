@@ -42,7 +42,7 @@ from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
 from .foot_contacts import ContactConfig, detect_contacts
-from .foot_lock import leaning_knee_pole, lock_weights
+from .foot_lock import leaning_pole, lock_weights
 from .foot_lock import solve_leg as solve_leg_ik
 
 __all__ = ["RetargetConfig", "RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
@@ -412,10 +412,9 @@ def _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, f
             continue
         a, b, end = Pw[:, ua], Pw[:, la], Pw[:, h]
         goal = a + (s_pos_w[:, sh] - s_pos_w[:, su]) * (arm_t / arm_s)
-        bend = (b - a) - np.sum((b - a) * _unit(end - a), -1, keepdims=True) * _unit(end - a)
         # A straight arm has no bend plane: elbows then point backwards.
         elbow_back = R.rotate(W[:, la], R.rotate(R.inv(t_rest_rot[la]), -fwd_rest))
-        pole = b + _unit(bend + 0.02 * np.linalg.norm(b - a, axis=-1, keepdims=True) * elbow_back)
+        pole = leaning_pole(a, b, end, elbow_back)
         length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
         soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
         q1, q2, _ = two_bone_ik(a, b, end, goal, pole, soft=soft)
@@ -1044,7 +1043,7 @@ def _solve_leg(st: _State, g, Pw, fwd_rest):
         # ... and neither may the toe
         goal[:, 2] = np.maximum(goal[:, 2], _toe_floor(st, g, Pw))
     knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
-    pole = leaning_knee_pole(a, b, end, knee_fwd)
+    pole = leaning_pole(a, b, end, knee_fwd)
     q1, q2, reached = solve_leg_ik(a, b, end, goal, pole, soft=g["soft"])
     upper = _ancestors(st.target, ll)
     upper = upper[1: upper.index(ul) + 1]

@@ -86,7 +86,7 @@ def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONT
         ix = [list(names).index(n) for n in joints]
         low = heights_above_floor(world_pos[:, ix, 2], 1.0) < max_height
         c = ((pred > 0.5) & low) | det
-    return np.stack([close_gaps(c[:, k], max_gap, min_run) for k in range(c.shape[1])], axis=1).astype(np.float32)
+    return close_gaps(c, max_gap, min_run).astype(np.float32)
 
 
 def _keep_feet_apart(legs_out, left, apart: float, fps: float) -> None:
