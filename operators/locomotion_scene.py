@@ -829,9 +829,9 @@ def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=
 
     _check_armature(arm)
     # Bounded time and memory (backend.limits) before anything is built from the path.
-    check_path(path_points_and_speeds(points_xy, 1.0)[0],
-               float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
-    check_pauses(Path2D(path_points_and_speeds(points_xy, 1.0)[0]), pauses)  # a bad path fails now, before the modal starts
+    xy_path = path_points_and_speeds(points_xy, 1.0)[0]
+    check_path(xy_path, float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
+    check_pauses(Path2D(xy_path), pauses)  # a bad path fails now, before the modal starts
     if speed is not None:
         _check_speed(speed)
     name = arm.name

@@ -143,12 +143,7 @@ def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None)
 def _clean(res):
     """The foot clean-up (``cleanup.pin_feet``) of a run's motion, given the
     controller's predicted contacts and foot positions when it recorded them."""
-    kw = {}
-    if getattr(res, "contacts", None) is not None:
-        kw["predicted"] = res.contacts
-    if getattr(res, "feet", None) is not None:
-        kw["feet"] = res.feet
-    return CL.pin_feet(res.motion, **kw)
+    return CL.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
 
 
 # --- controllers -----------------------------------------------------------------------
@@ -268,14 +263,12 @@ def evaluate_locomotion(
     mocap_scores = [_mocap_score(c) for c in mocap_clips]
     mocap = _aggregate(mocap_scores)
 
-    followers = {}  # (controller, follower) -> path names
     runs, rows, per_path = [], [], {}
     for name, ctl in controllers.items():
-        variants = _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers,
-                               verbose)
+        variants = _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, verbose)
         _add_rows(variants, name, _ms_per_step(ctl, styles, timing_steps), mocap, paths, runs, rows, per_path)
-    for (name, how), names in followers.items():
-        notes.add(f"{name}: {', '.join(dict.fromkeys(names))} followed with {how}")
+        if paths and styles:
+            notes.add(f"{name}: {', '.join(dict.fromkeys(p.name for p in paths))} followed with path_follow.follow_path")
     if mocap_scores:
         mocap.update(
             name=f"validation mocap ({len(mocap_scores)} walking clips)",
@@ -346,10 +339,9 @@ def _mocap_score(clip) -> dict:
     return s
 
 
-def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, followers, verbose) -> dict:
+def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, cleanup, verbose) -> dict:
     """Walk every path in every style with one controller and score each run,
-    raw and (with ``cleanup``) after the foot clean-up: ``{variant: [scores]}``.
-    Records which follower walked which path in ``followers``."""
+    raw and (with ``cleanup``) after the foot clean-up: ``{variant: [scores]}``."""
     variants = {name: []}
     if cleanup:
         variants[f"{name} + foot cleanup"] = []
@@ -357,7 +349,6 @@ def _walk_paths(name, ctl, paths, styles, speeds, classifier, max_seconds, clean
         for st in styles:
             t0 = time.perf_counter()
             res = follow(ctl, path, speeds[st], st, max_seconds=max_seconds)
-            followers.setdefault((name, getattr(res, "follower", "path_follow.follow_path")), []).append(path.name)
             sc = score_motion(res.motion, path, classifier, st)
             sc.update(controller=name, path=path.name, style=st, seconds=time.perf_counter() - t0)
             variants[name].append(sc)

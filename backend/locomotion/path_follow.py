@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ..filters import gaussian_filter1d
+from ..foot_contacts import runs
 
 from .. import paths
 from .. import rotations as R
@@ -916,10 +917,8 @@ def _monotone_between_pauses(arc: np.ndarray, paused: np.ndarray) -> np.ndarray:
     overshoots its point and the blend into the stance steps back onto it
     (a running maximum would hold the body at the overshoot)."""
     out = arc.copy()
-    edges = np.flatnonzero(np.diff(paused.astype(np.int8))) + 1
-    for a, b in zip(np.r_[0, edges], np.r_[edges, len(arc)]):
-        if not paused[a]:
-            out[a:b] = np.maximum.accumulate(arc[a:b])
+    for a, b in zip(*runs(~paused)):
+        out[a:b] = np.maximum.accumulate(arc[a:b])
     return out
 
 
@@ -936,10 +935,7 @@ def _snap_progress(path: Path2D, tracked: np.ndarray, fps: float, cfg: SnapConfi
     vel = np.gradient(tracked, axis=0)
     for f, xy in enumerate(tracked):
         arc[f] = progress.update(xy, vel[f], back=0.1, ahead=0.3)
-    if paused is not None and paused.any():
-        arc = _monotone_between_pauses(arc, paused)
-    else:
-        arc = np.maximum.accumulate(arc)
+    arc = _monotone_between_pauses(arc, np.zeros(len(arc), bool) if paused is None else np.asarray(paused, bool))
     arc = np.clip(gaussian_filter1d(arc, max(cfg.progress_seconds * fps, 1e-3), mode="nearest"), 0.0, path.length)
     if stands:
         arc[-1] = path.length
