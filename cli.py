@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 
 from .backend.atomic_write import atomic_output, check_output_path, write_atomically  # noqa: E402
 from .backend.errors import Cancelled, UserError  # noqa: E402
-from .backend.interrupts import quiet_interrupts, record_interrupts  # noqa: E402
+from .backend.interrupts import is_blender_interrupt, quiet_interrupts, record_interrupts  # noqa: E402
 from .backend.limits import check_options, check_path  # noqa: E402
 
 EXIT_USER_ERROR = 2
@@ -746,7 +746,7 @@ def _main(argv=None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     except Exception as e:
-        if _is_interrupt(e):
+        if is_blender_interrupt(e):
             return _cancelled(args.command)  # Ctrl-C inside a Blender Python operator
         if args.debug:
             raise
@@ -760,12 +760,6 @@ def _one_line(e: BaseException) -> str:
     """The message on one line (a few errors list their findings on several)."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return "; ".join(lines) or type(e).__name__
-
-
-def _is_interrupt(e: BaseException) -> bool:
-    """A Ctrl-C that a Blender Python operator caught and turned into
-    ``RuntimeError("...KeyboardInterrupt...")``."""
-    return isinstance(e, RuntimeError) and "KeyboardInterrupt" in str(e)
 
 
 def _broken_pipe() -> int:

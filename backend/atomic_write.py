@@ -148,13 +148,6 @@ def _leftovers(tmp: Path) -> list:
     return [tmp, tmp.with_name(tmp.name + "@"), tmp.with_name(tmp.name + "1")]
 
 
-def _cancelled_in_blender(exc: BaseException) -> bool:
-    """Ctrl-C inside a Python operator (the BVH, FBX and glTF exporters) is
-    caught by Blender and re-raised as a RuntimeError naming
-    KeyboardInterrupt; it is still the user cancelling."""
-    return isinstance(exc, RuntimeError) and "KeyboardInterrupt" in str(exc)
-
-
 @contextlib.contextmanager
 def atomic_output(target):
     """Yield a temporary path to write instead of ``target``; on a clean exit
@@ -184,7 +177,7 @@ def atomic_output(target):
         try:
             yield tmp
         except RuntimeError as e:
-            if _cancelled_in_blender(e):
+            if interrupts.is_blender_interrupt(e):
                 raise KeyboardInterrupt from None
             raise
         except OSError as e:

@@ -69,6 +69,13 @@ def _on_retry(signum, frame):
     _raise_when_safe(frame)
 
 
+def is_blender_interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C that a Blender Python operator (the BVH, FBX and glTF
+    exporters) caught and re-raised as ``RuntimeError("...KeyboardInterrupt...")``:
+    still the user cancelling."""
+    return isinstance(exc, RuntimeError) and "KeyboardInterrupt" in str(exc)
+
+
 def record_interrupts() -> None:
     """Count SIGINTs from now on (main thread only; a no-op elsewhere)."""
     _state["count"], _state["quiet"] = 0, False
