@@ -176,31 +176,16 @@ def scene_face_choice(s) -> str:
 
 
 def user_error_types() -> tuple:
-    """Errors a user can fix (shown as one ERROR line): ``UserError`` and the
-    error classes that predate it (each ValueError-derived, naming its fix)."""
-    from ..backend.audio.loading import AudioError
-    from ..backend.bone_mapping import NotHumanoidError
-    from ..backend.bvh import BVHError
+    """Errors a user can fix (shown as one ERROR line): ``UserError``, which
+    every RigMind error class a user can fix derives from, and the gesture
+    model's missing-weights error (the fix is to train them)."""
     from ..backend.errors import UserError
-    from ..backend.atomic_write import OutputPathError
-    from ..backend.limits import OutOfRange
-    from ..backend.retarget import RetargetError
-    from ..backend.smplx_motion import SMPLXFileError
-    from .export import ExportError
-    from .locomotion_scene import ControllerError
-    from .render import RenderError
-    from .rig_files import RigFileError
-    from .scene_io import SceneError
 
-    found = [UserError, AudioError, NotHumanoidError, BVHError, OutputPathError, OutOfRange, RetargetError,
-             SMPLXFileError, ExportError, ControllerError, RenderError, RigFileError, SceneError]
     try:
-        from ..backend.gesture.generate import GestureModelError  # missing weights: the fix is to train them
-
-        found.append(GestureModelError)
+        from ..backend.gesture.generate import GestureModelError
     except ImportError:
-        pass
-    return tuple(found)
+        return (UserError,)
+    return (UserError, GestureModelError)
 
 
 def report_failure(op, exc: BaseException) -> set:
