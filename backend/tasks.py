@@ -56,10 +56,6 @@ class Task:
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._stop.is_set()
-
     def cancel(self, wait: float = JOIN_SECONDS) -> None:
         """Ask the work to stop and wait up to ``wait`` seconds for it."""
         self._stop.set()

@@ -23,7 +23,6 @@ from .op_common import (
     fill_from_scene,
     finished,
     poll_armature,
-    report_failure,
     resolve_armature,
     resolve_face_mesh,
     run_reported,
@@ -364,8 +363,6 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
 
 # --- locomotion ------------------------------------------------------------------------
 
-CONTROLLER_KINDS = P.CONTROLLER_ITEMS
-
 
 def _controller_options(context) -> dict:
     """Inference engine and models folder from the add-on preferences."""
@@ -601,4 +598,4 @@ from .drive_op import CLASSES as _DRIVE_CLASSES  # noqa: E402
 
 CLASSES = CLASSES + _DRIVE_CLASSES
 
-__all__ = ["CLASSES", "report_failure", "user_bone_map_dir"]
+__all__ = ["CLASSES", "user_bone_map_dir"]

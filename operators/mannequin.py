@@ -183,11 +183,11 @@ def _frame(d, up_hint):
 
 
 def _capsule(p0, p1, r0, r1, up_hint=(0, 0, 1), n_seg=20, n_body=6, n_cap=4, cap=1.0,
-             flat=1.0, power=2.0, bulge=0.0):
+             flat=1.0, power=2.0):
     """Tapered capsule from ``p0`` (radius ``r0``) to ``p1`` (``r1``), metres.
 
     ``flat`` scales the radius along ``up_hint``; ``cap`` scales the length of
-    the end caps; ``bulge`` swells the middle (muscle). Returns ``(verts,
+    the end caps. Returns ``(verts,
     quads, tris, s)`` where ``s`` is each vertex's distance along the axis from
     ``p0`` (negative in the first cap)."""
     p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
@@ -199,7 +199,7 @@ def _capsule(p0, p1, r0, r1, up_hint=(0, 0, 1), n_seg=20, n_body=6, n_cap=4, cap
     r_list = [r0 * np.sin(al)]
     u = np.linspace(0.0, 1.0, n_body + 1)[1:-1]
     s_list.append(u * L)
-    r_list.append((r0 + (r1 - r0) * u) * (1.0 + bulge * np.sin(math.pi * u)))
+    r_list.append(r0 + (r1 - r0) * u)
     al = al[::-1]
     s_list.append(L + r1 * cap * np.cos(al))
     r_list.append(r1 * np.sin(al))

@@ -11,8 +11,6 @@ import numpy as np
 from ..backend.errors import UserError
 
 ENGINES = {"CYCLES": "CYCLES", "EEVEE": "BLENDER_EEVEE", "WORKBENCH": "BLENDER_WORKBENCH"}
-#: Custom property marking cameras RigMind created (and may re-aim).
-AUTO_CAMERA_TAG = "rigmind_auto_camera"
 
 
 class RenderError(UserError):
