@@ -58,9 +58,7 @@ def measures(motion, leg: float) -> dict:
     for side in "LR":
         toe = pos[f"Toes_{side}"][:, 2]
         toe = toe - np.percentile(toe, 2)
-        swing = ~E._contacts(pos[f"Foot_{side}"], fps, leg)
-        edges = np.flatnonzero(np.diff(np.r_[0, swing.astype(int), 0]))
-        peaks += [float(toe[a:b].max()) for a, b in zip(edges[::2], edges[1::2]) if b - a >= 5]
+        peaks += E.swing_peaks(toe, ~E._contacts(pos[f"Foot_{side}"], fps, leg))
     knee = np.degrees(C.knee_angles(motion))
     kj = [legs.index("LowerLeg_L"), legs.index("LowerLeg_R")]
     kfr, kside = np.unravel_index(np.argmax(rel[:, kj]), (len(rel), 2))

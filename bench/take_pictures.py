@@ -267,14 +267,17 @@ def main():
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--out", required=True, help="output prefix: OUT_sheet.png and OUT_top.png")
     args = ap.parse_args()
+    from rigmind.backend.locomotion.path_follow import parse_pauses
+
     pts = parse_points(args.path)
+    pauses = [p for t in args.pause for p in parse_pauses(t, "--pause")]
     if args.rig:
         from rigmind.operators import locomotion_scene as LS
 
         arm = load_rig(args.rig, args.data)
         kw = {} if args.speed is None else {"speed": args.speed}
-        if args.pause:
-            kw["pauses"] = [tuple(float(v) for v in p.split(",")) for p in args.pause]
+        if pauses:
+            kw["pauses"] = pauses
         walk_pts = pts if np.isfinite(pts[:, 2]).any() else pts[:, :2]
         action = LS.walk_along_path(arm, walk_pts, style=args.style, controller=LS.load_controller("neural"), **kw)
     else:
@@ -289,7 +292,7 @@ def main():
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     s = contact_sheet(arm, frames, fps, args.every, out.with_name(out.name + "_sheet.png"))
-    marks = [at_arc(pts[:, :2], float(p.split(",")[0])) for p in args.pause]
+    marks = [at_arc(pts[:, :2], a) for a, _ in pauses]
     t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"), marks=marks)
     print(f"'{action.name}' on {arm.name}: {len(frames)} frames\nwrote {s}\nwrote {t}")
 

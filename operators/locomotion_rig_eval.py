@@ -35,6 +35,7 @@ import time
 
 import numpy as np
 from ..backend import paths
+from ..backend.foot_contacts import runs
 
 CANONICAL_BODY = (
     "hips", "spine", "head", "upperarm_l", "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r",
@@ -160,6 +161,13 @@ def end_stance(pos: dict, fps: float, leg: float) -> dict:
     }
 
 
+def swing_peaks(toe_z: np.ndarray, swing: np.ndarray, min_frames: int = 5) -> list:
+    """Peak of ``toe_z [F]`` (m, over the planted level) in each swing: each
+    run of ``swing [F]`` (the ankle not planted) of at least ``min_frames``
+    frames. The rig evaluation's swing clearance is their median."""
+    return [float(toe_z[a:b].max()) for a, b in zip(*runs(swing)) if b - a >= min_frames]
+
+
 def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dict:
     """Metrics (see the module docstring) of evaluated positions ``pos``
     (``canonical -> [F, 3]``) against the drawn ``path_xy [N, 2]`` (None:
@@ -204,11 +212,7 @@ def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dic
     for side in ("l", "r"):
         toe = pos.get(f"toes_{side}", pos[f"foot_{side}"])[:, 2]
         toe = toe - (np.percentile(toe, 2) if toe_rest is None else toe_rest.get(f"toes_{side}", np.percentile(toe, 2)))
-        swing = ~(cl if side == "l" else cr)
-        edges = np.flatnonzero(np.diff(np.r_[0, swing.astype(int), 0]))
-        for a, b in zip(edges[::2], edges[1::2]):
-            if b - a >= 5:
-                peaks.append(float(toe[a:b].max()))
+        peaks += swing_peaks(toe, ~(cl if side == "l" else cr))
     return {
         "frames": len(hips),
         **traj,
@@ -523,5 +527,5 @@ def main_rig_eval(argv=None) -> int:
     return 0
 
 
-__all__ = ["evaluated_positions", "score_take", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY", "RIGS",
+__all__ = ["evaluated_positions", "score_take", "swing_peaks", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY", "RIGS",
            "load_rig", "mocap_reference", "evaluate_rig", "summarize", "main_rig_eval"]

@@ -33,7 +33,7 @@ def walk():
 def _toe_peaks(motion, leg):
     """Median swing peak (m) of the toes over their planted level, swings
     counted as the rig evaluation counts them (>= 5 frames, ankle not planted)."""
-    from rigmind.operators.locomotion_rig_eval import _contacts
+    from rigmind.operators.locomotion_rig_eval import _contacts, swing_peaks
 
     names = list(motion.skeleton.names)
     p = motion.world_positions()
@@ -41,9 +41,7 @@ def _toe_peaks(motion, leg):
     for side in "LR":
         toe = p[:, names.index(f"Toes_{side}"), 2]
         toe = toe - np.percentile(toe, 2)
-        swing = ~_contacts(p[:, names.index(f"Foot_{side}")], motion.fps, leg)
-        edges = np.flatnonzero(np.diff(np.r_[0, swing.astype(int), 0]))
-        peaks += [toe[a:b].max() for a, b in zip(edges[::2], edges[1::2]) if b - a >= 5]
+        peaks += swing_peaks(toe, ~_contacts(p[:, names.index(f"Foot_{side}")], motion.fps, leg))
     return float(np.median(peaks))
 
 
