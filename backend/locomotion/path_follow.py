@@ -560,17 +560,15 @@ def _stop_command(st: _Follow, f: int, to_end, dist_end: float, closing: float, 
     return vel, st.path.end_dir if facing is None else facing
 
 
-def _walk_command(st: _Follow, to_end, dist_end: float, near_end: bool):
+def _walk_command(st: _Follow, to_end, dist_end: float):
     """The walking command ``(velocity, facing)``: the planned speed (limited
     by the braking to the end, the approach and the acceleration in time)
     toward the pure-pursuit look-ahead point, facing the path a little ahead."""
     cfg, path = st.cfg, st.path
-    v_allowed = float(np.interp(st.s_proj, path.s, st.profile))
-    v_allowed = min(v_allowed, np.sqrt(2.0 * cfg.stop_decel * max(path.length - st.s_proj, 0.0)))
-    if near_end:  # (a closed path starts on its end point)
-        v_allowed = min(v_allowed, dist_end / cfg.approach_seconds)
+    v_allowed = min(float(np.interp(st.s_proj, path.s, st.profile)), _brake_speed(st, path.length, dist_end))
     if st.pauses:  # brake to the next pause the way it brakes to the end
-        v_allowed = min(v_allowed, _pause_speed(st))
+        s_stop = st.pauses[0][0]
+        v_allowed = min(v_allowed, float(_brake_speed(st, s_stop, float(np.linalg.norm(path.at(s_stop) - st.root)))))
     # Acceleration limit in time (the plan in arc length cannot see that
     # the character starts standing); braking follows the plan at once.
     st.v_cmd = min(v_allowed, st.v_cmd + st.accel * (1.0 / st.ctl_fps))
@@ -638,15 +636,36 @@ def check_pauses(path: Path2D, pauses) -> list:
     return sorted(out)
 
 
-def _pause_speed(st: _Follow) -> float:
-    """The speed (m/s) that brakes onto the next pause point: as onto the end
-    (``stop_decel`` over the arc left, then the proportional approach)."""
+def _brake_speed(st: _Follow, s_point: float, dist: float):
+    """The speed (m/s) that brakes onto the point ``s_point`` m along the
+    path (the end or a pause), ``dist`` m from the character: ``stop_decel``
+    over the arc left, and on the last 1.5 m the proportional approach."""
     cfg = st.cfg
-    s_stop = st.pauses[0][0]
-    v = np.sqrt(2.0 * cfg.stop_decel * max(s_stop - st.s_proj, 0.0))
-    if st.s_proj > s_stop - 1.5:
-        v = min(v, float(np.linalg.norm(st.path.at(s_stop) - st.root)) / cfg.approach_seconds)
-    return float(v)
+    v = np.sqrt(2.0 * cfg.stop_decel * max(s_point - st.s_proj, 0.0))
+    if st.s_proj > s_point - 1.5:
+        v = min(v, dist / cfg.approach_seconds)
+    return v
+
+
+def _arriving(st: _Follow, s_point: float, dist: float, closing: float, passed_by: float) -> bool:
+    """Whether the stop phase onto the point ``s_point`` m along the path
+    (``dist`` m away, approached at ``closing`` m/s) begins: only on the
+    last 1.5 m, when within ``stop_radius``, when past it (progress beyond
+    ``s_point - passed_by`` and within 0.5 m), or when the controller's lag
+    (``stop_lag_seconds`` of the closing speed) would carry it within."""
+    cfg = st.cfg
+    predicted = dist - cfg.stop_lag_seconds * max(closing, 0.0)
+    passed = st.s_proj >= s_point - passed_by and dist < 0.5
+    return st.s_proj > s_point - 1.5 and (dist < cfg.stop_radius or passed or predicted < cfg.stop_radius)
+
+
+def _closing(st: _Follow, to_point) -> tuple:
+    """Distance (m) to a point ``to_point`` away and the speed (m/s) at which
+    the character approaches it: only the part of its velocity toward the
+    point counts (a cross-track error would otherwise keep an extrapolated
+    point outside ``stop_radius``)."""
+    dist = float(np.linalg.norm(to_point))
+    return dist, float(np.dot(st.root_vel, to_point)) / max(dist, 1e-6)
 
 
 #: What :func:`_command` returns when a pause's stop phase is over: blend
@@ -677,12 +696,9 @@ def _pause_command(st: _Follow, f: int):
         st.pause_frame = st.stand_frame = None
         st.v_cmd = 0.0
         return None
-    dist = float(np.linalg.norm(to_stop))
-    closing = float(np.dot(st.root_vel, to_stop)) / max(dist, 1e-6)
+    dist, closing = _closing(st, to_stop)
     if st.pause_frame is None:
-        predicted = dist - st.cfg.stop_lag_seconds * max(closing, 0.0)
-        passed = st.s_proj >= s_stop and dist < 0.5
-        if not (st.s_proj > s_stop - 1.5 and (dist < st.cfg.stop_radius or passed or predicted < st.cfg.stop_radius)):
+        if not _arriving(st, s_stop, dist, closing, passed_by=0.0):
             return None
         st.pause_frame = f
     command = _stop_command(st, f, to_stop, dist, closing, start=st.pause_frame, facing=facing)
@@ -693,28 +709,20 @@ def _command(st: _Follow, f: int):
     """Frame ``f``'s command ``(velocity, facing)``, starting the stop phase
     when the end is (about to be) reached (or standing at a pause: see
     :func:`_pause_command`); None when the walk is over."""
-    cfg, path = st.cfg, st.path
+    path = st.path
     if st.pauses:
         command = _pause_command(st, f)
         if command is not None:
             return command
     to_end = path.xy[-1] - st.root
-    dist_end = float(np.linalg.norm(to_end))
-    # Remaining distance once the controller's lag is spent: only the part
-    # of the velocity toward the end point counts (a cross-track error
-    # would otherwise keep the extrapolated point outside stop_radius).
-    closing = float(np.dot(st.root_vel, to_end)) / max(dist_end, 1e-6)
-    predicted = dist_end - cfg.stop_lag_seconds * max(closing, 0.0)
-    passed = st.s_proj >= path.length - 1e-6 and dist_end < 0.5
-    near_end = st.s_proj > path.length - 1.5  # the extrapolation only counts on the last stretch
-    # Only on the last stretch: a closed path (a circle drawn back to its
-    # start) begins on its own end point.
-    if st.stop_frame is None and not st.pauses and near_end and (
-            dist_end < cfg.stop_radius or passed or predicted < cfg.stop_radius):
+    dist_end, closing = _closing(st, to_end)
+    # Only on the last stretch (_arriving): a closed path (a circle drawn
+    # back to its start) begins on its own end point.
+    if st.stop_frame is None and not st.pauses and _arriving(st, path.length, dist_end, closing, passed_by=1e-6):
         st.stop_frame = f
     if st.stop_frame is not None:
         return _stop_command(st, f, to_end, dist_end, closing)
-    return _walk_command(st, to_end, dist_end, near_end)
+    return _walk_command(st, to_end, dist_end)
 
 
 def _drive(controller, st: _Follow, max_frames: int) -> None:
