@@ -41,6 +41,7 @@ from .. import rotations as R
 from ..filters import gaussian_filter1d
 from ..motion import Motion
 from .. import paths
+from .viewer_metrics import facing
 
 ARMS = (("left_shoulder", "left_elbow", "left_wrist"), ("right_shoulder", "right_elbow", "right_wrist"))
 TARGET_FILE = paths.PRESETS_DIR / "gesture_space.json"
@@ -157,10 +158,7 @@ def body_frame(pos: np.ndarray, names: list):
     per wrist (left, right) the height relative to the shoulders' mean height
     and the forward distance from the pelvis along the hips' facing (m)."""
     ix = names.index
-    left = pos[:, ix("left_hip")] - pos[:, ix("right_hip")]
-    left[:, 2] = 0.0
-    fwd = np.cross(left, np.array([0.0, 0.0, 1.0]))
-    fwd /= np.maximum(np.linalg.norm(fwd, axis=-1, keepdims=True), 1e-9)
+    fwd = facing(pos[:, ix("left_hip")], pos[:, ix("right_hip")])
     sh = 0.5 * (pos[:, ix("left_shoulder"), 2] + pos[:, ix("right_shoulder"), 2])
     w = pos[:, [ix("left_wrist"), ix("right_wrist")]]
     h = w[..., 2] - sh[:, None]
