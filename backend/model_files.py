@@ -145,7 +145,7 @@ def _why_unreadable(e: BaseException) -> str:
     text = str(e)
     if isinstance(e, pickle.UnpicklingError) or "weights_only" in text or "Unsupported global" in text:
         return "it holds Python objects or code, not plain weights, and RigMind never runs code from a weights file"
-    if "zip" in text.lower() or isinstance(e, (EOFError, pickle.UnpicklingError)):
+    if "zip" in text.lower() or isinstance(e, EOFError):
         return "it is truncated or not a PyTorch weights file"
     return "it is not a PyTorch weights file RigMind can read"
 
