@@ -116,9 +116,7 @@ class GestureModel:
                 raise GestureModelError(f"{onnx_path} is not a RigMind gesture model")
             a = {k: json.loads(md["rigmind_" + k]) for k in ("arrays", "scalars", "train")}
             arr = {k: np.asarray(v, dtype=np.float32) for k, v in a["arrays"].items()}
-            fb = {"mean": arr["finger_mean"], "components": arr["finger_components"]}
-            em = {"weights": arr["energy_weights"], "rest_energy": a["scalars"]["rest_energy"]}
-            return cls(dec, arr["mean"], arr["std"], fb, em, a["scalars"]["beat_rate"], arr["start_poses"], a["train"])
+            return cls._from_arrays(dec, arr, a["scalars"]["rest_energy"], a["scalars"]["beat_rate"], a["train"])
         if not path.exists():
             raise GestureModelError(f"gesture weights {path} not found — train them with "
                                     "`rigmind train gesture --data ../shared/data`")
@@ -135,13 +133,19 @@ class GestureModel:
         with fitting(path, "gesture model"):
             net = TM.GestureVAE(**ck.config)
             net.load_state_dict(ck.weights)
+            net.eval()
             a = {k: v.numpy() for k, v in ck.arrays.items()}
-            fb = {"mean": a["finger_mean"], "components": a["finger_components"]}
-            em = {"weights": a["energy_weights"], "rest_energy": float(a["rest_energy"])}
-            beat_rate = float(a["beat_rate"])
-        net.eval()
-        return cls(_TorchDecoder(net), a["mean"], a["std"], fb, em, beat_rate, a["start_poses"],
-                   dict(ck.metadata.get("training", {})))
+            return cls._from_arrays(_TorchDecoder(net), a, float(a["rest_energy"]), float(a["beat_rate"]),
+                                    dict(ck.metadata.get("training", {})))
+
+    @classmethod
+    def _from_arrays(cls, dec, a: dict, rest_energy: float, beat_rate: float, train: dict) -> "GestureModel":
+        """The model on decoder ``dec`` from its named arrays (normalisation,
+        finger basis, energy weights, start poses) and two numbers, as an
+        ONNX export's metadata and a checkpoint both hold them."""
+        fb = {"mean": a["finger_mean"], "components": a["finger_components"]}
+        em = {"weights": a["energy_weights"], "rest_energy": rest_energy}
+        return cls(dec, a["mean"], a["std"], fb, em, beat_rate, a["start_poses"], train)
 
 
 @dataclass
