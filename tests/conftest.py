@@ -50,6 +50,27 @@ def bpy_clean():
     bpy.ops.wm.read_factory_settings(use_empty=True)
 
 
+@pytest.fixture
+def registered(bpy_clean):
+    """The add-on registered in an empty factory scene, unregistered after."""
+    import rigmind
+
+    rigmind.register()
+    yield bpy_clean
+    rigmind.unregister()
+
+
+class CodePayload:
+    """Unpickling this creates the file ``marker``: what a crafted weights or
+    cache file could do. Tests save one and check it never runs."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """``../shared/data`` (or ``$RIGMIND_DATA``); tests that need it skip

@@ -229,15 +229,6 @@ def test_two_exports_to_one_path_end_with_one_valid_file(gesture_setup, suffix):
 # --- the add-on's Export operator ---------------------------------------------
 
 
-@pytest.fixture
-def registered(bpy_clean):
-    import rigmind
-
-    rigmind.register()
-    yield bpy_clean
-    rigmind.unregister()
-
-
 def test_export_operator_bad_path_reports_one_error_and_keeps_previous(registered, tmp_path):
     bpy = registered
     bpy.ops.rigmind.add_mannequin()

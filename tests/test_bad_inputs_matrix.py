@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from conftest import REPO
+from conftest import REPO, CodePayload
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 ABSENT, INTACT, WRITTEN = "absent", "intact", "written"
@@ -192,7 +192,7 @@ class Inputs:
         (folder("corrupt_pt") / "locomotion.pt").write_bytes(b"PK\x03\x04" + os.urandom(500))
         (folder("empty_pt") / "locomotion.pt").write_bytes(b"")
         marker = root / "code_ran"
-        torch.save({"format": _Payload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
+        torch.save({"format": CodePayload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
         from rigmind.backend import checkpoint as CK
 
         ck = CK.load(models / "locomotion.pt", "locomotion")  # re-saved with a wrong shape and a matching hash
@@ -213,16 +213,6 @@ class Inputs:
         folder("no_weights")
         out["marker"] = marker
         return out
-
-
-class _Payload:
-    """Unpickling this would create a marker file: what a crafted weights file could do."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
 
 
 @pytest.fixture(scope="module")

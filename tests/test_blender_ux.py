@@ -30,15 +30,6 @@ def speech_2s(tmp_path_factory):
 
 
 @pytest.fixture
-def registered(bpy_clean):
-    import rigmind
-
-    rigmind.register()
-    yield bpy_clean
-    rigmind.unregister()
-
-
-@pytest.fixture
 def character(registered):
     from rigmind.operators import mannequin
 

@@ -275,15 +275,6 @@ def test_operator_other_naming_style_and_partial_mesh(bpy_clean, tmp_path):
     bpy.context.scene.frame_set(int(0.5 * len(res2.animation.weights)) + 1)
 
 
-@pytest.fixture
-def registered(bpy_clean):
-    import rigmind
-
-    rigmind.register()
-    yield bpy_clean
-    rigmind.unregister()
-
-
 def test_generate_face_operator_on_mannequin(registered, tmp_path):
     bpy = registered
     clip, _ = _speech_with_pauses("en-us", "Peter piped a pretty tune.")

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import torch
 
-from conftest import REPO
+from conftest import REPO, CodePayload
 from rigmind.backend import model_files as MF
 
 
@@ -81,26 +81,18 @@ def test_training_into_models_records_the_new_hash(package_models):
     assert not (other / MF.MANIFEST_NAME).exists()
 
 
-class _Payload:
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-
-
 @pytest.mark.parametrize("kind", ["pickle-with-code", "zip-garbage", "empty", "plain-pickle", "text", "list"])
 def test_bad_pt_is_one_safe_line(tmp_path, kind):
     path = tmp_path / "w.pt"
     marker = tmp_path / "code_ran"
     if kind == "pickle-with-code":
-        torch.save({"state": _Payload(marker)}, path, pickle_module=pickle)
+        torch.save({"state": CodePayload(marker)}, path, pickle_module=pickle)
     elif kind == "zip-garbage":
         path.write_bytes(b"PK\x03\x04" + b"\x00" * 300)
     elif kind == "empty":
         path.write_bytes(b"")
     elif kind == "plain-pickle":
-        path.write_bytes(pickle.dumps(_Payload(marker)))
+        path.write_bytes(pickle.dumps(CodePayload(marker)))
     elif kind == "text":
         path.write_text("weights, honest\n")
     else:

@@ -9,15 +9,6 @@ from conftest import call_as_panel, data_file
 CLIP = "bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz"
 
 
-@pytest.fixture
-def registered(bpy_clean):
-    import rigmind
-
-    rigmind.register()
-    yield bpy_clean
-    rigmind.unregister()
-
-
 def test_add_mannequin_sets_targets(registered):
     bpy = registered
     assert bpy.ops.rigmind.add_mannequin() == {"FINISHED"}

@@ -77,15 +77,6 @@ def test_uniform_scale_is_accepted(scaled_rigs, tmp_path):
     assert out.stat().st_size > 1000
 
 
-@pytest.fixture
-def registered(bpy_clean):
-    import rigmind
-
-    rigmind.register()
-    yield bpy_clean
-    rigmind.unregister()
-
-
 @pytest.mark.parametrize("scale", BAD_SCALES)
 @pytest.mark.parametrize("op", ["generate_gesture", "bake_walk_cycle"])
 def test_operators_report_the_fix_and_leave_the_rig(registered, speech_wav, scale, op):

@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from conftest import CodePayload
 
 from rigmind.backend.locomotion import style_classifier as SC
 
@@ -31,22 +32,12 @@ def test_style_classifier_round_trip(tmp_path):
     np.testing.assert_allclose(b.window_probs(x), a.window_probs(x))
 
 
-class _Payload:
-    """Unpickling this touches a marker file: what a crafted cache file could do."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-
-
 @pytest.mark.parametrize("kind", ["pickle", "corrupt", "empty"])
 def test_bad_classifier_file_is_one_safe_line(tmp_path, kind):
     path = tmp_path / "style_classifier_seed0.pt"
     marker = tmp_path / "code_ran"
     if kind == "pickle":
-        torch.save({"state": _Payload(marker), "styles": ["a"], "mean": [0.0]}, path, pickle_module=pickle)
+        torch.save({"state": CodePayload(marker), "styles": ["a"], "mean": [0.0]}, path, pickle_module=pickle)
     elif kind == "corrupt":
         path.write_bytes(b"PK\x03\x04 this is not a zip archive" * 10)
     else:
