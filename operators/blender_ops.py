@@ -567,7 +567,7 @@ class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
             return False
         if not s.face_auto and s.face_mesh is not None:
             return True
-        if face_scene.most_arkit_mesh(face_candidates(context.scene, resolve_armature(context))) is None:
+        if not face_scene.has_arkit_mesh(face_candidates(context.scene, resolve_armature(context))):
             cls.poll_message_set("No mesh with ARKit shape keys (jawOpen, eyeBlinkLeft, …) in the scene: "
                                  "import a character with them, or set RigMind ▸ Face Mesh")
             return False

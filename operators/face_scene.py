@@ -81,6 +81,12 @@ def most_arkit_mesh(meshes):
     return max(scored, key=lambda mn: (not is_companion_name(mn[0].name), mn[1], len(mn[0].data.vertices)))[0]
 
 
+def has_arkit_mesh(meshes) -> bool:
+    """Whether :func:`most_arkit_mesh` would find one: some mesh has ARKit
+    shape keys (stops at the first; for polls, which run on every redraw)."""
+    return any(m.data.shape_keys is not None and arkit_key_count(m) > 0 for m in meshes)
+
+
 def companion_meshes(mesh_obj, arm=None) -> list:
     """Other meshes of the same character with ARKit shape keys — split
     teeth, eyes, tongue, beard (Ready Player Me, VRoid and CC exports keep
