@@ -41,10 +41,25 @@ def frame_bounds(objects, frame=None) -> tuple:
     screen at ``frame`` (default: the current one): the evaluated (posed,
     deformed) meshes; an armature with no mesh counts by its bone heads
     (never tails: glTF imports give leaf bones metre-long tails)."""
+    return _bounds_now(objects) if frame is None else frames_bounds(objects, [frame])[0]
+
+
+def frames_bounds(objects, frames) -> list:
+    """:func:`frame_bounds` at each of ``frames``, the scene's current frame
+    set back once at the end (not after each)."""
     scene = bpy.context.scene
     saved = scene.frame_current
-    if frame is not None:
-        scene.frame_set(int(frame))          # even the current one: evaluates the animation
+    out = []
+    for f in frames:
+        scene.frame_set(int(f))          # even the current one: evaluates the animation
+        out.append(_bounds_now(objects))
+    scene.frame_set(saved)
+    return out
+
+
+def _bounds_now(objects) -> tuple:
+    """:func:`frame_bounds` at the frame the scene is on."""
+    scene = bpy.context.scene
     dg = bpy.context.evaluated_depsgraph_get()
     arms = [o for o in objects if o.type == "ARMATURE" and len(o.data.bones)]
     meshes = [o for o in objects if o.type == "MESH"] + [
@@ -63,8 +78,6 @@ def frame_bounds(objects, frame=None) -> tuple:
         mw = np.array(ob.matrix_world)
         heads = np.array([list(pb.head) for pb in ob.pose.bones])
         pts.append(heads @ mw[:3, :3].T + mw[:3, 3])
-    if frame is not None:
-        scene.frame_set(saved)
     if not pts:
         return np.zeros(3), np.ones(3)
     a = np.concatenate(pts)
@@ -245,7 +258,7 @@ def set_stage(targets, frames=None, resolution=None) -> None:
     frames = list(frames) if frames else [scene.frame_current]
     users_camera = scene.camera is not None and not _ours(scene.camera)
     had_lights = any(o.type == "LIGHT" and not _ours(o) for o in scene.objects)
-    boxes = [frame_bounds(targets, f) for f in frames]
+    boxes = frames_bounds(targets, frames)
     bounds = (np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0))
     place_camera(boxes, frames, resolution)
     pose_height = max(float(b[1][2] - b[0][2]) for b in boxes)
