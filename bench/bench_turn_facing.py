@@ -23,12 +23,14 @@ least 0.4 rad/s, both averaged over 0.5 s (a stride's sway left out;
    facing asked of the controller is taken).
 3. With ``--accuracy``: per lead, the style accuracy of `rigmind eval
    locomotion` (`locomotion_rig_eval.style_accuracy`) on the first
-   ``--accuracy-count`` validation paths, and for ``--margin-style`` the
-   classifier's margin (P(style) minus the best other style's) on the
+   ``--accuracy-count`` validation paths, and for each ``--margin-style``
+   the classifier's margin (P(style) minus the best other style's) on the
    first ``--margin-paths`` validation paths.
 
 No Blender. Usage:
     .venv/bin/python bench/bench_turn_facing.py --lead 0.2 0.45 [--paths 24] [--accuracy]
+    .venv/bin/python bench/bench_turn_facing.py --lead 0.2 0.45 --paths 0 --accuracy --accuracy-count 0 \
+        --margin-style active,elderly,exhausted,feminine,masculine,normal,youthful --margin-paths 24
 """
 
 from __future__ import annotations
@@ -110,41 +112,49 @@ def main(argv=None) -> None:
     ap.add_argument("--styles", default=",".join(D.D2_STYLES))
     ap.add_argument("--accuracy", action="store_true", help="also the style accuracy and the margins")
     ap.add_argument("--accuracy-count", type=int, default=8)
-    ap.add_argument("--margin-style", default="active")
+    ap.add_argument("--margin-style", default="active", help="style(s), comma separated, whose margins are listed")
     ap.add_argument("--margin-paths", type=int, default=80)
     a = ap.parse_args(argv)
     styles = a.styles.split(",")
 
-    print("### Facing lead in turns (s; + = the body faces ahead of its travel)\n")
-    mocap = {split: mocap_leads(split) for split in ("validation", "train")}
     ctl = LS.load_controller("neural")
-    paths = PS.random_paths(PS.VALIDATION_SEED, a.paths)
-    gen = {}
-    for lead in a.lead:
-        PF.FACING_LEAD_SECONDS = lead
-        gen[lead] = generated_leads(ctl, paths, styles)
-    head = "| style | mocap validation | mocap train | " + " | ".join(f"Walk Along Path, lead {v:g} s" for v in a.lead) + " |"
-    print(head)
-    print("|" + "---|" * (3 + len(a.lead)))
-    for s in styles:
-        cells = [f"{mocap[sp].get(s, (float('nan'), 0))[0]:+.3f} ({mocap[sp].get(s, (0, 0))[1]})" for sp in ("validation", "train")]
-        cells += [f"{gen[v][s][0]:+.3f} ({gen[v][s][1]})" for v in a.lead]
-        print(f"| {s} | " + " | ".join(cells) + " |")
-    print(f"\n(frames in brackets; Walk Along Path on the first {a.paths} validation paths)")
+    if a.paths > 0:
+        print("### Facing lead in turns (s; + = the body faces ahead of its travel)\n")
+        mocap = {split: mocap_leads(split) for split in ("validation", "train")}
+        paths = PS.random_paths(PS.VALIDATION_SEED, a.paths)
+        gen = {}
+        for lead in a.lead:
+            PF.FACING_LEAD_SECONDS = lead
+            gen[lead] = generated_leads(ctl, paths, styles)
+        head = "| style | mocap validation | mocap train | " + " | ".join(f"Walk Along Path, lead {v:g} s" for v in a.lead) + " |"
+        print(head)
+        print("|" + "---|" * (3 + len(a.lead)))
+        for s in styles:
+            cells = [f"{mocap[sp].get(s, (float('nan'), 0))[0]:+.3f} ({mocap[sp].get(s, (0, 0))[1]})" for sp in ("validation", "train")]
+            cells += [f"{gen[v][s][0]:+.3f} ({gen[v][s][1]})" for v in a.lead]
+            print(f"| {s} | " + " | ".join(cells) + " |")
+        print(f"\n(frames in brackets; Walk Along Path on the first {a.paths} validation paths)")
 
     if a.accuracy:
         clf = E._cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
-        print(f"\n### Style accuracy (first {a.accuracy_count} validation paths) and "
-              f"{a.margin_style}'s margin (first {a.margin_paths} validation paths)\n")
-        print("| lead (s) | mean | " + " | ".join(D.D2_STYLES) + f" | {a.margin_style}: paths read right | mean margin | "
-              "smallest margin |")
-        print("|" + "---|" * (5 + len(D.D2_STYLES)))
-        for lead in a.lead:
+        if a.accuracy_count > 0:
+            print(f"\n### Style accuracy (first {a.accuracy_count} validation paths)\n")
+            print("| lead (s) | mean | " + " | ".join(D.D2_STYLES) + " |")
+            print("|" + "---|" * (2 + len(D.D2_STYLES)))
+        for lead in a.lead if a.accuracy_count > 0 else ():
             PF.FACING_LEAD_SECONDS = lead
             acc = RE.style_accuracy(PS.random_paths(PS.VALIDATION_SEED, a.accuracy_count), ctl)
-            m = margins(ctl, clf, PS.random_paths(PS.VALIDATION_SEED, a.margin_paths), a.margin_style)
             print(f"| {lead:g} | {acc['mean']:.0%} | " + " | ".join(f"{acc['styles'][s]:.0%}" for s in D.D2_STYLES)
-                  + f" | {int(np.sum(m > 0))} / {len(m)} | {m.mean():+.3f} | {m.min():+.3f} |", flush=True)
+                  + " |", flush=True)
+        print(f"\n### Margin: P(style) minus the best other style's P (first {a.margin_paths} validation paths)\n")
+        print("| lead (s) | style | paths read right | mean margin | smallest margin |")
+        print("|---|---|---|---|---|")
+        for lead in a.lead:
+            PF.FACING_LEAD_SECONDS = lead
+            for style in a.margin_style.split(","):
+                m = margins(ctl, clf, PS.random_paths(PS.VALIDATION_SEED, a.margin_paths), style)
+                print(f"| {lead:g} | {style} | {int(np.sum(m > 0))} / {len(m)} | {m.mean():+.3f} | {m.min():+.3f} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

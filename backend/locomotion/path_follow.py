@@ -390,7 +390,7 @@ def standing_pose(controller, position, yaw: float, style) -> Motion:
 #: by 0.12-0.25 s (sideslip over yaw rate; validation, every style but the
 #: exhausted one's 0.01 s). The controller and the spring lag the command,
 #: so with 0.2 s the walk's facing trailed its travel by 0.22 s: the body
-#: crabbed sideways round every corner. 0.45 s gives a lead of 0.1-0.2 s
+#: crabbed sideways round every corner. 0.45 s gives a lead of 0.13-0.22 s
 #: (``bench/bench_turn_facing.py``).
 FACING_LEAD_SECONDS = 0.45
 
