@@ -12,7 +12,7 @@ top row from the character's right side (the camera turns with the hips,
 so a turn reads as a walk seen side on), bottom row from above (facing up
 the cell); a grey line is the floor (z = 0), planted feet are red. And
 ``OUT_top.png``: the scene from above, the drawn path (grey, its corners
-as dots, the end as a ring, each ``--pause`` point as an orange ring), the hips' track (blue), the facing every 0.5 s
+as dots, the end as a ring, each ``--pause`` point as an orange ring), the hips' track (blue), the facing every ``--facing-every`` s (0.5)
 (dark ticks from the hips) and the footprints (each planted foot's
 position, red left / green right).
 
@@ -203,7 +203,7 @@ def contact_sheet(arm, frames, fps, every, out, cell=150):
     return out
 
 
-def top_plot(arm, frames, fps, path_xy, out, size=900, marks=()):
+def top_plot(arm, frames, fps, path_xy, out, size=900, marks=(), facing_every=0.5):
     heads, tails, names = bone_segments(arm, frames)
     ix = {c: names.index(b) for c, b in canonical(arm).items() if b in names}
     hips = heads[:, ix["hips"], :2]
@@ -228,7 +228,7 @@ def top_plot(arm, frames, fps, path_xy, out, size=900, marks=()):
             p = planted(heads[:, ix[c], 2], heads[:, ix[c], :2], fps, leg)
             cv.dots(heads[p, ix[c], :2], col, r=2.5)
     cv.polyline(hips, (30, 80, 220), 2)
-    step = max(int(round(0.5 * fps)), 1)
+    step = max(int(round(facing_every * fps)), 1)
     for i in list(range(0, len(frames), step)) + [len(frames) - 1]:
         lat = heads[i, ix["upperleg_l"], :2] - heads[i, ix["upperleg_r"], :2]
         lat /= max(np.linalg.norm(lat), 1e-9)
@@ -264,6 +264,7 @@ def main():
     ap.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
                     help="stop this far along the path (m) for this long (s); repeatable")
     ap.add_argument("--every", type=float, default=0.5, help="seconds between contact-sheet frames")
+    ap.add_argument("--facing-every", type=float, default=0.5, help="seconds between the top plot's facing ticks")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--out", required=True, help="output prefix: OUT_sheet.png and OUT_top.png")
     args = ap.parse_args()
@@ -293,7 +294,8 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     s = contact_sheet(arm, frames, fps, args.every, out.with_name(out.name + "_sheet.png"))
     marks = [at_arc(pts[:, :2], a) for a, _ in pauses]
-    t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"), marks=marks)
+    t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"), marks=marks,
+                 facing_every=args.facing_every)
     print(f"'{action.name}' on {arm.name}: {len(frames)} frames\nwrote {s}\nwrote {t}")
 
 

@@ -277,7 +277,45 @@ def ms_per_step(controller, steps: int = 300, *, controls=None, warmup: int = 10
             limiter.restore_original_limits()
 
 
+def turning_frames(root_vel, yaw_rate, fps: float = 30.0, *, min_speed: float = 0.8, min_yaw_rate: float = 0.4,
+                   smooth_seconds: float = 0.5):
+    """``(beta [K], omega [K])`` of the frames that walk and turn, for
+    :func:`facing_lead`. ``root_vel [F, 2]``: the root's ground velocity
+    (m/s) in its own frame (facing -Y, +X to its left: the features'
+    ``root_vel``); ``yaw_rate [F]`` (rad/s, + = turning left). Both are
+    averaged over ``smooth_seconds`` (a stride's sway left out); a frame
+    counts when that speed is at least ``min_speed`` and the yaw rate at
+    least ``min_yaw_rate`` either way. ``beta``: the angle (rad) of the
+    velocity from the facing, + toward the left."""
+    rv = np.asarray(root_vel, dtype=np.float64).reshape(-1, 2)
+    w = np.asarray(yaw_rate, dtype=np.float64).reshape(-1)
+    n = max(int(round(smooth_seconds * fps)), 1)
+
+    def box(x):
+        pad = np.pad(x, [(n // 2, n - 1 - n // 2)] + [(0, 0)] * (x.ndim - 1), mode="edge")
+        return np.lib.stride_tricks.sliding_window_view(pad, n, axis=0).mean(axis=-1)
+
+    rv, w = box(rv), box(w)
+    beta = np.arctan2(rv[:, 0], -rv[:, 1])
+    keep = (np.linalg.norm(rv, axis=1) >= min_speed) & (np.abs(w) >= min_yaw_rate)
+    return beta[keep], w[keep]
+
+
+def facing_lead(betas, omegas) -> float:
+    """How far (s) the facing leads the travel direction in turns: the
+    least-squares slope ``-sum(beta * omega) / sum(omega^2)`` over the
+    frames of :func:`turning_frames` (one array or a list of arrays per
+    clip). A body that faces ``lead`` seconds ahead of where it travels has
+    ``beta = -lead * omega``; negative = it turns after its path (crabs
+    sideways round the corner). NaN without turning frames."""
+    b = np.concatenate([np.ravel(x) for x in betas]) if isinstance(betas, (list, tuple)) else np.ravel(betas)
+    w = np.concatenate([np.ravel(x) for x in omegas]) if isinstance(omegas, (list, tuple)) else np.ravel(omegas)
+    if len(w) == 0:
+        return float("nan")
+    return float(-np.sum(b * w) / np.sum(w * w))
+
+
 __all__ = [
     "foot_skate", "trajectory_error", "TrajectoryError", "distance_to_polyline", "jerk", "jitter",
-    "ms_per_step", "SKATE_HEIGHT", "SLIDE_DISTANCE", "FOOT_JOINTS", "BANDAI_PLANTED_HEIGHT", "REFERENCE_FPS",
+    "ms_per_step", "turning_frames", "facing_lead", "SKATE_HEIGHT", "SLIDE_DISTANCE", "FOOT_JOINTS", "BANDAI_PLANTED_HEIGHT", "REFERENCE_FPS",
 ]

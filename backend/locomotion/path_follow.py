@@ -384,6 +384,17 @@ def standing_pose(controller, position, yaw: float, style) -> Motion:
     return controller.pose()
 
 
+#: How far ahead (s at the speed command) along the path the facing asked
+#: of the controller is taken. People face a little ahead of where they
+#: travel in a turn: in the walk clips the facing leads the travel direction
+#: by 0.12-0.25 s (sideslip over yaw rate; validation, every style but the
+#: exhausted one's 0.01 s). The controller and the spring lag the command,
+#: so with 0.2 s the walk's facing trailed its travel by 0.22 s: the body
+#: crabbed sideways round every corner. 0.45 s gives a lead of 0.13-0.22 s
+#: (``bench/bench_turn_facing.py``).
+FACING_LEAD_SECONDS = 0.45
+
+
 @dataclass(frozen=True)
 class FollowConfig:
     """How :func:`follow_path` drives the controller. Metres, seconds, m/s,
@@ -398,7 +409,8 @@ class FollowConfig:
     - ``lookahead_seconds``, ``min_lookahead`` (m): pure-pursuit look-ahead
       distance = max(min_lookahead, lookahead_seconds * current speed command).
     - ``facing_lead_seconds``: the facing is the path tangent this far ahead
-      of the root's projection (turns the body slightly into bends).
+      (at the speed command) of the root's projection, so the body turns
+      into a bend before its path does; None = :data:`FACING_LEAD_SECONDS`.
     - ``stop_radius`` (m), ``stop_lag_seconds``: the stop phase starts when
       the root, extrapolated ``stop_lag_seconds`` ahead at its current speed
       toward the end point (the controller keeps moving for a while after a
@@ -439,7 +451,7 @@ class FollowConfig:
     lateral_scale: float = None
     lookahead_seconds: float = 0.7
     min_lookahead: float = 0.35
-    facing_lead_seconds: float = 0.2
+    facing_lead_seconds: float = None
     stop_radius: float = 0.08
     stop_lag_seconds: float = 0.6
     hold_seconds: float = 0.6
@@ -586,7 +598,8 @@ def _walk_command(st: _Follow, to_end, dist_end: float):
         aim = path.at(s_look) - st.root
     n = np.linalg.norm(aim)
     vel = st.v_cmd * aim / n if n > 1e-6 else np.zeros(2)
-    facing = path.tangent_at(min(st.s_proj + cfg.facing_lead_seconds * st.v_cmd, path.length))
+    lead = FACING_LEAD_SECONDS if cfg.facing_lead_seconds is None else cfg.facing_lead_seconds
+    facing = path.tangent_at(min(st.s_proj + lead * st.v_cmd, path.length))
     if st.s_proj >= path.length - 0.5 * cfg.min_lookahead:
         facing = path.end_dir
     return vel, facing
