@@ -65,6 +65,44 @@ SWING_LANDING_SLOPE = 0.25
 #: knee frames moving more than 0.08 leg lengths on the validation takes
 #: 918 -> 374 (with the lift above).
 KNEE_SPEED = float(np.radians(400.0))
+#: Each style's swing-foot pitch profiles (walk, run) from its own training
+#: clips (written by bench/locomotion_swing_pitch.py; degrees relative to the
+#: stance pitch at uniform phases from toe-off to heel strike): Walk Along
+#: Path's clean-up gives the swinging foot the mocap's toe-off, heel strike
+#: and roll to flat (``PinConfig.swing_pitch``) instead of the network's
+#: flat landing. See RESULTS "Issue #12, session 8: heel strike".
+SWING_PITCH_FILE = PACKAGE_ROOT / "presets" / "locomotion_swing_pitch.json"
+#: Whether Walk Along Path sets the swinging foot's pitch (False: the network's own).
+SWING_PITCH = True
+_SWING_PITCH = None
+
+
+def swing_pitch_profiles(style: str) -> tuple:
+    """``(walk, run)`` swing pitch profiles (``swing_pitch.PitchProfile``) of ``style``
+    (the normal style's for a style without clips; None for a gait without
+    flights)."""
+    global _SWING_PITCH
+    if _SWING_PITCH is None:
+        import json
+
+        _SWING_PITCH = json.loads(SWING_PITCH_FILE.read_text(encoding="utf-8"))["styles"]
+    from ..backend.locomotion.swing_pitch import PitchProfile
+
+    entry = _SWING_PITCH.get(style, _SWING_PITCH["normal"])
+    return tuple(None if entry[g]["pitch"] is None else
+                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]), float(entry[g]["low"]))
+                 for g in ("walk", "run"))
+
+
+def path_pin_config(style: str = "normal"):
+    """The foot clean-up's settings on a path (``cleanup.PinConfig``): the
+    swing lift, landing slope, knee speed and swing pitch above."""
+    from ..backend.locomotion.cleanup import PinConfig
+
+    return PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE, knee_speed=KNEE_SPEED,
+                     swing_pitch=swing_pitch_profiles(style) if SWING_PITCH else None)
+
+
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -310,7 +348,7 @@ def generate_path(
     and result are in the controller's (scaled) frame. ``pauses``: ``((arc
     length m, seconds), ...)`` in the world, where the character stops and
     stands (``path_follow.follow_path``)."""
-    from ..backend.locomotion.cleanup import PinConfig, pin_feet
+    from ..backend.locomotion.cleanup import pin_feet
     from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
@@ -337,9 +375,7 @@ def generate_path(
     result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
-    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                      config=PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE,
-                                       knee_speed=KNEE_SPEED))
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, config=path_pin_config(style))
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result
