@@ -73,8 +73,8 @@ def main():
                                 for g, rows in (("walk", walk), ("run", run))}
         for g in ("walk", "run"):
             e = out["styles"][style][g]
-            print(f"{style:10s} {g:4s} {e['flights']:5d} flights, apex {e['apex']} low {e['low']}:", None if e["pitch"] is None else
-                  " ".join(f"{v:6.1f}" for v in e["pitch"][::2]))
+            shown = None if e["pitch"] is None else " ".join(f"{v:6.1f}" for v in e["pitch"][::2])
+            print(f"{style:10s} {g:4s} {e['flights']:5d} flights, apex {e['apex']} low {e['low']}:", shown)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print("wrote", args.out)
 

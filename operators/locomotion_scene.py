@@ -90,7 +90,8 @@ def swing_pitch_profiles(style: str) -> tuple:
 
     entry = _SWING_PITCH.get(style, _SWING_PITCH["normal"])
     return tuple(None if entry[g]["pitch"] is None else
-                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]), float(entry[g]["low"]))
+                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]),
+                              float(entry[g]["low"]))
                  for g in ("walk", "run"))
 
 

@@ -40,14 +40,15 @@ MIN_FLIGHT = 4
 @dataclass(frozen=True)
 class PitchProfile:
     """One gait's swing pitch: ``pitch`` (rad, relative to stance, + = toe
-    down) at uniform phases 0..1 of the flight, and ``apex`` (0..1), the
-    median phases where the ankle is highest (``apex``) and back down
-    (``low``, :func:`anchor_phases`). The profile is applied with these
-    anchors on the foot's own: the network's swing peaks and comes down
-    later than the mocap's (apex at 0.45-0.55 of the flight against 0.35),
-    and the foot turns up for the heel strike as it comes down, not at a
-    fixed time (turned up while still high, it would clear more than the
-    mocap's)."""
+    down) at uniform phases 0..1 of the flight; ``apex`` and ``low``: the
+    median phases where the ankle is highest and back down
+    (:func:`anchor_phases`). The mocap's flights are lined up on both
+    anchors before their median is taken (:func:`flight_profiles`; without
+    it the heel strikes of flights of different timing blur into each
+    other). :func:`pitch_swing` puts the profile's apex on the flight's
+    own: the network's swing peaks later than the mocap's (0.4-0.5 of the
+    flight against 0.3-0.35), and a foot turned up for the heel strike
+    while still high would clear more than the mocap's."""
 
     pitch: tuple
     apex: float
@@ -160,7 +161,8 @@ def flight_profiles(rows_walk, rows_run) -> dict:
 
 
 def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors, fps: float, *,
-                ease_seconds: float = 0.1, roll_seconds: float = 0.1, land_phase: float = 0.9, knee: float = 0.01):
+                ease_seconds: float = 0.2, roll_seconds: float = 0.1, land_phase: float = 0.3, knee: float = 0.01,
+                smooth_seconds: float = 0.033):
     """``(ankle target [F, 3], toe target [F, 3])`` with the foot's pitch set
     to ``profiles`` over each flight (see the module docstring).
 
@@ -169,17 +171,23 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
       ``toe_runs``: their locks (:func:`~..foot_lock.lock_runs`); ``air``
       ``[F]`` bool: :func:`airborne` frames; ``profiles``: ``(walk, run)``
       :class:`PitchProfile` (None: that gait's flights are left alone),
-      applied with its anchors on the flight's own (the ankle target's
-      apex and descent).
+      applied with its apex on the flight's own (the ankle target's
+      highest frame).
     - In a flight the pitch goes to stance pitch + profile: eased in from the
       foot's own over ``ease_seconds`` after toe-off (no jump at the lock's
       edge), and, from heel strike on, what is left is eased out over
       ``roll_seconds`` while the ankle stays on its lock (the roll to flat;
       the toe is not moved once its own lock has begun).
-    - The foot turns about the toe (it leaves the floor toe last: the ankle
-      moves, the toe keeps the height the lift gave it) until ``land_phase``,
-      then about the ankle (``smoothstep`` between), which lands on its lock:
-      the heel strikes where it was going to and rolls the toe down.
+    - The foot turns about the toe until ``land_phase`` (it leaves the
+      floor toe last: the ankle moves, the toe keeps the height the lift
+      gave it), then more and more about the ankle (``smoothstep``), wholly
+      at heel strike, where the ankle lands on its lock: the heel strikes
+      where it was going to and the toe comes down after it.
+    - The pitch change is smoothed over ``smooth_seconds`` (Gaussian), inside
+      the flights and rolls only: the profile's kinks and the eases' edges
+      showed as jerk in the knees and feet (mean jerk of the leg joints on
+      8 validation paths 199 m/s^3 unsmoothed with a 0.1 s ease, 142 now;
+      136 without the pitch, 149 in the mocap).
     - Where the ankle or the toe would go below its floor (``floors`` = (ankle,
       toe), m) in a flight, the whole foot is raised by the difference
       (smoothed over ``knee`` m): with the toes up the heel strikes first."""
@@ -210,7 +218,13 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
             continue
         u = flight_phase(te, hs)[1:]  # frames te .. hs - 1
         k = np.arange(te, hs)
-        want = flat + prof.at(u, anchor_phases(target[:, 2], te, hs))
+        # The profile's apex on the flight's own; what follows it scaled into
+        # the rest of the flight. (Putting the profile's descent on the
+        # flight's too, the network's late descent squeezed the heel strike
+        # into the last two frames: faster, and gone once smoothed.)
+        apex = anchor_phases(target[:, 2], te, hs)[0]
+        low = apex + (prof.low - prof.apex) * (1.0 - apex) / (1.0 - prof.apex)
+        want = flat + prof.at(u, (apex, low))
         delta[te:hs] = smoothstep((k - (te - 1)) / n_ease) * (want - pitch[te:hs])
         # The swinging foot's heading turns from toe-off's to heel strike's:
         # its own is undefined where the network points the foot down.
@@ -224,6 +238,12 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
         j = np.arange(hs, end)
         free_toe = ~np.maximum.accumulate(t_mask[hs:end]) if end > hs else np.zeros(0, bool)
         delta[hs:end] = (want[-1] - pitch[hs - 1]) * (1.0 - smoothstep((j - (hs - 1)) / n_roll)) * free_toe
+    if smooth_seconds > 0:
+        # The profile's median and its piecewise-linear anchors have kinks:
+        # smoothed over ~a frame, kept inside the flights and rolls.
+        from ..filters import gaussian_filter1d
+
+        delta = gaussian_filter1d(delta, smooth_seconds * fps, mode="nearest") * (delta != 0.0)
     new_pitch = pitch + delta
     d_new = np.concatenate([length[:, None] * np.cos(new_pitch)[:, None] * heading,
                             -(length * np.sin(new_pitch))[:, None]], axis=1)
@@ -244,5 +264,6 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     return target, toe_target
 
 
-__all__ = ["PitchProfile", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch", "flight_rows", "flight_profiles",
+__all__ = ["PitchProfile", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch",
+           "flight_rows", "flight_profiles",
            "pitch_swing", "PROFILE_SAMPLES"]
