@@ -185,9 +185,9 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
       where it was going to and the toe comes down after it.
     - The pitch change is smoothed over ``smooth_seconds`` (Gaussian), inside
       the flights and rolls only: the profile's kinks and the eases' edges
-      showed as jerk in the knees and feet (mean jerk of the leg joints on
-      8 validation paths 199 m/s^3 unsmoothed with a 0.1 s ease, 142 now;
-      136 without the pitch, 149 in the mocap).
+      showed as jerk in the knees and feet (mean jerk of the hips and leg
+      joints on 8 validation paths: 199 m/s^3 unsmoothed with a 0.1 s ease,
+      142 now, 130 without the pitch, 149 in the validation mocap).
     - Where the ankle or the toe would go below its floor (``floors`` = (ankle,
       toe), m) in a flight, the whole foot is raised by the difference
       (smoothed over ``knee`` m): with the toes up the heel strikes first."""
