@@ -108,6 +108,8 @@ def main(argv=None) -> int:
     ap.add_argument("--clearance", type=float, nargs="+", default=[0.08, 0.11])
     ap.add_argument("--knee-speed", type=float, default=None, help="deg/s (default PinConfig's)")
     ap.add_argument("--landing-slope", type=float, default=None, help="PinConfig.swing_landing_slope")
+    ap.add_argument("--no-swing-pitch", action="store_true",
+                    help="leave the swing foot's pitch to the network (Walk Along Path sets it: PinConfig.swing_pitch)")
     ap.add_argument("--scale", type=float, nargs="+", default=[1.0],
                     help="rig leg length / the controller's (mannequin 1.055, X Bot 1.110, RPM 1.120, Rigify 1.237)")
     ap.add_argument("--data", default=str(LS.default_data_dir()))
@@ -123,7 +125,7 @@ def main(argv=None) -> int:
     taken = [w for sc in args.scale for w in walks(ctl, PS.random_paths(seed, args.count), scale=sc)]
     print(f"walked {len(taken)} paths in {time.perf_counter() - t0:.0f} s")
     for cl in args.clearance:
-        cfg = C.PinConfig(swing_clearance=cl)
+        cfg = C.PinConfig(swing_clearance=cl, swing_pitch=None if args.no_swing_pitch else LS.swing_pitch_profiles("normal"))
         if args.landing_slope is not None:
             cfg = replace(cfg, swing_landing_slope=args.landing_slope)
         if args.knee_speed is not None:

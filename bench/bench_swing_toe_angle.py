@@ -23,6 +23,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -109,6 +110,7 @@ def main(argv=None) -> int:
     ap.add_argument("--angles", type=float, nargs="+", default=[-12.0, -6.0, 0.0, 6.0])
     ap.add_argument("--no-rigs", action="store_true")
     ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--no-swing-pitch", action="store_true", help="leave the swing foot's pitch to the network")
     args = ap.parse_args(argv)
     clips = validation_mocap(args.data)
     angles = list(args.angles)
@@ -121,8 +123,9 @@ def main(argv=None) -> int:
     ctl = LS.load_controller("neural")
     leg = LS.controller_leg_length(ctl)
     mocap = [swing_peaks_cm(FT.load_clip(c), leg, angles) for c in clips]
-    cfg = C.PinConfig(swing_clearance=LS.SWING_CLEARANCE, swing_landing_slope=LS.SWING_LANDING_SLOPE,
-                      knee_speed=LS.KNEE_SPEED)
+    cfg = LS.path_pin_config("normal")  # as Walk Along Path cleans (swing pitch included)
+    if args.no_swing_pitch:
+        cfg = replace(cfg, swing_pitch=None)
     gen = [swing_peaks_cm(C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), leg, angles)
            for _, res in B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)]
     print(f"| toe point turned (deg; - = raised) | generated (cm) | mocap (cm) | ratio |\n|---|---|---|---|")

@@ -59,12 +59,57 @@ SWING_CLEARANCE = 0.115
 #: straight and the knee moved more than 0.08 leg lengths in a frame while
 #: straightening (the validation mocap's largest knee move: 0.067) in 60 of
 #: 64 validation takes (56 with the old 0.08 lift); 7 of 64 with 0.25.
-SWING_LANDING_SLOPE = 0.25
+#: 0.15 since the swing pitch (below): the foot comes down sooner, as the
+#: mocap's does, so the toe clearance on the four rigs is 0.96-1.12x their
+#: retargeted mocap's (0.97-1.25x with 0.25), and the knee moves over 0.08
+#: leg in a frame as often as before the pitch (376 leg-frames on 64
+#: validation takes; 504 with 0.25); RESULTS "Issue #12, session 8: the
+#: swing foot's pitch".
+SWING_LANDING_SLOPE = 0.15
 #: Fastest the cleaned knee may flex or straighten on a path (rad/s,
 #: ``PinConfig.knee_speed``; 13.3 degrees a frame at 30 fps, the default 18):
 #: knee frames moving more than 0.08 leg lengths on the validation takes
 #: 918 -> 374 (with the lift above).
 KNEE_SPEED = float(np.radians(400.0))
+#: Each style's swing-foot pitch profiles (walk, run) from its own training
+#: clips (written by bench/locomotion_swing_pitch.py; degrees relative to the
+#: stance pitch at uniform phases from toe-off to heel strike): Walk Along
+#: Path's clean-up gives the swinging foot the mocap's toe-off, heel strike
+#: and roll to flat (``PinConfig.swing_pitch``) instead of the network's
+#: flat landing. See RESULTS "Issue #12, session 8: heel strike".
+SWING_PITCH_FILE = PACKAGE_ROOT / "presets" / "locomotion_swing_pitch.json"
+#: Whether Walk Along Path sets the swinging foot's pitch (False: the network's own).
+SWING_PITCH = True
+_SWING_PITCH = None
+
+
+def swing_pitch_profiles(style: str) -> tuple:
+    """``(walk, run)`` swing pitch profiles (``swing_pitch.PitchProfile``) of ``style``
+    (the normal style's for a style without clips; None for a gait without
+    flights)."""
+    global _SWING_PITCH
+    if _SWING_PITCH is None:
+        import json
+
+        _SWING_PITCH = json.loads(SWING_PITCH_FILE.read_text(encoding="utf-8"))["styles"]
+    from ..backend.locomotion.swing_pitch import PitchProfile
+
+    entry = _SWING_PITCH.get(style, _SWING_PITCH["normal"])
+    return tuple(None if entry[g]["pitch"] is None else
+                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]),
+                              float(entry[g]["low"]))
+                 for g in ("walk", "run"))
+
+
+def path_pin_config(style: str = "normal"):
+    """The foot clean-up's settings on a path (``cleanup.PinConfig``): the
+    swing lift, landing slope, knee speed and swing pitch above."""
+    from ..backend.locomotion.cleanup import PinConfig
+
+    return PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE, knee_speed=KNEE_SPEED,
+                     swing_pitch=swing_pitch_profiles(style) if SWING_PITCH else None)
+
+
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
 CYCLE_SECONDS = 6.0
 CYCLE_WARMUP_SECONDS = 2.5
@@ -310,7 +355,7 @@ def generate_path(
     and result are in the controller's (scaled) frame. ``pauses``: ``((arc
     length m, seconds), ...)`` in the world, where the character stops and
     stands (``path_follow.follow_path``)."""
-    from ..backend.locomotion.cleanup import PinConfig, pin_feet
+    from ..backend.locomotion.cleanup import pin_feet
     from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
     _check_speed(speed)
@@ -337,9 +382,7 @@ def generate_path(
     result = snap_to_path(result, path.points)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
-    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                      config=PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE,
-                                       knee_speed=KNEE_SPEED))
+    motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, config=path_pin_config(style))
     _report(progress, _CLEAN_END)
     _check(cancel)
     return motion, result

@@ -94,16 +94,14 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
     """The path follower's stop, snapped to the path and cleaned as Walk
     Along Path cleans it: the last frame is the stance (hip-width, knees
     nearly straight) and the held frames have the feet still."""
-    from rigmind.backend.locomotion.cleanup import PinConfig, pin_feet
+    from rigmind.backend.locomotion.cleanup import pin_feet
     from rigmind.backend.locomotion.path_follow import follow_path, snap_to_path
     from rigmind.operators import locomotion_scene as LS
 
     pts = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 2.0]])
     for style in ("active", "youthful"):
         res = snap_to_path(follow_path(controller, pts, speed=1.3, style=style), pts)
-        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet,
-                     config=PinConfig(swing_clearance=LS.SWING_CLEARANCE, swing_landing_slope=LS.SWING_LANDING_SLOPE,
-                                      knee_speed=LS.KNEE_SPEED))
+        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=LS.path_pin_config(style))
         p = m.world_positions()
         names = list(m.skeleton.names)
         end = stance_measures(p[-1], names)

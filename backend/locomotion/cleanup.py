@@ -17,6 +17,9 @@
   above a cone around them (``swing_slope`` x the distance to the nearest,
   up to ``swing_clearance``): the network's swing skims the floor and glides
   into touch-down, skate that no lock can remove.
+- **Swing pitch** (optional, :func:`~.swing_pitch.pitch_swing`): the swinging
+  foot's pitch follows the mocap's profile (toe-off, heel strike, roll to
+  flat) instead of the network's flat landing.
 - **IK**: the legs are re-solved with analytic two-bone IK
   (:func:`~..ik.two_bone_ik`), knee pole in the animated leg's plane
   (:func:`~..foot_lock.knee_pole`), reach softened with :func:`~..ik.soft_reach` so the knee
@@ -53,6 +56,7 @@ from ..foot_lock import knee_pole, lock_offsets, ramp, swing_lift
 from ..foot_lock import solve_leg as solve_leg_ik
 from ..motion import Motion
 from . import features as FT
+from .swing_pitch import airborne, pitch_swing
 
 #: Leg joints of the Bandai skeleton: (hip, knee, ankle, toe) per side.
 BANDAI_LEGS = (
@@ -144,6 +148,14 @@ class PinConfig:
       (:func:`~..foot_lock.ease_knee_snaps`). The default, 18 degrees per frame at 30
       fps, is just above the fastest knee in the Bandai mocap (17.4);
       ``inf`` turns it off.
+    - ``swing_pitch``: None (the animated foot's pitch) or ``(walk, run)``
+      relative pitch profiles (radians, + = toe down, at uniform phases of
+      the flight from toe-off to heel strike; None for a gait left alone):
+      the swinging foot's pitch is set to the stance pitch plus the profile,
+      with a ``swing_roll_seconds`` roll to flat on the ankle lock after heel
+      strike (:func:`~.swing_pitch.pitch_swing`). Walk Along Path passes the
+      style's profiles from the training mocap
+      (``presets/locomotion_swing_pitch.json``).
     - ``feet_apart`` (m): the least sideways distance between the ankles,
       measured along the hip joints' line (left minus right): where the
       pinned feet come closer, or cross, they are pushed apart (the swinging
@@ -166,6 +178,8 @@ class PinConfig:
     feet_smoothing: float = 2.0 / 30.0
     knee_speed: float = float(np.radians(540.0))
     feet_apart: float = 0.05
+    swing_pitch: tuple = None
+    swing_roll_seconds: float = 0.1
 
 
 def _leg_chains(names, parents, cfg: PinConfig) -> list:
@@ -199,7 +213,7 @@ def _goal_positions(world_pos: np.ndarray, ix, feet, fps: float, cfg: PinConfig)
     return goal_pos
 
 
-def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinConfig):
+def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, fps: float, cfg: PinConfig):
     """``(ankle target [F, 3], toe target [F, 3], chain length [F], ankle
     lock weight [F])`` of one leg: its locks, blends and swing lift."""
     h, k, a, t = leg
@@ -222,13 +236,16 @@ def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, cfg: PinC
         lift = lift_t + ramp(lift_a - lift_t, 0.01)  # a smooth max of the two
         target[:, 2] += lift
         toe_target[:, 2] += lift
+    if cfg.swing_pitch is not None:
+        target, toe_target = pitch_swing(target, toe_target, runs_a, runs_t, airborne(contacts), cfg.swing_pitch,
+                                         floors[2 * side:2 * side + 2], fps, roll_seconds=cfg.swing_roll_seconds)
     return target, toe_target, chain, w_a
 
 
 def _leg_targets(pos, legs, contacts, floors, nb: float, fps: float, cfg: PinConfig) -> list:
     """Per leg ``(ankle target, toe target, chain length)``, the feet kept
     apart sideways."""
-    out = [_one_leg_targets(pos, leg, side, contacts, floors, nb, cfg) for side, leg in enumerate(legs)]
+    out = [_one_leg_targets(pos, leg, side, contacts, floors, nb, fps, cfg) for side, leg in enumerate(legs)]
     if cfg.feet_apart > 0:
         left = pos[:, legs[0][0], :2] - pos[:, legs[1][0], :2]
         left = left / np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-9)
