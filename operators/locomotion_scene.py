@@ -85,8 +85,8 @@ _SWING_PITCH = None
 
 def swing_pitch_profiles(style: str) -> tuple:
     """``(walk, run)`` swing pitch profiles (``swing_pitch.PitchProfile``) of ``style``
-    (the normal style's for a style without clips; None for a gait without
-    flights)."""
+    (a name, or a ``{name: weight}`` blend: its heaviest style's; the normal
+    style's for a style without clips; None for a gait without flights)."""
     global _SWING_PITCH
     if _SWING_PITCH is None:
         import json
@@ -94,6 +94,8 @@ def swing_pitch_profiles(style: str) -> tuple:
         _SWING_PITCH = json.loads(SWING_PITCH_FILE.read_text(encoding="utf-8"))["styles"]
     from ..backend.locomotion.swing_pitch import PitchProfile
 
+    if isinstance(style, dict):  # a {name: weight} blend: its dominant style's swing
+        style = max(style, key=style.get)
     entry = _SWING_PITCH.get(style, _SWING_PITCH["normal"])
     return tuple(None if entry[g]["pitch"] is None else
                  PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]),

@@ -209,3 +209,13 @@ def test_pitch_profile_shape_from_the_mocap():
     assert pitch[12:18].max() > 20.0 and pitch[25:30].min() < -10.0  # toe-off, heel strike
     assert abs(pitch[34]) < 1e-9  # flat again 0.1 s after heel strike
     assert t2[:, 2].min() >= 0.05 - 1e-3 and a2[:, 2].min() >= 0.1 - 1e-3  # neither joint under its floor
+
+
+def test_swing_pitch_of_a_style_blend_is_its_heaviest_style():
+    """The controller takes ``{name: weight}`` style blends; Walk Along
+    Path's swing pitch is then the heaviest style's (and an unknown name
+    the normal style's), never a crash on an unhashable style."""
+    from rigmind.operators import locomotion_scene as LS
+
+    assert LS.swing_pitch_profiles({"active": 0.7, "normal": 0.3}) == LS.swing_pitch_profiles("active")
+    assert LS.swing_pitch_profiles("no-such-style") == LS.swing_pitch_profiles("normal")
