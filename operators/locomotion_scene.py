@@ -51,7 +51,7 @@ KINDS = options.CONTROLLER_KINDS
 #: the controller's at 7.3 cm with 0.08, 9.5 with 0.11 and 10.0 with 0.115
 #: and the landing slope below (``bench/bench_swing_lift.py``). On the
 #: validation paths baked on X Bot, RPM and Rigify that is 0.97-0.99x their
-#: retargeted mocap's (0.92-0.94x with 0.11); see RESULTS "Issue #12, session 8".
+#: retargeted mocap's (0.92-0.94x with 0.11); RESULTS "Issue #12, session 8: swing toe clearance".
 SWING_CLEARANCE = 0.115
 #: The lift's slope toward the next foothold (``PinConfig.swing_landing_slope``;
 #: 0.5 from the last one): with 0.5 the higher lift held the foot up until the
