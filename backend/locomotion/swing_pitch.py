@@ -201,17 +201,49 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     length = np.linalg.norm(d, axis=1)
     heading = d[:, :2] / np.maximum(np.linalg.norm(d[:, :2], axis=1, keepdims=True), 1e-9)
     pitch = foot_pitch(target, toe_target)
-    a_mask, t_mask = np.zeros(f, bool), np.zeros(f, bool)
-    for s, e, *_ in ankle_runs:
-        a_mask[s:e] = True
-    for s, e, *_ in toe_runs:
-        t_mask[s:e] = True
+    a_mask, t_mask = _run_mask(ankle_runs, f), _run_mask(toe_runs, f)
     flat = stance_pitch(pitch, a_mask, t_mask)
-    delta = np.zeros(f)  # pitch change (rad)
-    pivot_toe = np.zeros(f)  # 1: turn about the toe, 0: about the ankle
+    delta, pivot_toe, in_flight = _pitch_changes(fl, target[:, 2], pitch, heading, t_mask, air, profiles, flat,
+                                                 ease_seconds * fps, roll_seconds * fps, land_phase)
+    if smooth_seconds > 0:
+        # The profile's median and its piecewise-linear anchors have kinks:
+        # smoothed over ~a frame, kept inside the flights and rolls.
+        from ..filters import gaussian_filter1d
+
+        delta = gaussian_filter1d(delta, smooth_seconds * fps, mode="nearest") * (delta != 0.0)
+    new_pitch = pitch + delta
+    d_new = np.concatenate([length[:, None] * np.cos(new_pitch)[:, None] * heading,
+                            -(length * np.sin(new_pitch))[:, None]], axis=1)
+    changed = (delta != 0.0) | in_flight
+    move = (d_new - d) * changed[:, None]
+    target -= pivot_toe[:, None] * move
+    toe_target += (1.0 - pivot_toe)[:, None] * move
+    lift = _floor_lift(target[:, 2], toe_target[:, 2], move[:, 2], pivot_toe, floors, knee) * in_flight
+    target[:, 2] += lift
+    toe_target[:, 2] += lift
+    return target, toe_target
+
+
+def _run_mask(runs, frames: int) -> np.ndarray:
+    """``[frames]`` bool: inside any ``(start, stop, ...)`` run."""
+    mask = np.zeros(frames, bool)
+    for s, e, *_ in runs:
+        mask[s:e] = True
+    return mask
+
+
+def _pitch_changes(fl, ankle_z, pitch, heading, t_mask, air, profiles, flat: float, n_ease: float, n_roll: float,
+                   land_phase: float) -> tuple:
+    """``(delta [F] rad, pivot_toe [F], in_flight [F] bool)`` of
+    :func:`pitch_swing` over the flights ``fl``: the pitch change, the share
+    of the turn about the toe (1) rather than the ankle (0), and the flights'
+    frames. ``heading [F, 2]`` is updated in place: in a flight it turns from
+    toe-off's to heel strike's. ``n_ease`` / ``n_roll``: frames."""
+    f = len(pitch)
+    delta = np.zeros(f)
+    pivot_toe = np.zeros(f)
     in_flight = np.zeros(f, bool)
-    n_ease = max(ease_seconds * fps, 1.0)
-    n_roll = max(roll_seconds * fps, 1.0)
+    n_ease, n_roll = max(n_ease, 1.0), max(n_roll, 1.0)
     for te, hs in fl:
         prof = profiles[1] if air[te:hs].any() else profiles[0]
         if prof is None:
@@ -222,7 +254,7 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
         # the rest of the flight. (Putting the profile's descent on the
         # flight's too, the network's late descent squeezed the heel strike
         # into the last two frames: faster, and gone once smoothed.)
-        apex = anchor_phases(target[:, 2], te, hs)[0]
+        apex = anchor_phases(ankle_z, te, hs)[0]
         low = apex + (prof.low - prof.apex) * (1.0 - apex) / (1.0 - prof.apex)
         want = flat + prof.at(u, (apex, low))
         delta[te:hs] = smoothstep((k - (te - 1)) / n_ease) * (want - pitch[te:hs])
@@ -238,31 +270,20 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
         j = np.arange(hs, end)
         free_toe = ~np.maximum.accumulate(t_mask[hs:end]) if end > hs else np.zeros(0, bool)
         delta[hs:end] = (want[-1] - pitch[hs - 1]) * (1.0 - smoothstep((j - (hs - 1)) / n_roll)) * free_toe
-    if smooth_seconds > 0:
-        # The profile's median and its piecewise-linear anchors have kinks:
-        # smoothed over ~a frame, kept inside the flights and rolls.
-        from ..filters import gaussian_filter1d
+    return delta, pivot_toe, in_flight
 
-        delta = gaussian_filter1d(delta, smooth_seconds * fps, mode="nearest") * (delta != 0.0)
-    new_pitch = pitch + delta
-    d_new = np.concatenate([length[:, None] * np.cos(new_pitch)[:, None] * heading,
-                            -(length * np.sin(new_pitch))[:, None]], axis=1)
-    changed = (delta != 0.0) | in_flight
-    move = (d_new - d) * changed[:, None]
-    target -= pivot_toe[:, None] * move
-    toe_target += (1.0 - pivot_toe)[:, None] * move
-    # Neither joint through its floor: in a flight, the whole foot is raised
-    # by what the turn took below it (nothing where the turn took nothing).
-    lift = np.zeros(f)
-    for z_new, dz, floor in ((target[:, 2], -pivot_toe * move[:, 2], floors[0]),
-                             (toe_target[:, 2], (1.0 - pivot_toe) * move[:, 2], floors[1])):
+
+def _floor_lift(ankle_z, toe_z, move_z, pivot_toe, floors, knee: float) -> np.ndarray:
+    """``[F]`` m to raise the whole foot so that neither joint is below its
+    floor (``floors`` = (ankle, toe), m) by more than before the turn
+    (``move_z``: the turn's vertical move, split by ``pivot_toe``; smoothed
+    over ``knee`` m): nothing where the turn took nothing."""
+    lift = np.zeros(len(ankle_z))
+    for z_new, dz, floor in ((ankle_z, -pivot_toe * move_z, floors[0]),
+                             (toe_z, (1.0 - pivot_toe) * move_z, floors[1])):
         below = ramp(floor - z_new + 0.5 * knee, knee) - ramp(floor - (z_new - dz) + 0.5 * knee, knee)
         lift = np.maximum(lift, below)
-    lift *= in_flight
-    target[:, 2] += lift
-    toe_target[:, 2] += lift
-    return target, toe_target
-
+    return lift
 
 __all__ = ["PitchProfile", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch",
            "flight_rows", "flight_profiles",
