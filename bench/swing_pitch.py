@@ -1,27 +1,76 @@
-import sys, numpy as np
-sys.path.insert(0, "/work/s8heel/bench")
-import bench_swing_lift as B, bench_swing_toe_angle as T
-from rigmind.backend.locomotion import cleanup as C, features as FT, path_sets as PS
-from rigmind.operators import locomotion_rig_eval as E, locomotion_scene as LS
-ctl = LS.load_controller("neural"); leg = LS.controller_leg_length(ctl)
-def prof(motion):
-    names = list(motion.skeleton.names); _, wp = motion.world()
+"""The swing foot's pitch through the swing, generated vs mocap (issue #12, session 8).
+
+On the controller's skeleton (no Blender): for each swing (a run of >= 5
+frames with the ankle not planted, as the rig evaluation counts them), the
+foot's pitch (ankle -> toe joint, below the horizontal, degrees, + = toe
+down) minus the foot's median stance pitch, resampled at phases 0, 0.1 ..
+1; the median over swings is printed for
+
+- the validation mocap (6 normal walk and turn clips, as the rig evaluation's reference),
+- the controller's walks along 16 validation paths at X Bot's scale, cleaned
+  as Walk Along Path cleans them (``locomotion_scene.path_pin_config``),
+- the same walks before the clean-up (the network's own pitch).
+
+Usage:
+    .venv/bin/python bench/swing_pitch.py [--data ../shared/data] [--count 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_swing_lift as B  # noqa: E402
+import bench_swing_toe_angle as T  # noqa: E402
+
+from rigmind.backend.locomotion import cleanup as C  # noqa: E402
+from rigmind.backend.locomotion import features as FT  # noqa: E402
+from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
+from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
+from rigmind.operators import locomotion_scene as LS  # noqa: E402
+
+PHASES = np.linspace(0.0, 1.0, 11)
+
+
+def swing_profiles(motion, leg: float) -> np.ndarray:
+    """``[swings, 11]`` relative pitch (deg) of each swing of both feet."""
+    names = list(motion.skeleton.names)
+    _, wp = motion.world()
     rows = []
     for s in "LR":
-        a, t = wp[:, names.index(f"Foot_{s}")], wp[:, names.index(f"Toes_{s}")]
-        p = T.pitch_deg(a, t); sw = ~E._contacts(a, motion.fps, leg)
-        flat = np.median(p[~sw])
-        for i, j in zip(*E.runs(sw)):
-            if j - i < 5: continue
-            ph = np.linspace(0, 1, j - i)
-            rows.append(np.interp(np.linspace(0, 1, 11), ph, p[i:j] - flat))
+        ankle, toe = wp[:, names.index(f"Foot_{s}")], wp[:, names.index(f"Toes_{s}")]
+        pitch = T.pitch_deg(ankle, toe)
+        swing = ~E._contacts(ankle, motion.fps, leg)
+        flat = np.median(pitch[~swing])
+        for a, b in zip(*E.runs(swing)):
+            if b - a >= 5:
+                rows.append(np.interp(PHASES, np.linspace(0.0, 1.0, b - a), pitch[a:b] - flat))
     return np.array(rows)
-mo = np.concatenate([prof(FT.load_clip(c)) for c in T.validation_mocap("/work/shared/data")])
-cfg = LS.path_pin_config("normal")
-walks = B.walks(ctl, PS.random_paths(1012, 16), scale=1.11)
-ge = np.concatenate([prof(C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cfg)) for _, r in walks])
-raw = np.concatenate([prof(r.motion) for _, r in walks])
-print("swing phase 0..1 step .1; foot pitch minus stance pitch (deg, + = toe down), median")
-print("mocap  ", np.round(np.median(mo, 0), 1))
-print("gen    ", np.round(np.median(ge, 0), 1))
-print("gen raw", np.round(np.median(raw, 0), 1))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--count", type=int, default=16)
+    args = ap.parse_args(argv)
+    ctl = LS.load_controller("neural")
+    leg = LS.controller_leg_length(ctl)
+    mocap = np.concatenate([swing_profiles(FT.load_clip(c), leg) for c in T.validation_mocap(args.data)])
+    cfg = LS.path_pin_config("normal")
+    walks = B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)
+    cleaned = np.concatenate([swing_profiles(C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cfg), leg)
+                              for _, r in walks])
+    raw = np.concatenate([swing_profiles(r.motion, leg) for _, r in walks])
+    print("swing phase 0..1 step .1; foot pitch minus stance pitch (deg, + = toe down), median")
+    for name, rows in (("mocap  ", mocap), ("gen    ", cleaned), ("gen raw", raw)):
+        print(name, np.round(np.median(rows, 0), 1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
