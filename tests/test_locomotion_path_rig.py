@@ -56,6 +56,14 @@ def _longest_run(mask) -> int:
     return int((e - s).max(initial=0))
 
 
+def _stand_on(hips, point, fps: float) -> tuple:
+    """``(longest stand in frames, still [F-1])`` of the hips ``[F, 2]`` at
+    ``point``: frames slower than 0.1 m/s within 5 cm of it."""
+    speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * fps
+    still = (speed < 0.1) & (np.linalg.norm(hips[1:] - point, axis=1) < 0.05)
+    return _longest_run(still), still
+
+
 def _assert_on_path(s, *, mean=8.0, worst=30.0):
     assert s["mean_cm"] <= mean, s
     assert s["max_cm"] <= worst, s
@@ -261,9 +269,7 @@ def test_pause_on_a_scaled_rig(bpy_clean, controller):
     _assert_on_path(s)
     fps = s.get("fps", 30.0)
     hips = pos["hips"][:, :2]
-    speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * fps
-    still = (speed < 0.1) & (np.linalg.norm(hips[1:] - (3.0, 0.0), axis=1) < 0.05)
-    best = _longest_run(still)
+    best, still = _stand_on(hips, (3.0, 0.0), fps)
     assert best >= int(1.2 * fps), best / fps  # ~1.5 s standing on the pause point
     at = np.nonzero(still)[0]
     assert np.linalg.norm(hips[at + 1] - (3.0, 0.0), axis=1).min() < 0.01
@@ -305,9 +311,7 @@ def test_pauses_from_the_panel(bpy_clean, controller):
         _assert_on_path(sc)
         fps = sc.get("fps", 30.0)
         hips = pos["hips"][:, :2]
-        speed = np.linalg.norm(np.diff(hips, axis=0), axis=1) * fps
-        still = (speed < 0.1) & (np.linalg.norm(hips[1:] - (3.0, 0.0), axis=1) < 0.05)
-        best = _longest_run(still)
+        best, _ = _stand_on(hips, (3.0, 0.0), fps)
         # Measured: 1.03 s below 0.1 m/s within 5 cm of the point, 1.27 s below 0.15 m/s (snap_to_path's
         # smoothing blurs the stand's edges on the rig; the backend clip stands the 1.5 s).
         assert best >= int(0.8 * fps), best / fps
