@@ -33,6 +33,16 @@ def gaussian_filter1d(x, sigma: float, axis: int = -1, mode: str = "reflect", tr
     return out.astype(x.dtype, copy=False)
 
 
+def running_mean(x, n: int, axis: int = 0) -> np.ndarray:
+    """Mean over a centred window of ``n`` samples along ``axis`` (``n // 2``
+    before, ``n - 1 - n // 2`` after), the ends extended with their edge
+    values; same shape as ``x``."""
+    x = np.asarray(x)
+    pad = [(0, 0)] * x.ndim
+    pad[axis] = (n // 2, n - 1 - n // 2)
+    return np.lib.stride_tricks.sliding_window_view(np.pad(x, pad, mode="edge"), n, axis=axis).mean(axis=-1)
+
+
 def binary_closing_1d(on: np.ndarray, size: int) -> np.ndarray:
     """``scipy.ndimage.binary_closing(on, structure=np.ones(size))`` for a 1-D
     bool array (``size`` odd): dilation then erosion, outside counted False."""

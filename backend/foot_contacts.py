@@ -55,6 +55,15 @@ def runs(mask):
     return np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
 
 
+def mask_of_runs(spans, frames: int) -> np.ndarray:
+    """``[frames]`` bool, True inside each ``(start, stop, ...)`` of ``spans``
+    (stop exclusive): the inverse of :func:`runs`."""
+    mask = np.zeros(frames, dtype=bool)
+    for s, e, *_ in spans:
+        mask[s:e] = True
+    return mask
+
+
 def close_gaps(mask, max_gap: int, min_run: int) -> np.ndarray:
     """Boolean ``mask [F]`` (or ``[F, K]``, column by column) with gaps of
     at most ``max_gap`` frames between runs filled (a contact that flickers

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ik
-from .foot_contacts import runs
+from .foot_contacts import mask_of_runs, runs
 from .locomotion.inertialize import decay_curvature, decay_slope, decay_value
 
 
@@ -191,9 +191,7 @@ def swing_lift(xy, z, runs, floor: float, *, slope: float, clearance: float, mar
     d_prev = np.where(prev >= 0, np.linalg.norm(xy - locks[np.maximum(prev, 0)], axis=-1), np.inf)
     d_next = np.where(nxt < len(runs), np.linalg.norm(xy - locks[np.minimum(nxt, len(runs) - 1)], axis=-1), np.inf)
     land = slope if landing_slope is None else landing_slope
-    locked = np.zeros(f, dtype=bool)
-    for s, e, _ in runs:
-        locked[s:e] = True
+    locked = mask_of_runs(runs, f)
     rise = np.where(np.isfinite(d_prev), slope * np.where(np.isfinite(d_prev), d_prev, 0.0), np.inf)
     fall = np.where(np.isfinite(d_next), land * np.where(np.isfinite(d_next), d_next, 0.0), np.inf)
     cone = np.where(locked, 0.0, np.minimum(rise, fall)) - margin

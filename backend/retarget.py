@@ -41,6 +41,7 @@ from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
+from .filters import running_mean
 from .foot_contacts import ContactConfig, detect_contacts
 from .foot_lock import leaning_pole, lock_weights
 from .foot_lock import solve_leg as solve_leg_ik
@@ -479,11 +480,9 @@ def _smooth_max(x, r):
     """A smooth curve ``>= x`` (nearly): a running max over ``2r + 1``
     frames, then a running mean over the same window, so a requirement
     that appears for a few frames is eased in and out."""
-    f = len(x)
     pad = np.pad(x, r, mode="edge")
     win = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1)
-    m = np.pad(win.max(axis=-1), r, mode="edge")
-    return np.lib.stride_tricks.sliding_window_view(m, 2 * r + 1).mean(axis=-1)[:f]
+    return running_mean(win.max(axis=-1), 2 * r + 1)
 
 
 def _fk(sk: Skeleton, W, trans):

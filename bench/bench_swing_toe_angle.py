@@ -37,14 +37,15 @@ from rigmind.backend.locomotion import cleanup as C  # noqa: E402
 from rigmind.backend.locomotion import dataset as D  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
 from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
+from rigmind.backend.locomotion.swing_pitch import foot_pitch  # noqa: E402
 from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
 from rigmind.operators import locomotion_scene as LS  # noqa: E402
 
 
 def pitch_deg(ankle: np.ndarray, toe: np.ndarray) -> np.ndarray:
-    """``[F]`` angle (deg) of ankle -> toe below the horizontal (Z-up)."""
-    d = toe - ankle
-    return np.degrees(np.arctan2(-d[:, 2], np.linalg.norm(d[:, :2], axis=1)))
+    """``[F]`` angle (deg) of ankle -> toe below the horizontal (Z-up;
+    ``swing_pitch.foot_pitch`` in degrees)."""
+    return np.degrees(foot_pitch(ankle, toe))
 
 
 def validation_mocap(data_dir) -> list:

@@ -30,3 +30,16 @@ def test_binary_closing_and_distance():
             assert np.array_equal(binary_closing_1d(on, size), ndi.binary_closing(on, structure=np.ones(size)))
         s = np.pad(on, 1)
         assert np.array_equal(distance_to_zero_1d(s), ndi.distance_transform_edt(s))
+
+
+def test_running_mean_is_a_centred_box_with_edge_ends():
+    from rigmind.backend.filters import running_mean
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(40, 3))
+    for n in (1, 2, 5, 15, 16):
+        lo, hi = n // 2, n - 1 - n // 2
+        want = np.stack([x[np.clip(np.arange(i - lo, i + hi + 1), 0, len(x) - 1)].mean(axis=0) for i in range(len(x))])
+        got = running_mean(x, n)
+        assert got.shape == x.shape and np.abs(got - want).max() < 1e-12
+    assert np.abs(running_mean(x.T, 5, axis=1) - running_mean(x, 5).T).max() < 1e-12

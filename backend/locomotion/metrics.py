@@ -289,13 +289,10 @@ def turning_frames(root_vel, yaw_rate, fps: float = 30.0, *, min_speed: float = 
     velocity from the facing, + toward the left."""
     rv = np.asarray(root_vel, dtype=np.float64).reshape(-1, 2)
     w = np.asarray(yaw_rate, dtype=np.float64).reshape(-1)
+    from ..filters import running_mean
+
     n = max(int(round(smooth_seconds * fps)), 1)
-
-    def box(x):
-        pad = np.pad(x, [(n // 2, n - 1 - n // 2)] + [(0, 0)] * (x.ndim - 1), mode="edge")
-        return np.lib.stride_tricks.sliding_window_view(pad, n, axis=0).mean(axis=-1)
-
-    rv, w = box(rv), box(w)
+    rv, w = running_mean(rv, n), running_mean(w, n)
     beta = np.arctan2(rv[:, 0], -rv[:, 1])
     keep = (np.linalg.norm(rv, axis=1) >= min_speed) & (np.abs(w) >= min_yaw_rate)
     return beta[keep], w[keep]

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..foot_lock import ramp, segments, smoothstep
+from ..foot_contacts import mask_of_runs
+from ..foot_lock import ramp, smoothstep
 
 #: Samples of a profile over the phase 0..1 (uniform).
 PROFILE_SAMPLES = 21
@@ -201,7 +202,7 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     length = np.linalg.norm(d, axis=1)
     heading = d[:, :2] / np.maximum(np.linalg.norm(d[:, :2], axis=1, keepdims=True), 1e-9)
     pitch = foot_pitch(target, toe_target)
-    a_mask, t_mask = _run_mask(ankle_runs, f), _run_mask(toe_runs, f)
+    a_mask, t_mask = mask_of_runs(ankle_runs, f), mask_of_runs(toe_runs, f)
     flat = stance_pitch(pitch, a_mask, t_mask)
     delta, pivot_toe, in_flight = _pitch_changes(fl, target[:, 2], pitch, heading, t_mask, air, profiles, flat,
                                                  ease_seconds * fps, roll_seconds * fps, land_phase)
@@ -222,14 +223,6 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     target[:, 2] += lift
     toe_target[:, 2] += lift
     return target, toe_target
-
-
-def _run_mask(runs, frames: int) -> np.ndarray:
-    """``[frames]`` bool: inside any ``(start, stop, ...)`` run."""
-    mask = np.zeros(frames, bool)
-    for s, e, *_ in runs:
-        mask[s:e] = True
-    return mask
 
 
 def _pitch_changes(fl, ankle_z, pitch, heading, t_mask, air, profiles, flat: float, n_ease: float, n_roll: float,
