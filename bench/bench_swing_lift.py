@@ -35,6 +35,7 @@ import numpy as np
 from rigmind.backend.locomotion import cleanup as C
 from rigmind.backend.locomotion import path_sets as PS
 from rigmind.backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
+from rigmind.backend.locomotion.swing_pitch import style_profiles
 from rigmind.operators import locomotion_rig_eval as E
 from rigmind.operators import locomotion_scene as LS
 
@@ -125,7 +126,7 @@ def main(argv=None) -> int:
     taken = [w for sc in args.scale for w in walks(ctl, PS.random_paths(seed, args.count), scale=sc)]
     print(f"walked {len(taken)} paths in {time.perf_counter() - t0:.0f} s")
     for cl in args.clearance:
-        cfg = C.PinConfig(swing_clearance=cl, swing_pitch=None if args.no_swing_pitch else LS.swing_pitch_profiles("normal"))
+        cfg = C.PinConfig(swing_clearance=cl, swing_pitch=None if args.no_swing_pitch else style_profiles("normal"))
         if args.landing_slope is not None:
             cfg = replace(cfg, swing_landing_slope=args.landing_slope)
         if args.knee_speed is not None:

@@ -38,7 +38,6 @@ from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
 from ..backend import options, paths
 
-PACKAGE_ROOT = paths.PACKAGE_ROOT
 #: Where the trained neural controller's weights are looked for by default.
 MODELS_DIR = paths.MODELS_DIR
 NEURAL_FILES = ("locomotion.onnx", "locomotion.pt")
@@ -71,45 +70,21 @@ SWING_LANDING_SLOPE = 0.15
 #: knee frames moving more than 0.08 leg lengths on the validation takes
 #: 918 -> 374 (with the lift above).
 KNEE_SPEED = float(np.radians(400.0))
-#: Each style's swing-foot pitch profiles (walk, run) from its own training
-#: clips (written by bench/locomotion_swing_pitch.py; degrees relative to the
-#: stance pitch at uniform phases from toe-off to heel strike): Walk Along
-#: Path's clean-up gives the swinging foot the mocap's toe-off, heel strike
-#: and roll to flat (``PinConfig.swing_pitch``) instead of the network's
-#: flat landing. See RESULTS "Issue #12, session 8: heel strike".
-SWING_PITCH_FILE = PACKAGE_ROOT / "presets" / "locomotion_swing_pitch.json"
-#: Whether Walk Along Path sets the swinging foot's pitch (False: the network's own).
+#: Whether Walk Along Path sets the swinging foot's pitch from each style's
+#: training mocap (``swing_pitch.style_profiles``: toe-off, heel strike and the
+#: roll to flat, ``PinConfig.swing_pitch``) instead of the network's flat
+#: landing (False). See RESULTS "Issue #12, session 8: heel strike".
 SWING_PITCH = True
-_SWING_PITCH = None
-
-
-def swing_pitch_profiles(style: str) -> tuple:
-    """``(walk, run)`` swing pitch profiles (``swing_pitch.PitchProfile``) of ``style``
-    (a name, or a ``{name: weight}`` blend: its heaviest style's; the normal
-    style's for a style without clips; None for a gait without flights)."""
-    global _SWING_PITCH
-    if _SWING_PITCH is None:
-        import json
-
-        _SWING_PITCH = json.loads(SWING_PITCH_FILE.read_text(encoding="utf-8"))["styles"]
-    from ..backend.locomotion.swing_pitch import PitchProfile
-
-    if isinstance(style, dict):  # a {name: weight} blend: its dominant style's swing
-        style = max(style, key=style.get)
-    entry = _SWING_PITCH.get(style, _SWING_PITCH["normal"])
-    return tuple(None if entry[g]["pitch"] is None else
-                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]),
-                              float(entry[g]["low"]))
-                 for g in ("walk", "run"))
 
 
 def path_pin_config(style: str = "normal"):
     """The foot clean-up's settings on a path (``cleanup.PinConfig``): the
     swing lift, landing slope, knee speed and swing pitch above."""
     from ..backend.locomotion.cleanup import PinConfig
+    from ..backend.locomotion.swing_pitch import style_profiles
 
     return PinConfig(swing_clearance=SWING_CLEARANCE, swing_landing_slope=SWING_LANDING_SLOPE, knee_speed=KNEE_SPEED,
-                     swing_pitch=swing_pitch_profiles(style) if SWING_PITCH else None)
+                     swing_pitch=style_profiles(style) if SWING_PITCH else None)
 
 
 #: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
@@ -463,19 +438,15 @@ def _check_speed(speed) -> None:
 #: Each style's and gait's speed from its own training clips (written by
 #: bench/locomotion_default_speeds.py): ``default`` (median, m/s) and
 #: ``range`` (2nd-98th percentile) in the controller's (Bandai actor's) metres.
-SPEEDS_FILE = PACKAGE_ROOT / "presets" / "locomotion_speeds.json"
-_SPEEDS = None
 
 
 def style_speeds(style: str, gait: str = "walk") -> tuple:
     """``(default, (low, high))`` m/s of ``style`` walking or running, from
     its training clips, for a character with the controller skeleton's legs."""
-    global _SPEEDS
-    if _SPEEDS is None:
-        import json
+    from ..backend.locomotion.gaits import speeds_table
 
-        _SPEEDS = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
-    entry = _SPEEDS.get(style, _SPEEDS["normal"]).get("run" if gait == "run" else "walk")
+    styles = speeds_table()
+    entry = styles.get(style, styles["normal"]).get("run" if gait == "run" else "walk")
     return float(entry["default"]), (float(entry["range"][0]), float(entry["range"][1]))
 
 

@@ -186,7 +186,7 @@ def test_pitch_profile_shape_from_the_mocap():
     from rigmind.backend.locomotion import swing_pitch as SP
     from rigmind.operators import locomotion_scene as LS
 
-    walk_profile, run_profile = LS.swing_pitch_profiles("normal")
+    walk_profile, run_profile = SP.style_profiles("normal")
     deg = np.degrees(walk_profile.pitch)
     n = len(deg)
     assert deg[: n // 3].max() > 25.0 and deg[int(0.75 * n):].min() < -12.0 and abs(deg[-1]) < 10.0
@@ -215,7 +215,7 @@ def test_swing_pitch_of_a_style_blend_is_its_heaviest_style():
     """The controller takes ``{name: weight}`` style blends; Walk Along
     Path's swing pitch is then the heaviest style's (and an unknown name
     the normal style's), never a crash on an unhashable style."""
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import swing_pitch as SP
 
-    assert LS.swing_pitch_profiles({"active": 0.7, "normal": 0.3}) == LS.swing_pitch_profiles("active")
-    assert LS.swing_pitch_profiles("no-such-style") == LS.swing_pitch_profiles("normal")
+    assert SP.style_profiles({"active": 0.7, "normal": 0.3}) == SP.style_profiles("active")
+    assert SP.style_profiles("no-such-style") == SP.style_profiles("normal")

@@ -20,11 +20,19 @@ MIN_FLIGHT_SHARE = 0.5
 _STYLES = None
 
 
-def _entry(style: str, gait: str) -> dict:
+def speeds_table() -> dict:
+    """``style -> {"walk": {...}, "run": {...}, "turn_lateral_accel": {...}}``
+    of :data:`SPEEDS_FILE`, read once: the one reader of that file (default
+    speeds, their ranges, flight shares, cornering)."""
     global _STYLES
     if _STYLES is None:
         _STYLES = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
-    return _STYLES.get(style, _STYLES["normal"]).get("run" if gait == "run" else "walk", {})
+    return _STYLES
+
+
+def _entry(style: str, gait: str) -> dict:
+    styles = speeds_table()
+    return styles.get(style, styles["normal"]).get("run" if gait == "run" else "walk", {})
 
 
 def is_grounded_run(style: str, gait: str) -> bool:
@@ -51,4 +59,4 @@ def gait_warning(style: str, gait: str):
             f"made a grounded run (a shuffling jog), not a run with flight")
 
 
-__all__ = ["is_grounded_run", "gait_title", "gait_warning", "MIN_FLIGHT_SHARE"]
+__all__ = ["speeds_table", "is_grounded_run", "gait_title", "gait_warning", "MIN_FLIGHT_SHARE"]

@@ -39,20 +39,19 @@ Units: metres, seconds, radians; Blender Z-up; yaw 0 faces -Y.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 from ..filters import gaussian_filter1d
 from ..foot_contacts import runs
 
-from .. import paths
 from .. import rotations as R
 from ..errors import UserError
 from ..limits import RANGES
 from ..motion import Motion
 from ..resample import resample
 from . import features as FT
+from .gaits import speeds_table
 from .inertialize import blend_to_pose
 from .stance import settle_frames, settle_steps
 from .motion_matching import Control
@@ -340,9 +339,9 @@ def _interp_rows(a, t_src, t) -> np.ndarray:
     return out.reshape((len(t),) + a.shape[1:])
 
 
-#: Each style's lateral acceleration in its turn clips (``turn_lateral_accel``,
-#: written by ``bench/locomotion_default_speeds.py``).
-SPEEDS_FILE = paths.PRESETS_DIR / "locomotion_speeds.json"
+#: Each style's lateral acceleration in its turn clips (``turn_lateral_accel``
+#: of ``presets/locomotion_speeds.json``, written by
+#: ``bench/locomotion_default_speeds.py``; read by :func:`.gaits.speeds_table`).
 _TURN_ACCEL = None
 
 
@@ -352,7 +351,7 @@ def turn_lateral_scale(style) -> float:
     style's (1.0 for normal or unknown styles; active 1.6, elderly 0.6)."""
     global _TURN_ACCEL
     if _TURN_ACCEL is None:
-        styles = json.loads(SPEEDS_FILE.read_text(encoding="utf-8"))["styles"]
+        styles = speeds_table()
         _TURN_ACCEL = {k: v["turn_lateral_accel"]["median"] for k, v in styles.items() if "turn_lateral_accel" in v}
     base = _TURN_ACCEL.get("normal")
     if not base or style is None:

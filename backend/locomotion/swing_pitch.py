@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import paths
 from ..foot_contacts import mask_of_runs
 from ..foot_lock import ramp, smoothstep
 
@@ -36,6 +37,10 @@ from ..foot_lock import ramp, smoothstep
 PROFILE_SAMPLES = 21
 #: Flights shorter than this (frames) are left alone (a shuffle, a flicker).
 MIN_FLIGHT = 4
+#: Each style's (walk, run) profiles from its own training clips, in degrees
+#: (written by ``bench/locomotion_swing_pitch.py``; read by :func:`style_profiles`).
+PROFILES_FILE = paths.PRESETS_DIR / "locomotion_swing_pitch.json"
+_PROFILES = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,25 @@ class PitchProfile:
         u = np.asarray(u, dtype=np.float64)
         warped = np.interp(u, [0.0, *anchors, 1.0], [0.0, self.apex, self.low, 1.0])
         return np.interp(warped, np.linspace(0.0, 1.0, len(self.pitch)), np.asarray(self.pitch, dtype=np.float64))
+
+
+def style_profiles(style) -> tuple:
+    """``(walk, run)`` :class:`PitchProfile` of ``style`` from
+    :data:`PROFILES_FILE` (a name, or a ``{name: weight}`` blend: its
+    heaviest style's; the normal style's for a style without clips; None
+    for a gait without flights)."""
+    global _PROFILES
+    if _PROFILES is None:
+        import json
+
+        _PROFILES = json.loads(PROFILES_FILE.read_text(encoding="utf-8"))["styles"]
+    if isinstance(style, dict):  # a {name: weight} blend: its dominant style's swing
+        style = max(style, key=style.get)
+    entry = _PROFILES.get(style, _PROFILES["normal"])
+    return tuple(None if entry[g]["pitch"] is None else
+                 PitchProfile(tuple(np.radians(entry[g]["pitch"]).tolist()), float(entry[g]["apex"]),
+                              float(entry[g]["low"]))
+                 for g in ("walk", "run"))
 
 
 def anchor_phases(z, te: int, hs: int, low_fraction: float = 0.25, lo: float = 0.15, hi: float = 0.9) -> tuple:
@@ -278,6 +302,6 @@ def _floor_lift(ankle_z, toe_z, move_z, pivot_toe, floors, knee: float) -> np.nd
         lift = np.maximum(lift, below)
     return lift
 
-__all__ = ["PitchProfile", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch",
+__all__ = ["PitchProfile", "style_profiles", "PROFILES_FILE", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch",
            "flight_rows", "flight_profiles",
            "pitch_swing", "PROFILE_SAMPLES"]
