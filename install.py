@@ -2,24 +2,30 @@
 """Set up RigMind on a fresh machine, then run a job. Standard library only.
 
     python3 install.py demo      # .venv + dependencies, then the end-to-end demo
-    python3 install.py test      # .venv + dependencies, then the whole pytest suite
+    python3 install.py test      # .venv and .venv-bpy52, then the whole pytest suite
     python3 install.py setup [--with ray]
                                  # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
                                  # build this platform's extension zip (its runtime
                                  # wheels inside) and install it into a desktop
-                                 # Blender 5.0, which installs the wheels itself
+                                 # Blender 5.0, 5.1 or 5.2 LTS, which installs the
+                                 # wheels itself
+
+Two environments: ``.venv`` (Python 3.11: bpy 5.0.1, Torch, the whole
+project, where the suite runs) and ``.venv-bpy52`` (Python 3.13: bpy 5.2.3
+alone, the Blender 5.2 LTS that the shipped extension is tested in; `test`
+and `setup` make it, `demo` does not need it).
 
 Set-up is idempotent: a second run with nothing to install only checks a stamp
-(the hash of requirements.txt, requirements.lock and pyproject.toml) and that
-the editable install of this folder (`pip install -e .`) is there, well under
-10 s.
+per environment (the hash of its requirement files) and that the editable
+install of this folder (`pip install -e .`) is there, well under 10 s.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -33,6 +39,13 @@ LOCK = ROOT / "requirements.lock"
 PYPROJECT = ROOT / "pyproject.toml"
 STAMP = VENV / ".rigmind-deps.sha256"
 PY_VERSION = (3, 11)
+#: Blender 5.2 LTS as a module (bpy 5.2.3 is built for CPython 3.13 only).
+VENV_BPY52 = ROOT / ".venv-bpy52"
+LOCK_BPY52 = ROOT / "requirements-bpy52.lock"
+STAMP_BPY52 = VENV_BPY52 / ".rigmind-deps.sha256"
+PY_VERSION_BPY52 = (3, 13)
+#: tests/blender_envs.py: where this is set, a missing .venv-bpy52 fails its tests instead of skipping them.
+REQUIRE_BPY52 = "RIGMIND_REQUIRE_BPY52"
 
 
 def say(msg: str) -> None:
@@ -59,21 +72,37 @@ def _python_version(exe: str):
         return None
 
 
-def find_python311() -> str:
-    """The interpreter running this script if it is 3.11, else ``python3.11``
-    on PATH; bpy 5.0 wheels exist for CPython 3.11 only."""
-    if sys.version_info[:2] == PY_VERSION:
+def _pyenv_pythons(version) -> list:
+    """pyenv's installs of ``version`` (newest patch first): pyenv's shims on
+    PATH answer only for the versions a project selected, so its folders are
+    looked in too."""
+    root = Path(subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+                if shutil.which("pyenv") else Path.home() / ".pyenv")
+    tag = f"{version[0]}.{version[1]}"
+    found = [p / "bin" / f"python{tag}" for p in (root / "versions").glob(f"{tag}.*")]
+    return [str(p) for p in sorted(found, reverse=True) if p.is_file()]
+
+
+def find_python(version, why: str) -> str:
+    """A CPython ``version`` ((3, 11)): the interpreter running this script,
+    ``pythonX.Y`` on PATH, or a pyenv install; else exit 2 saying how to get
+    one. ``why`` says what needs it."""
+    if sys.version_info[:2] == version:
         return sys.executable
-    for name in ("python3.11",):
-        exe = shutil.which(name)
-        if exe and _python_version(exe) == PY_VERSION:
+    tag = f"{version[0]}.{version[1]}"
+    on_path = shutil.which(f"python{tag}")
+    for exe in ([on_path] if on_path else []) + _pyenv_pythons(version):
+        if _python_version(exe) == version:
             return exe
     fail(
-        "RigMind needs Python 3.11 (Blender 5.0's bpy is built for 3.11 only); "
-        f"this is {sys.version.split()[0]} and no python3.11 is on PATH. Install it "
-        "(e.g. `apt-get install python3.11`, `pyenv install 3.11`, or python.org) and run "
-        "`python3.11 install.py ...`."
+        f"RigMind needs Python {tag} ({why}); this is {sys.version.split()[0]} and no python{tag} "
+        f"was found on PATH or in pyenv. Install it (e.g. `apt-get install python{tag}`, "
+        f"`pyenv install {tag}`, or python.org) and run again."
     )
+
+
+def find_python311() -> str:
+    return find_python(PY_VERSION, "Blender 5.0's bpy is built for 3.11 only")
 
 
 def venv_python() -> Path:
@@ -109,6 +138,32 @@ def ensure_venv() -> Path:
     if changed:
         STAMP.write_text(want + "\n")
     say(f"environment ready in {time.perf_counter() - t0:.1f} s")
+    return py
+
+
+def ensure_venv_bpy52() -> Path:
+    """``.venv-bpy52``: Python 3.13 with bpy 5.2.3 and only what bpy brings
+    (requirements-bpy52.lock), the Blender 5.2 LTS the extension is tested in.
+    Nothing of the project is installed into it."""
+    t0 = time.perf_counter()
+    py = VENV_BPY52 / "bin" / "python"
+    if not py.exists() or _python_version(str(py)) != PY_VERSION_BPY52:
+        base = find_python(PY_VERSION_BPY52, "the tests run the extension in Blender 5.2 LTS, whose bpy is 3.13 only")
+        if VENV_BPY52.is_symlink():
+            VENV_BPY52.unlink()
+        elif VENV_BPY52.exists():
+            shutil.rmtree(VENV_BPY52)
+        say(f"creating {VENV_BPY52} with {base}")
+        subprocess.run([base, "-m", "venv", str(VENV_BPY52)], check=True)
+    want = hashlib.sha256(LOCK_BPY52.read_bytes()).hexdigest()
+    if not STAMP_BPY52.exists() or STAMP_BPY52.read_text().strip() != want:
+        say("installing Blender 5.2 LTS as a module (bpy 5.2.3) for the extension's tests")
+        r = subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                            "-r", str(LOCK_BPY52)])
+        if r.returncode != 0:
+            fail("pip could not install bpy 5.2.3 (see above); fix the cause and run again")
+        STAMP_BPY52.write_text(want + "\n")
+    say(f"Blender 5.2 environment ready in {time.perf_counter() - t0:.1f} s")
     return py
 
 
@@ -186,16 +241,18 @@ def run_demo(args) -> int:
 
 def run_tests(args) -> int:
     ensure_venv()
+    ensure_venv_bpy52()
     # The console script, not `python -m pytest`: the latter puts the current
     # folder on sys.path, which would let a stray `import backend` pass.
     cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + list(args.pytest_args)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    env = dict(os.environ, **{REQUIRE_BPY52: "1"})
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
 def run_blender(args) -> int:
     """Build this platform's self-contained extension zip (runtime wheels
-    inside) and install it into a desktop Blender 5.0; Blender installs the
-    wheels itself. Needs no .venv."""
+    inside) and install it into a desktop Blender 5.0 or newer; Blender
+    installs the wheels itself. Needs no .venv."""
     sys.path.insert(0, str(ROOT / "tools"))
     import install_into_blender  # stdlib-only set-up tool, never shipped
 
@@ -208,7 +265,7 @@ def main(argv=None) -> int:
     d = sub.add_parser("demo", help="set up, then run the end-to-end demo on the mannequin")
     d.add_argument("--out", help="output folder (default: ./rigmind_out/demo)")
     sub.add_parser("test", help="set up, then run the whole test suite (extra arguments go to pytest)")
-    b = sub.add_parser("blender", help="install into a desktop Blender 5.0")
+    b = sub.add_parser("blender", help="install into a desktop Blender 5.0, 5.1 or 5.2 LTS")
     b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
     s = sub.add_parser("setup", help="only create .venv and install dependencies")
     s.add_argument("--with", dest="extras", action="append", default=[], choices=sorted(EXTRAS),
@@ -224,6 +281,7 @@ def main(argv=None) -> int:
     if args.job == "blender":
         return run_blender(args)
     py = ensure_venv()
+    ensure_venv_bpy52()
     for extra in args.extras:
         install_extra(py, extra)
     return 0

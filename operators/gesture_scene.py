@@ -52,7 +52,9 @@ def scene_sound(scene):
         if s.type == "SOUND" and s.sound is not None:
             import bpy
 
-            return Path(bpy.path.abspath(s.sound.filepath)), int(s.frame_start)
+            from .blender_compat import strip_content_start
+
+            return Path(bpy.path.abspath(s.sound.filepath)), strip_content_start(s)
     return None
 
 

@@ -153,7 +153,7 @@ def test_zip_layout_is_flat_and_deterministic(built_zip, tmp_path):
     for name in names:
         parts = name.split("/")
         assert "__pycache__" not in parts and not name.endswith(".pyc"), name
-        assert parts[0] not in {"tests", "bench", "tools", ".venv", ".git", "dist", "build", ".cache"}, name
+        assert parts[0] not in {"tests", "bench", "tools", ".venv", ".venv-bpy52", ".git", "dist", "build", ".cache"}, name
         assert name != "install.py", name
     # No set-up tool anywhere in the tree (they live in tools/, never shipped).
     for tool in ("build_extension.py", "install_into_blender.py", "install.py"):
@@ -227,3 +227,59 @@ def test_runtime_wheels_are_pinned_requirements_without_torch_or_bpy():
     assert names <= set(locked)
     assert not names & {"torch", "bpy", "numpy", "librosa", "smplx"}
     assert "onnxruntime" in names
+
+
+def test_install_into_blender_main_installs_into_blender_52_lts(tmp_path, monkeypatch, capsys):
+    """`install.py blender` with Blender 5.2 LTS (bpy 5.2.3, Python 3.13):
+    the platform zip with its wheels installs and enables there."""
+    import blender_envs
+
+    env = blender_envs.require(blender_envs.blender_52(), "5.2")
+    user = tmp_path / "blender-user"
+    user.mkdir()
+    monkeypatch.setenv("BLENDER_USER_RESOURCES", str(user))
+    try:
+        build_extension.fetch_wheels(REPO, build_extension.this_platform())
+    except build_extension.WheelsMissing as ex:
+        pytest.skip(f"cannot fetch the runtime wheels (PyPI unreachable and .cache/wheels empty?): {ex}")
+    rc = install_into_blender.main(env.python, REPO, out_dir=tmp_path / "dist")
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "Blender 5.2." in out and "installed bl_ext.user_default.rigmind" in out
+    assert (user / "extensions" / "user_default" / "rigmind" / "__init__.py").is_file()
+    site = list((user / "extensions" / ".local").glob("lib/python3.13/site-packages"))
+    assert site and (site[0] / "onnxruntime").is_dir(), "Blender 5.2 did not install the cp313 wheels"
+
+
+@pytest.mark.parametrize("info, words", [
+    ({"version": [4, 2, 9], "version_string": "4.2.9 LTS", "python_version": "3.11"}, "too old"),
+    ({"version": [4, 5, 0], "version_string": "4.5.0 LTS", "python_version": "3.11"}, "too old"),
+    ({"version": [6, 0, 0], "version_string": "6.0.0", "python_version": "3.15"}, "embeds Python 3.15"),
+])
+def test_install_into_blender_says_plainly_why_a_blender_cannot_run_it(info, words):
+    why = install_into_blender.unsupported_because(info)
+    assert words in why and "\n" not in why
+    assert "5.0" in why
+
+
+@pytest.mark.parametrize("version, python", [((5, 0, 1), "3.11"), ((5, 1, 0), "3.13"), ((5, 2, 3), "3.13"),
+                                             ((5, 3, 0), "3.13")])
+def test_install_into_blender_accepts_every_supported_blender(version, python):
+    info = {"version": list(version), "version_string": ".".join(map(str, version)), "python_version": python}
+    assert install_into_blender.unsupported_because(info) is None
+
+
+def test_install_py_finds_python_313_the_way_it_finds_311():
+    """install.py's search (this interpreter, pythonX.Y on PATH, pyenv) finds
+    a 3.13 for the Blender 5.2 environment where one is installed."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rigmind_install_script", REPO / "install.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for version in (script.PY_VERSION, script.PY_VERSION_BPY52):
+        try:
+            exe = script.find_python(version, "a test")
+        except SystemExit:
+            pytest.skip(f"no Python {version} on this machine")
+        assert script._python_version(exe) == version

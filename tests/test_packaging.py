@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 #: Folders of the repository that never ship (set-up and build tools, tests, benchmarks).
-NOT_SHIPPED = {"tools", "tests", "bench", ".venv", ".git", "build", "dist", ".cache"}
+NOT_SHIPPED = {"tools", "tests", "bench", ".venv", ".venv-bpy52", ".git", "build", "dist", ".cache"}
 
 
 def shipped_packages() -> set[str]:

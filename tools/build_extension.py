@@ -1,4 +1,4 @@
-"""Build the RigMind extension zips for Blender 5.0. Standard library only.
+"""Build the RigMind extension zips for Blender 5.0 to 5.2 LTS. Standard library only.
 
     python3 tools/build_extension.py [--out DIR]            # one zip per platform, with wheels
     python3 tools/build_extension.py --no-wheels [--out DIR] # one zip without wheels (development)
@@ -12,10 +12,15 @@ imports it as ``bl_ext.<repo>.rigmind``. Set-up tools (``tools/``, ``install.py`
 Per platform (Blender's ``--split-platforms`` layout: ``rigmind-<version>-<platform>.zip``,
 ``platforms = [<platform>]``) the zip also carries, under ``wheels/``, the
 PyPI wheels of what the run time imports that Blender does not bundle
-(:data:`RUNTIME_WHEELS`, pinned by requirements.lock), listed in its manifest;
-Blender installs them itself, offline. Wheels are fetched once with
-``pip download --only-binary=:all: --platform ... --python-version 3.11`` into
+(:data:`RUNTIME_WHEELS`, pinned by requirements.lock) for every Python the
+supported Blenders embed (:data:`BLENDER_PYTHONS`: 3.11 in 5.0, 3.13 in 5.1
+and 5.2), all listed in its manifest; Blender installs the ones that match its
+own Python, offline. Wheels are fetched once with ``pip download
+--only-binary=:all: --platform ... --python-version X.Y`` into
 ``.cache/wheels/<platform>/`` and reused from there.
+
+Only what runs inside Blender ships: the models' ONNX exports, not their
+Torch weights (``models/*.pt``; Blender has no Torch).
 
 install.py imports this module under whatever ``python3`` the user has, which
 need not be 3.11: no ``tomllib``, nothing newer than Python 3.8.
@@ -38,12 +43,22 @@ SETUP_SCRIPT = "install.py"
 # Generated files, never sources.
 SKIP_PARTS = {"__pycache__"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".blend1")
+#: Files of the tree that Blender cannot use: Torch weights (the extension
+#: runs every model on ONNX Runtime; the CLI and training keep the .pt files).
+NOT_SHIPPED = ("models/*.pt",)
 
 # Zip entries carry a local date/time; a fixed one makes the archive
 # byte-identical across builds (1980-01-01 is the earliest zip can store).
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
-#: What RigMind imports at run time that Blender 5.0 does not bundle (it
+#: Blender minor version -> the Python it embeds. 5.0 is the oldest the code
+#: runs on (slotted actions); a newer Blender embedding one of these Pythons
+#: takes the same wheels.
+BLENDER_PYTHONS = {(5, 0): "3.11", (5, 1): "3.13", (5, 2): "3.13"}
+#: The Pythons whose wheels each platform zip carries.
+PYTHONS = tuple(sorted(set(BLENDER_PYTHONS.values())))
+
+#: What RigMind imports at run time that Blender does not bundle (it
 #: bundles numpy): ONNX Runtime for every model (Torch is not needed inside
 #: Blender), SciPy's FFT for the audio features, soundfile (+ cffi,
 #: typing_extensions) and soxr to read and resample audio, silero-vad for its
@@ -52,7 +67,7 @@ FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 RUNTIME_WHEELS = ("onnxruntime", "scipy", "soundfile", "cffi", "typing_extensions", "soxr",
                   "silero-vad", "pocketsphinx", "espeakng-loader")
 
-#: Blender platform -> the wheel platform tags pip may take for it (Blender 5.0
+#: Blender platform -> the wheel platform tags pip may take for it (Blender 5.x
 #: needs glibc 2.28 on Linux and macOS 11.2 on Apple silicon).
 PLATFORM_TAGS = {
     "linux-x64": ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
@@ -129,6 +144,9 @@ def collect(root: Path) -> list:
         if folder.is_dir():
             for p in _walk(folder):
                 entries[p.relative_to(root).as_posix()] = p
+    for pattern in NOT_SHIPPED:
+        for name in [n for n in entries if Path(n).match(pattern)]:
+            del entries[name]
     if "__init__.py" not in entries:
         raise FileNotFoundError(f"{root} has no __init__.py: not the RigMind package root")
     # The manifest sits at the archive root, where Blender looks for it.
@@ -200,39 +218,67 @@ def wheel_cache(root: Path) -> Path:
     return Path(root).resolve() / ".cache" / "wheels"
 
 
-def fetch_wheels(root: Path, platform: str, *, python: str = sys.executable, cache=None) -> list:
-    """The runtime wheels for ``platform`` (a Blender platform name), from the
-    cache or ``pip download``; raises :class:`WheelsMissing` naming what PyPI
-    lacks for it."""
+def fetch_wheels(root: Path, platform: str, *, python: str = sys.executable, cache=None,
+                 pythons=PYTHONS) -> list:
+    """The runtime wheels for ``platform`` (a Blender platform name) and each
+    of ``pythons`` (``"3.11"``, ...), from the cache or ``pip download``; one
+    wheel serves several Pythons where its tags allow (``py3-none``,
+    ``abi3``). Raises :class:`WheelsMissing` naming what PyPI lacks."""
     pins = locked_versions(root)
     folder = Path(cache or wheel_cache(root)) / platform
     folder.mkdir(parents=True, exist_ok=True)
-    found, missing = [], []
-    for name in RUNTIME_WHEELS:
-        want = f"{_norm(name)}=={pins[_norm(name)]}"
-        have = _cached(folder, name, pins[_norm(name)])
-        if have is None:
-            cmd = [python, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-                   "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
-                   "--abi", "cp311", "--abi", "abi3", "--abi", "none", "-d", str(folder)]
-            for tag in PLATFORM_TAGS[platform]:
-                cmd += ["--platform", tag]
-            proc = subprocess.run(cmd + [want], capture_output=True, text=True)
-            have = _cached(folder, name, pins[_norm(name)])
-            if proc.returncode != 0 or have is None:
-                missing.append(want)
-                continue
-        found.append(have)
+    found, missing = set(), []
+    for py in pythons:
+        for name in RUNTIME_WHEELS:
+            version = pins[_norm(name)]
+            want = f"{_norm(name)}=={version}"
+            have = _cached(folder, name, version, py)
+            if have is None:
+                _download(python, folder, platform, py, want)
+                have = _cached(folder, name, version, py)
+                if have is None:
+                    missing.append(f"{want} (Python {py})")
+                    continue
+            found.add(have)
     if missing:
         raise WheelsMissing(f"{platform}: no wheel on PyPI for " + ", ".join(missing))
     return sorted(found, key=lambda p: p.name)
 
 
-def _cached(folder: Path, name: str, version: str):
+def _download(python: str, folder: Path, platform: str, py: str, want: str) -> None:
+    cp = "cp" + py.replace(".", "")
+    cmd = [python, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+           "--only-binary=:all:", "--python-version", py, "--implementation", "cp",
+           "--abi", cp, "--abi", "abi3", "--abi", "none", "-d", str(folder)]
+    for tag in PLATFORM_TAGS[platform]:
+        cmd += ["--platform", tag]
+    subprocess.run(cmd + [want], capture_output=True, text=True)
+
+
+def wheel_fits_python(filename: str, py: str) -> bool:
+    """Whether a wheel (by its file name's python and ABI tags) installs on
+    CPython ``py`` ("3.13"): ``py3``/``cp313`` tags with ABI ``none`` or
+    ``cp313``, or a ``cp3X`` ``abi3`` wheel with X <= 13."""
+    parts = filename[:-4].split("-")
+    python_tags, abi_tags = parts[-3].split("."), parts[-2].split(".")
+    major, minor = (int(x) for x in py.split("."))
+    exact = f"cp{major}{minor}"
+    for tag in python_tags:
+        if tag in (f"py{major}", f"py{major}{minor}") and "none" in abi_tags:
+            return True
+        if tag == exact and (exact in abi_tags or "none" in abi_tags or "abi3" in abi_tags):
+            return True
+        m = re.fullmatch(rf"cp{major}(\d+)", tag)
+        if m and "abi3" in abi_tags and int(m.group(1)) <= minor:
+            return True
+    return False
+
+
+def _cached(folder: Path, name: str, version: str, py: str):
     stem = re.sub(r"[-_.]+", "_", name).lower()
     for p in sorted(folder.glob("*.whl")):
         dist, ver = p.name.split("-")[:2]
-        if dist.lower() == stem and ver == version:
+        if dist.lower() == stem and ver == version and wheel_fits_python(p.name, py):
             return p
     return None
 

@@ -1,10 +1,11 @@
-"""Install RigMind into a desktop Blender 5.0 as a self-contained extension.
+"""Install RigMind into a desktop Blender 5.0, 5.1 or 5.2 LTS as a self-contained extension.
 Standard library only: ``python3 install.py blender [--blender PATH]`` runs it
 under whatever Python the user has.
 
 Steps:
 1. find Blender (``--blender PATH``, ``blender`` on PATH, the usual install
-   places) and check it is 5.0;
+   places) and check it is 5.0 or newer and embeds a Python the zip has
+   wheels for (3.11: 5.0; 3.13: 5.1, 5.2 LTS);
 2. build this platform's extension zip with its runtime wheels
    (tools/build_extension.py; wheels are downloaded once into
    ``.cache/wheels/<platform>`` with pip, then reused offline);
@@ -32,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_extension  # noqa: E402  (the sibling tool)
 
+#: The oldest Blender the code runs on (slotted actions, the 5.0 render engines).
 REQUIRED = (5, 0)
 MARK = "RIGMIND_JSON:"
 
@@ -137,7 +139,7 @@ def run_in_blender(exe: str, code: str, *, factory: bool = True, timeout: float 
 
 
 QUERY = """
-import bpy
+import bpy, sys
 try:
     import numpy
     numpy_version = numpy.__version__
@@ -148,6 +150,7 @@ report({
     "python": _s.executable,
     "version": list(bpy.app.version),
     "version_string": bpy.app.version_string,
+    "python_version": "%d.%d" % sys.version_info[:2],
 })
 """
 
@@ -205,8 +208,22 @@ def install_extension(exe: str, zip_path: Path) -> dict:
     return run_in_blender(exe, INSTALL.format(zip=str(zip_path)), factory=False)
 
 
+def unsupported_because(info: dict):
+    """Why this Blender cannot run RigMind (one sentence), or None."""
+    version = tuple(info["version"][:2])
+    if version < REQUIRED:
+        want = ".".join(map(str, REQUIRED))
+        return (f"Blender {info['version_string']} is too old: RigMind needs Blender {want} or newer "
+                f"(5.0, 5.1 or 5.2 LTS)")
+    py = info.get("python_version")
+    if py is not None and py not in build_extension.PYTHONS:
+        return (f"Blender {info['version_string']} embeds Python {py}; this RigMind carries wheels for Python "
+                f"{' and '.join(build_extension.PYTHONS)} (Blender 5.0 to 5.2 LTS)")
+    return None
+
+
 def _pick_blender(blender_path):
-    """(path, info) of a usable Blender 5.0, or (None, message)."""
+    """(path, info) of a usable Blender (5.0 or newer), or (None, message)."""
     if blender_path:
         candidates = [blender_path]
         if not (os.path.isfile(blender_path) or shutil.which(blender_path)):
@@ -223,11 +240,13 @@ def _pick_blender(blender_path):
         except RuntimeError as ex:
             seen.append(f"{exe}: {str(ex).splitlines()[0]}")
             continue
-        if tuple(info["version"][:2]) == REQUIRED:
+        why = unsupported_because(info)
+        if why is None:
             return exe, info
-        seen.append(f"{exe} is Blender {info['version_string']}")
-    want = ".".join(map(str, REQUIRED))
-    return None, f"RigMind needs Blender {want}.x; found: " + "; ".join(seen)
+        seen.append(f"{exe}: {why}")
+    if len(seen) == 1:
+        return None, seen[0].split(": ", 1)[1] if blender_path else seen[0]
+    return None, "no usable Blender found: " + "; ".join(seen)
 
 
 def build_for(root: Path, out: Path, info: dict, wheels: bool) -> Path:
