@@ -672,8 +672,9 @@ def cmd_demo(args) -> int:
 
     written = demo.run(Path(args.out))
     print("\nRigMind demo wrote:")
+    width = max(len(label) for label, _ in written)
     for label, path in written:
-        print(f"  {label:<28} {Path(path).resolve()}")
+        print(f"  {label:<{width}}  {Path(path).resolve()}")
     return 0
 
 
