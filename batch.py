@@ -295,9 +295,7 @@ def _run_local(config, todo, workers, on_result):
     pool = _local_pool(config, workers)
     stats = {}
     try:
-        futures = {}
-        for item in todo:
-            futures[pool.submit(batch_worker.run_in_process, item)] = item
+        futures = {pool.submit(batch_worker.run_in_process, item): item for item in todo}
         for fut in as_completed(futures):
             try:
                 result = fut.result()
