@@ -29,7 +29,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .backend.errors import UserError
+from .backend.errors import Cancelled, UserError
+from .backend.stop_signals import StopSignals
 
 KINDS = ("gesture", "face", "walk")
 #: Output formats per kind (suffix without the dot). ``csv``/``json`` are the
@@ -48,6 +49,16 @@ PARTIAL_SUFFIX = ".partial"
 
 class BatchError(UserError):
     """A batch the user must fix before it can start (bad folder, manifest, format)."""
+
+
+class BatchStopped(Cancelled):
+    """The batch was stopped (Ctrl-C, SIGTERM) after it had started: unlike
+    other cancels, finished takes and the report are on disk. ``outcome``
+    is the one line that says so (the CLI prints it); ``report`` the report."""
+
+    def __init__(self, outcome: str, report: dict):
+        super().__init__(outcome)
+        self.outcome, self.report = outcome, report
 
 
 @dataclass(frozen=True)
@@ -257,6 +268,24 @@ def _local_pool(config: WorkerConfig, workers: int):
                                initializer=batch_worker.init_process, initargs=(config,))
 
 
+#: Seconds a terminated worker gets to exit before it is killed.
+STOP_GRACE_S = 10.0
+
+
+def _stop_workers(pool) -> None:
+    """Terminate the pool's processes and wait for them (kill what does not
+    exit): no worker may outlive the batch, whatever stopped it."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(STOP_GRACE_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(STOP_GRACE_S)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _run_local(config, todo, workers, on_result):
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
@@ -278,11 +307,10 @@ def _run_local(config, todo, workers, on_result):
             stats.setdefault(result.worker, result)
             on_result(futures[fut], result)
     except BaseException:
-        # Ctrl-C, a set-up failure or a crash: stop the workers now (a take
-        # in progress is lost; nothing of it was written under a final name).
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C, SIGTERM, a set-up failure or a crash: stop the workers now
+        # (a take in progress is lost; nothing of it was written under a
+        # final name).
+        _stop_workers(pool)
         raise
     pool.shutdown(wait=True)
     return [_worker_stats(r) for r in stats.values() if r.worker]
@@ -332,6 +360,11 @@ def _run_ray(config, todo, workers, address, on_result):
         # An actor that could not start (the rig or the models failed to load).
         cause = getattr(e, "cause", None) or e
         raise BatchError(f"a Ray worker could not start: {str(cause).strip().splitlines()[-1]}") from None
+    except BaseException:
+        # Stopped: the actors' takes in progress are dropped, not waited for.
+        for a in actors:
+            ray.kill(a)
+        raise
 
 
 # --- the batch ------------------------------------------------------------------
@@ -369,41 +402,78 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
     workers = min(workers, max(len(todo), 1))
     progress = Progress(len(todo), progress_stream, tty=tty)
 
+    # SIGINT and SIGTERM stop the batch the same way: no new take, the
+    # workers stopped, the report written. From the first one on, the rest
+    # of this function cannot be interrupted (a second Ctrl-C must not lose
+    # the report), and a take being written is finished first.
+    stop = StopSignals()
+
     def on_result(item, result):
         rep = reports[item.name]
         rep.seconds, rep.worker, rep.started_at = round(result.seconds, 3), result.worker, result.started_at
         if result.error:
             rep.status, rep.error = "failed", result.error
         else:
-            write_atomic(rep.output, result.payload)
-            rep.status = "done"
+            with stop.held():
+                write_atomic(rep.output, result.payload)
+                rep.status = "done"
         rep.finished_at = time.time()
         progress.update(rep)
 
     stats, interrupted = [], False
     try:
-        if todo:
-            if engine == "local":
-                stats = _run_local(config, todo, workers, on_result)
-            else:
-                stats = _run_ray(config, todo, workers, address, on_result)
+        try:
+            stop.install()
+            if todo:
+                if engine == "local":
+                    stats = _run_local(config, todo, workers, on_result)
+                else:
+                    stats = _run_ray(config, todo, workers, address, on_result)
+        finally:
+            stop.disarm()
+        # A signal after the last take changes nothing: the batch is whole.
     except KeyboardInterrupt:
         interrupted = True
-    for rep in reports.values():
-        if rep.status == "pending":
-            rep.status = "cancelled"
-    report = {
-        "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
-        "config": asdict(config), "wall_seconds": round(time.perf_counter() - t0, 3),
-        "interrupted": interrupted,
-        "counts": {s: sum(r.status == s for r in reports.values()) for s in ("done", "skipped", "failed", "cancelled")},
-        "worker_stats": stats,
-        "items": [asdict(r) for r in reports.values()],
-    }
-    write_atomic(out_dir / REPORT_NAME, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
-    if interrupted:
-        raise KeyboardInterrupt
-    return report
+    except BaseException:
+        stop.restore()
+        raise
+    try:
+        for rep in reports.values():
+            if rep.status == "pending":
+                rep.status = "cancelled"
+        report = {
+            "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
+            "config": asdict(config), "wall_seconds": round(time.perf_counter() - t0, 3),
+            "interrupted": interrupted,
+            "counts": {s: sum(r.status == s for r in reports.values())
+                       for s in ("done", "skipped", "failed", "cancelled")},
+            "worker_stats": stats,
+            "items": [asdict(r) for r in reports.values()],
+        }
+        report_path = out_dir / REPORT_NAME
+        try:
+            write_atomic(report_path, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+        except OSError as e:
+            if not interrupted:
+                raise
+            raise BatchStopped(stopped_line(report, out_dir, None, e), report) from None
+        if interrupted:
+            raise BatchStopped(stopped_line(report, out_dir, report_path), report)
+        return report
+    finally:
+        stop.restore()
+
+
+def stopped_line(report: dict, out_dir, report_path, error: OSError = None) -> str:
+    """What a stopped batch left: ``cancelled: 3 of 8 takes kept in OUT,
+    report written to OUT/batch_report.json`` (or why the report is not)."""
+    c = report["counts"]
+    kept, total = c["done"] + c["skipped"], len(report["items"])
+    failed = f" ({c['failed']} failed)" if c["failed"] else ""
+    line = f"cancelled: {kept} of {total} takes kept in {Path(out_dir).resolve()}{failed}"
+    if report_path is None:
+        return f"{line}; the report could not be written ({getattr(error, 'strerror', None) or error})"
+    return f"{line}, report written to {Path(report_path).resolve()}"
 
 
 def exit_code(report: dict) -> int:

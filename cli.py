@@ -580,6 +580,10 @@ def cmd_batch(args) -> int:
         controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
     )
     items = batch.walk_items(args.paths) if kind == "walk" else batch.audio_items(args.audio_dir)
+    # From here the batch handles Ctrl-C and SIGTERM itself (it stops its
+    # workers and writes its report); the CLI's handler, back once it
+    # returns, must not turn a late second Ctrl-C into "nothing written".
+    quiet_interrupts()
     report = batch.run_batch(config, items, args.out_dir, engine=args.engine, workers=args.workers,
                              address=args.address, force=args.force)
     print(batch.summary_table(report))
@@ -668,8 +672,9 @@ def cmd_demo(args) -> int:
 
     written = demo.run(Path(args.out))
     print("\nRigMind demo wrote:")
+    width = max(len(label) for label, _ in written)
     for label, path in written:
-        print(f"  {label:<28} {Path(path).resolve()}")
+        print(f"  {label:<{width}}  {Path(path).resolve()}")
     return 0
 
 
@@ -741,8 +746,8 @@ def _main(argv=None) -> int:
         # Bad input the user can fix: the message names the problem and the fix.
         print(f"rigmind {args.command}: {_one_line(e)}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except (Cancelled, KeyboardInterrupt):
-        return _cancelled(args.command)
+    except (Cancelled, KeyboardInterrupt) as e:
+        return _cancelled(args.command, getattr(e, "outcome", None))
     except BrokenPipeError:
         return _broken_pipe()
     except Exception as e:
@@ -781,8 +786,10 @@ def _command_name(argv) -> str:
     return str(words[0]) if words and str(words[0]) in {**COMMANDS, **PASS_THROUGH} else "command"
 
 
-def _cancelled(command: str) -> int:
+def _cancelled(command: str, outcome: str = None) -> int:
+    """``outcome``: what a cancel that had already written something left
+    (a stopped batch's kept takes and report); otherwise nothing was:
+    outputs are written atomically (backend.atomic_write)."""
     quiet_interrupts()  # the command is over: a further Ctrl-C must not interrupt the message
-    # Outputs are written atomically (backend.atomic_write): nothing is left half-written.
-    print(f"rigmind {command}: cancelled, nothing written", file=sys.stderr)
+    print(f"rigmind {command}: {outcome or 'cancelled, nothing written'}", file=sys.stderr)
     return EXIT_CANCELLED

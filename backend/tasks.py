@@ -87,16 +87,19 @@ def run_in_thread(work, name: str = "rigmind-task"):
     return task.result()
 
 
-def finish(job, poll_seconds: float = 0.02):
+def finish(job, poll_seconds: float = 0.02, on_progress=None):
     """Run a job (a progress-yielding generator) to the end on this thread
-    and return its result; a KeyboardInterrupt closes it (cancelling its
-    worker) and propagates."""
+    and return its result; ``on_progress(fraction)`` sees each fraction it
+    yields. A KeyboardInterrupt closes it (cancelling its worker) and
+    propagates."""
     try:
         while True:
             try:
-                next(job)
+                fraction = next(job)
             except StopIteration as done:
                 return done.value
+            if on_progress is not None and fraction is not None:
+                on_progress(float(fraction))
             time.sleep(poll_seconds)
     finally:
         job.close()

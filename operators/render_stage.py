@@ -1,6 +1,7 @@
 """The stage a headless render puts a character on when the scene has none of
 its own: a camera that frames the character and follows it, three-point
-lighting, a ground with a shadow catcher and a neutral world.
+lighting that follows it too, a ground with a shadow catcher and a neutral
+world.
 
 Nothing the user made is moved or replaced: a user's camera is used as it is,
 lights and ground are added only to a scene without lights, and everything
@@ -153,16 +154,23 @@ def place_camera(boxes, frames, resolution, *, margin: float = 1.15) -> None:
         cam.keyframe_insert("location", frame=int(f))
 
 
-def add_lights(bounds) -> None:
+def add_lights(bounds, centres=None, frames=None) -> None:
     """Key, fill and rim area lights around ``bounds`` (sizes and powers
     scale with the character's height), unless the scene has lights of its
-    own; RigMind's lights from an earlier render are moved, never doubled."""
+    own; RigMind's lights from an earlier render are moved, never doubled.
+
+    With ``centres`` [n, 2] (the character's XY centre at each of ``frames``)
+    the lights are keyed to follow it at a constant offset, as the camera
+    is: area lights fall off with distance, and lights left at the middle of
+    a walk's path lit its end at half the brightness of its start (measured
+    on the demo's walk)."""
     scene = bpy.context.scene
     if any(o.type == "LIGHT" and not _ours(o) for o in scene.objects):
         return
     lo, hi = bounds
     centre = (lo + hi) / 2
     h = max(hi[2] - lo[2], 0.5)
+    follow = centres is not None and frames is not None and len(frames) > 1
     # (name, direction from the character, power W per m^2 of height^2, size as a fraction of the height)
     rig = (("Key", (-1.0, -1.2, 1.3), 60.0, 0.5),
            ("Fill", (1.3, -1.0, 0.4), 15.0, 0.9),
@@ -181,8 +189,14 @@ def add_lights(bounds) -> None:
         # Only the key light casts a shadow: one shadow on the ground, which
         # keeps the shadow catcher small (fill and rim shadows reach far).
         light.use_shadow = name == "Key"
-        obj.location = (centre + d * 2.2 * h).tolist()
         _look_at(obj, -d)
+        obj.animation_data_clear()      # keys from an earlier render would override the new place
+        if not follow:
+            obj.location = (centre + d * 2.2 * h).tolist()
+            continue
+        for f, (cx, cy) in zip(frames, np.asarray(centres, float)[:, :2]):
+            obj.location = (np.array([cx, cy, centre[2]]) + d * 2.2 * h).tolist()
+            obj.keyframe_insert("location", frame=int(f))
 
 
 def add_ground(bounds) -> None:
@@ -262,7 +276,11 @@ def set_stage(targets, frames=None, resolution=None) -> None:
     bounds = (np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0))
     place_camera(boxes, frames, resolution)
     pose_height = max(float(b[1][2] - b[0][2]) for b in boxes)
-    add_lights((np.array([*bounds[0][:2], bounds[0][2]]), np.array([*bounds[1][:2], bounds[0][2] + pose_height])))
+    # Sized by one pose (not the path) and, over several frames, following
+    # the character's centre: a walk is lit the same from start to end.
+    centres = [(b[0] + b[1]) / 2 for b in boxes]
+    add_lights((np.array([*bounds[0][:2], bounds[0][2]]), np.array([*bounds[1][:2], bounds[0][2] + pose_height])),
+               centres, frames)
     if not users_camera and not had_lights:
         add_ground(bounds)
     neutral_world()

@@ -278,3 +278,129 @@ def test_ray_engine_same_takes(first_batch, speech_dir, mannequin_blend, tmp_pat
     for k in range(8):
         name = f"line{k:02d}.bvh"
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+# --- stopping: Ctrl-C twice, SIGTERM --------------------------------------------
+
+
+def test_stop_signals_raise_once_and_hold_a_write():
+    """The first SIGINT or SIGTERM is one KeyboardInterrupt; later ones are
+    only noted; inside held() even the first waits for the body's end."""
+    from rigmind.backend.stop_signals import StopSignals
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    stop = StopSignals().install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with stop.held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                wrote = "whole file"            # reached: the write is not cut
+        assert wrote == "whole file"
+        os.kill(os.getpid(), signal.SIGINT)     # after the first: noted, not raised
+        stop.disarm()
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop.received == [signal.SIGTERM, signal.SIGINT, signal.SIGINT]
+    finally:
+        stop.restore()
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_stopped_line_says_what_is_on_disk(tmp_path):
+    report = {"counts": {"done": 2, "skipped": 1, "failed": 1, "cancelled": 4}, "items": [{}] * 8}
+    line = batch.stopped_line(report, tmp_path, tmp_path / batch.REPORT_NAME)
+    assert line == (f"cancelled: 3 of 8 takes kept in {tmp_path.resolve()} (1 failed), "
+                    f"report written to {(tmp_path / batch.REPORT_NAME).resolve()}")
+    line = batch.stopped_line(report, tmp_path, None, OSError(28, "No space left on device"))
+    assert line.endswith("the report could not be written (No space left on device)")
+
+
+def _descendants(pid: int) -> dict:
+    """{pid: start time} of every process under ``pid`` now (a /proc scan;
+    the start time tells a reused pid from the same process)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()   # after "pid (comm) "
+        parents[int(entry.name)] = (int(fields[1]), fields[19])
+    found, frontier = {}, [pid]
+    while frontier:
+        p = frontier.pop()
+        for child, (ppid, start) in parents.items():
+            if ppid == p and child not in found:
+                found[child] = start
+                frontier.append(child)
+    return found
+
+
+def _alive(pid: int, start: str) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    fields = stat[stat.rindex(")") + 2:].split()
+    return fields[19] == start and fields[0] != "Z"
+
+
+def _stop_batch_midway(speech_dir, mannequin_blend, out, signals):
+    """Start a real 2-worker batch, wait (polling the folder) until a take is
+    on disk and the workers are seen, send ``signals`` one right after the
+    other, and return (process, stderr, the workers seen)."""
+    proc = subprocess.Popen([str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
+                             str(mannequin_blend), "--face", "auto", "--format", "bvh", "--workers", "2",
+                             "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers = {}
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("line*.bvh")):
+        workers.update(_descendants(proc.pid))
+        time.sleep(0.05)
+    workers.update(_descendants(proc.pid))
+    assert proc.poll() is None, "the batch ended before it could be stopped"
+    assert list(out.glob("line*.bvh")), "no take finished in time"
+    for s in signals:
+        proc.send_signal(s)
+        time.sleep(0.02)
+    _, err = proc.communicate(timeout=300)
+    return proc, err, workers
+
+
+def _check_stopped(proc, err, workers, out):
+    import re
+
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    m = re.fullmatch(r"rigmind batch: cancelled: (\d+) of 10 takes kept in (.+?)( \(\d+ failed\))?, "
+                     r"report written to (.+)", last)
+    assert m, last
+    assert Path(m.group(2)) == out.resolve() and Path(m.group(4)) == (out / batch.REPORT_NAME).resolve()
+    report = json.loads((out / batch.REPORT_NAME).read_text())
+    assert report["interrupted"]
+    finals = sorted(p.stem for p in out.glob("line*.bvh"))
+    status = {i["name"]: i["status"] for i in report["items"]}
+    assert finals and all(status[name] == "done" for name in finals), (finals, status)
+    assert int(m.group(1)) == len(finals) == report["counts"]["done"]
+    assert report["counts"]["cancelled"] > 0
+    assert not list(out.glob("*.partial")) and not [p for p in out.iterdir() if p.name.startswith(".")]
+    # The worker processes (and multiprocessing's helpers) end with the batch.
+    assert len(workers) >= 2, workers
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(_alive(p, s) for p, s in workers.items()):
+        time.sleep(0.2)
+    assert not [p for p, s in workers.items() if _alive(p, s)]
+
+
+def test_two_ctrl_c_keep_the_finished_takes_and_the_report(speech_dir, mannequin_blend, tmp_path):
+    out = tmp_path / "twice"
+    proc, err, workers = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGINT, signal.SIGINT])
+    _check_stopped(proc, err, workers, out)
+
+
+def test_sigterm_stops_the_batch_like_ctrl_c(speech_dir, mannequin_blend, tmp_path):
+    out = tmp_path / "term"
+    proc, err, workers = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGTERM, signal.SIGTERM])
+    _check_stopped(proc, err, workers, out)

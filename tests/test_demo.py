@@ -1,10 +1,18 @@
-"""The demo (what `install.py demo` runs) end to end, as a user runs it."""
+"""The demo (what `install.py demo` runs) end to end, as a user runs it: its
+outputs, a short terminal (Blender's per-frame lines in a log, the list of
+outputs last), each scene with only its own sound."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+
+def _mp4_tracks(path) -> list:
+    """The MP4's track kinds (b"vide", b"soun") from its handler boxes."""
+    return [m.group(1) for m in re.finditer(rb"hdlr.{8}(vide|soun)", Path(path).read_bytes(), re.S)]
 
 
 def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
@@ -14,6 +22,14 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
         capture_output=True, text=True, timeout=600,
     )
     assert r.returncode == 0, r.stderr[-2000:]
+    # What the terminal shows (stdout and stderr): at most 60 lines with the
+    # one `install.py demo` adds ("environment ready"), none of Blender's
+    # per-frame render lines, and the list of outputs last.
+    lines = (r.stdout + r.stderr).splitlines()
+    assert len(lines) + 1 <= 60, f"{len(lines)} lines:\n" + "\n".join(lines)
+    assert not [ln for ln in lines if "Saved:" in ln or "append frame" in ln or "Fra:" in ln]
+    log = (out / "demo_blender.log").read_text(errors="replace")
+    assert "Saved:" in log                              # Blender's lines went to the log instead
     outputs = ["mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png",
                "speech.wav", "gesture.blend", "gesture.glb", "gesture_emage.npz", "gesture.mp4"]
     if (Path(__file__).resolve().parents[1] / "models" / "locomotion.onnx").exists():
@@ -23,6 +39,10 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
         path = out / name
         assert path.exists() and path.stat().st_size > 1000, name
         assert str(path.resolve()) in r.stdout, f"the demo must print where {name} is"
+    stdout = r.stdout.splitlines()
+    listed = stdout[stdout.index("RigMind demo wrote:") + 1:]      # the last lines: one per output, the log last
+    assert len(listed) == len(outputs) + 1 and all(ln.startswith("  ") for ln in listed), listed
+    assert listed[-1].split()[-1] == str((out / "demo_blender.log").resolve())
 
     # The mannequin opens with armature, body and a head with the 52 ARKit keys.
     from rigmind.presets import arkit52_names
@@ -51,3 +71,10 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
         assert arm.animation_data.action.name.startswith("RigMind Walk Along Path")
         # The walk cycle was kept when the path walk was made.
         assert any(a.name.startswith("RigMind Walk · normal") for a in bpy.data.actions)
+        # The walk has no sound of its own: the gesture's speech strip must not play under it.
+        se = bpy.context.scene.sequence_editor
+        assert se is None or not [st for st in se.strips_all if st.type == "SOUND"]
+        head = next(o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys)
+        assert head.data.shape_keys.animation_data is None      # nor its lip-sync
+        assert _mp4_tracks(out / "walk_along_path.mp4") == [b"vide"]
+    assert _mp4_tracks(out / "gesture.mp4") == [b"vide", b"soun"]

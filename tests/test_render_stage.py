@@ -58,6 +58,47 @@ def test_camera_follows_a_walking_character(bpy_clean):
         assert height > 0.6, f"frame {f}: the character fills only {height:.2f} of the height"
 
 
+def _character_luminance(bpy, path, frame) -> float:
+    """Render ``frame`` with Cycles (transparent film: the alpha is the
+    character's mask) and return the mean luminance of its pixels."""
+    scene = bpy.context.scene
+    scene.frame_set(frame)
+    scene.render.filepath = str(path)
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(str(path))
+    px = np.array(img.pixels[:]).reshape(-1, 4)
+    bpy.data.images.remove(img)
+    mask = px[:, 3] > 0.9
+    assert mask.sum() > 200, f"frame {frame}: the character is not in the image"
+    return float((px[mask, :3] @ np.array([0.2126, 0.7152, 0.0722])).mean())
+
+
+def test_a_walk_stays_lit_as_it_moves(bpy_clean, tmp_path):
+    """The lights follow the character like the camera: 8 m from its start,
+    it is as bright as at the start and in the middle (lights left at the
+    middle of the path made the demo's walk end at 0.55 of its start)."""
+    from rigmind.operators import mannequin, render_stage
+
+    bpy = bpy_clean
+    arm = mannequin.build_mannequin()["armature"]
+    arm.location = (0.0, 0.0, 0.0)
+    arm.keyframe_insert("location", frame=1)
+    arm.location = (0.0, -8.0, 0.0)
+    arm.keyframe_insert("location", frame=60)
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.use_denoising = "CPU", 8, False
+    scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 160, 120, 100
+    scene.render.film_transparent = True
+    scene.render.image_settings.file_format, scene.render.image_settings.color_mode = "PNG", "RGBA"
+    render_stage.set_stage(_characters(bpy), np.linspace(1, 60, 12).round().astype(int).tolist(), (160, 120))
+    render_stage.show_ground(False)
+    lum = {f: _character_luminance(bpy, tmp_path / f"f{f}.png", f) for f in (1, 30, 60)}
+    for f in (1, 60):
+        assert 0.7 <= lum[f] / lum[30] <= 1.4, f"frame {f} vs the middle: {lum}"
+    assert 0.7 <= lum[60] / lum[1] <= 1.4, lum
+
+
 def test_three_point_light_ground_with_shadow_catcher(bpy_clean):
     from rigmind.operators import mannequin, render_stage
 
