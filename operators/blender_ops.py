@@ -366,12 +366,12 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
 
 def _controller_options(context) -> dict:
     """Inference engine and models folder from the add-on preferences."""
-    from ..blender_addon.preferences import get_preferences
+    from ..blender_addon.preferences import effective_runtime, get_preferences
 
     prefs = get_preferences(context)
     if prefs is None:
         return {}
-    opts = {"engine": prefs.inference_engine}
+    opts = {"engine": effective_runtime(prefs)}
     if prefs.models_dir:
         opts["models_dir"] = bpy.path.abspath(prefs.models_dir)
     return opts
