@@ -147,7 +147,9 @@ def test_pointer_polls_offer_only_fitting_objects(registered):
 
 def test_property_ranges_and_enums(registered):
     rna = properties.RigMindSceneProperties.bl_rna.properties
-    assert (rna["speed"].hard_min, rna["speed"].hard_max) == pytest.approx((0.2, 6.0))
+    # Hard limits from backend/limits.py, the CLI's table (tests/test_option_ranges.py checks every option).
+    assert (rna["speed"].hard_min, rna["speed"].hard_max) == pytest.approx((0.1, 8.0))
+    assert (rna["speed"].soft_min, rna["speed"].soft_max) == pytest.approx((0.2, 6.0))
     assert (rna["gesture_amount"].hard_min, rna["gesture_amount"].hard_max) == (0.0, 1.0)
     assert [i.identifier for i in rna["style"].enum_items] == list(properties.STYLES)
     assert [i.identifier for i in rna["gait"].enum_items] == ["walk", "run"]
