@@ -29,6 +29,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .backend import limits
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 
@@ -182,6 +183,8 @@ def walk_items(manifest) -> list:
                 if not isinstance(e[key], kind) or isinstance(e[key], bool):
                     raise BatchError(f"{where}: {key!r} has the wrong type")
                 params[key] = e[key]
+        if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
+            limits.check("speed", params["speed"], option=f"{where}: 'speed'")
         items.append(BatchItem(name=name, params=params))
     return items
 
@@ -370,6 +373,15 @@ def _run_ray(config, todo, workers, address, on_result):
 # --- the batch ------------------------------------------------------------------
 
 
+def check_settings(config: WorkerConfig, workers: int = None) -> None:
+    """The batch's numbers against the CLI's table (backend/limits.py), so a
+    script calling :func:`run_batch` is refused what ``rigmind batch`` is."""
+    limits.check("amount", config.amount, option="--amount")
+    limits.check("seed", config.base_seed, option="--seed")
+    if workers is not None:
+        limits.check("workers", workers, option="--workers")
+
+
 def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "local", workers: int = None,
               address: str = None, force: bool = False, progress_stream=None, tty: bool = None) -> dict:
     """Make every take in ``items`` that has no finished output in
@@ -381,6 +393,7 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
         raise BatchError(f"--format {config.fmt}: batch {config.kind} writes {', '.join(FORMATS[config.kind])}")
     if engine not in ENGINES:
         raise BatchError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    check_settings(config, workers)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise BatchError(f"--out-dir {out_dir} is a file; give a folder")

@@ -375,8 +375,6 @@ def cmd_walk(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
-    if args.seconds is not None and not args.seconds > 0:
-        raise UserError(f"--seconds must be positive, got {args.seconds:g}")
     check_output_path(out)
     # Own weights mean the neural controller: no silent fall-back to motion matching.
     kind = "neural" if _weights_folder(args.weights) and args.controller == "auto" else args.controller
@@ -459,8 +457,6 @@ def cmd_gesture(args) -> int:
     suffix = out.suffix.lower()
     if suffix != ".npz" and suffix not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use .npz or one of {' '.join(export.EXPORT_SUFFIXES)}")
-    if not 0.0 <= args.amount <= 1.0:
-        raise UserError(f"--amount must be between 0 and 1, got {args.amount:g}")
     if suffix != ".npz" and not args.rig:
         raise UserError(f"a {suffix} output needs --rig RIG (the character to animate)")
     check_output_path(out)
@@ -559,10 +555,6 @@ def cmd_batch(args) -> int:
     from . import batch
 
     kind = args.batch_kind
-    if getattr(args, "amount", None) is not None and not 0.0 <= args.amount <= 1.0:
-        raise UserError(f"--amount must be between 0 and 1, got {args.amount:g}")
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers must be at least 1, got {args.workers}")
     rig, face = getattr(args, "rig", None), getattr(args, "face", None)
     if kind == "face" and args.mesh:
         rig, face = _split_mesh_arg(args.mesh)
@@ -608,8 +600,6 @@ def cmd_face(args) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".blend", ".json", ".csv"):
         raise UserError(f"{out}: write the face animation as .blend, .json or .csv")
-    if not 0.0 <= args.smile <= 1.0:
-        raise UserError(f"--smile must be between 0 and 1, got {args.smile:g}")
     if suffix == ".blend" and not args.mesh:
         raise UserError("a .blend output needs --mesh FILE[:OBJECT] with ARKit shape keys")
     check_output_path(out)

@@ -5,7 +5,10 @@ silently did something useless (``--fps -30``: one frame for 5 s of speech;
 ``render --resolution 0x0``: a 4x4 PNG; ``--frames 10:1``: a 1-frame MP4)
 or ran without bound (``walk --cycle --seconds 1e9`` forever; ``--path
 "0,0;1e9,0"`` tried to allocate 373 GiB). Each is refused up front with one
-line that says the limit. The same table is printed in README.md.
+line that says the limit. The same table is printed in README.md, and it
+is the one the add-on's properties take their hard limits from
+(``blender_addon.properties.hard_range``) and batch checks its manifests
+and settings against (``batch.py``).
 """
 
 from __future__ import annotations
@@ -14,24 +17,11 @@ import math
 
 from .errors import UserError
 
-#: option → (lowest, highest, unit). Inclusive on both ends.
-RANGES = {
-    "speed": (0.1, 8.0, "m/s"),
-    "amount": (0.0, 1.0, ""),
-    "smile": (0.0, 1.0, ""),
-    "fps": (1.0, 240.0, "frames per second"),
-    "samples": (1, 4096, "samples"),
-    "resolution": (16, 8192, "pixels a side"),
-    # Blender's own frame limits (scene frame_start/frame_end: 0 … 1048574).
-    "frame": (0, 1048574, ""),
-    "start_frame": (0, 1048574, ""),
-    "seed": (0, 2**32 - 1, ""),
-    "workers": (1, 256, ""),
-    # walk --cycle: seconds of steady walking searched for the loop.
-    "cycle_seconds": (1.0, 60.0, "s"),
-    # walk --path: the longest take, and the path itself.
-    "path_seconds": (1.0, 3600.0, "s"),
-}
+# RANGES: option → (lowest, highest, unit), inclusive. The one table lives in
+# backend/options.py (pure data, so the add-on's properties read it at
+# registration without loading this module); it is checked here.
+from .options import RANGES
+
 #: A walk path: at most this long (m), this far from the origin (m), with
 #: this many points. A take lasts length / speed, at most ``path_seconds``.
 PATH_MAX_LENGTH_M = 1000.0
@@ -57,6 +47,28 @@ def check(name: str, value, *, option: str = None):
         unit = f" {unit}" if unit else ""
         raise OutOfRange(f"{option} must be between {_fmt(lo)} and {_fmt(hi)}{unit}, got {_fmt(value)}")
     return value
+
+
+def check_all(name: str, values, *, option: str = None):
+    """:func:`check` for a number or for each of a 1-D sequence of numbers
+    (a path's per-point speeds); the message names the first value outside
+    and its place. Returns ``values``."""
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        return check(name, values, option=option)
+    try:
+        items = [float(v) for v in values]
+    except (TypeError, ValueError):
+        items = None
+    if not items:
+        # Not numbers: let check() word the refusal of the value itself.
+        check(name, values, option=option)
+        return values
+    for k, v in enumerate(items):
+        try:
+            check(name, v, option=option)
+        except OutOfRange as e:
+            raise OutOfRange(f"{e} (value {k + 1} of {len(items)})") from None
+    return values
 
 
 def check_frame_range(start: int, end: int, option: str = "--frames") -> tuple:

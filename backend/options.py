@@ -1,7 +1,7 @@
 """The option lists, defined once: the CLI's ``choices``, the Blender
 enum items (``blender_addon/properties.py``: labels and tooltips on top of
 these identifiers, in this order) and the backend's checks import them
-from here.
+from here; so do the option ranges (:data:`RANGES`).
 
 Pure Python with no imports, so ``rigmind --help`` stays fast.
 """
@@ -36,7 +36,29 @@ EXPORT_FORMATS = ("BVH", "FBX", "GLB")
 #: Lower-body source of a gesture take: the model's idle, or the rig's action.
 GESTURE_BASES = ("idle", "keep_legs")
 
+#: The documented range of every numeric option: option → (lowest, highest,
+#: unit), inclusive on both ends. The CLI and batch check values against it
+#: (``backend/limits.py``: ``check``, ``check_options``) and the add-on's
+#: properties take their hard limits from it (``properties.hard_range``).
+RANGES = {
+    "speed": (0.1, 8.0, "m/s"),
+    "amount": (0.0, 1.0, ""),
+    "smile": (0.0, 1.0, ""),
+    "fps": (1.0, 240.0, "frames per second"),
+    "samples": (1, 4096, "samples"),
+    "resolution": (16, 8192, "pixels a side"),
+    # Blender's own frame limits (scene frame_start/frame_end: 0 … 1048574).
+    "frame": (0, 1048574, ""),
+    "start_frame": (0, 1048574, ""),
+    "seed": (0, 2**32 - 1, ""),
+    "workers": (1, 256, ""),
+    # walk --cycle: seconds of steady walking searched for the loop.
+    "cycle_seconds": (1.0, 60.0, "s"),
+    # walk --path: the longest take, and the path itself.
+    "path_seconds": (1.0, 3600.0, "s"),
+}
+
 __all__ = [
     "ROOT_MODES", "CONTROLLER_KINDS", "STYLES", "GAITS", "FACE_METHODS", "RUNTIMES", "EXPORT_PRESETS",
-    "EXPORT_FORMATS", "GESTURE_BASES",
+    "EXPORT_FORMATS", "GESTURE_BASES", "RANGES",
 ]

@@ -31,6 +31,24 @@ RENDER_ENGINES = {
     "WORKBENCH": "BLENDER_WORKBENCH",
 }
 
+# --- option ranges: options.RANGES (limits.RANGES), the CLI's and batch's table --------------
+
+#: Blender stores an IntProperty in 32 bits: a range past this is clamped to it.
+BLENDER_INT_MAX = 2**31 - 1
+
+
+def hard_range(name: str, *, integer: bool = False) -> dict:
+    """``min``/``max`` keywords for a property of the option ``name``: the
+    limits of ``options.RANGES[name]`` (its unit is the table's; the CLI and
+    batch check the same table through ``backend/limits.py``), so the panel, the
+    CLI and batch refuse the same values. ``integer``: for an IntProperty
+    (the seed's 2**32 - 1 becomes Blender's 32-bit largest int)."""
+    lo, hi, _unit = options.RANGES[name]
+    if integer:
+        return dict(min=int(lo), max=min(int(hi), BLENDER_INT_MAX))
+    return dict(min=float(lo), max=float(hi))
+
+
 # --- option lists, shared by the scene settings and the operators' properties ------------
 
 
@@ -148,8 +166,10 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                    description="Walk (or run) at the style's own speed, the median of its "
                                                "motion-capture clips (scaled to the rig's legs), instead of Speed",
                                    default=True)
-    speed: FloatProperty(name="Speed", description="Forward speed of the character, in metres per second", min=0.2,
-                         max=6.0, default=1.3, step=10, precision=2, unit="VELOCITY")
+    # The slider spans everyday speeds; typed values may use the table's whole range.
+    speed: FloatProperty(name="Speed", description="Forward speed of the character, in metres per second",
+                         **hard_range("speed"), soft_min=0.2, soft_max=6.0, default=1.3, step=10, precision=2,
+                         unit="VELOCITY")
     mode: EnumProperty(name="Mode", description="A looping cycle on the spot or in a line, or a walk along a path",
                        items=MODE_ITEMS, default="CYCLE")
     path_pauses: StringProperty(name="Pauses", default="",
@@ -169,7 +189,7 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                default="")
     gesture_amount: FloatProperty(name="Gesture Amount",
                                   description="How animated the gestures are: 0 calm, 0.5 like the training "
-                                              "speaker, 1 very animated", min=0.0, max=1.0, default=0.5,
+                                              "speaker, 1 very animated", **hard_range("amount"), default=0.5,
                                   subtype="FACTOR")
 
     gesture_base: EnumProperty(name="Base", description="What the gestures are layered over", items=BASE_ITEMS,
@@ -180,11 +200,12 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                             "placed at the right times (seconds) on it", default=False)
 
     # --- generation --------------------------------------------------------------
-    seed: IntProperty(name="Seed", description="Random seed; the same seed and inputs give the same animation", min=0,
-                      default=0)
+    seed: IntProperty(name="Seed", description="Random seed; the same seed and inputs give the same animation",
+                      **hard_range("seed", integer=True), default=0)
     start_frame: IntProperty(name="Start Frame",
                              description="Scene frame at which generated animation begins (with Audio empty, the "
-                                         "sound strip's own start is used)", default=1)
+                                         "sound strip's own start is used)",
+                             **hard_range("start_frame", integer=True), default=1)
 
     # --- export & render ---------------------------------------------------------
     export_format: EnumProperty(name="Format", description="File format of Export Character",

@@ -56,9 +56,11 @@ def _armature_prop():
     )
 
 
+# Ranges from backend/limits.py (P.hard_range): the CLI's and batch's table.
 _SEED = dict(options={"SKIP_SAVE"}, name="Seed", description="Random seed (integer); the same seed and inputs give the same animation",
-             min=0, default=0)
-_START = dict(options={"SKIP_SAVE"}, name="Start Frame", description="Scene frame at which the new take begins (frames)", default=1)
+             **P.hard_range("seed", integer=True), default=0)
+_START = dict(options={"SKIP_SAVE"}, name="Start Frame", description="Scene frame at which the new take begins (frames)",
+              **P.hard_range("start_frame", integer=True), default=1)
 
 
 class RIGMIND_OT_add_mannequin(bpy.types.Operator):
@@ -336,9 +338,9 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
                              description="Output file (// is the .blend's folder): .png renders the current frame, "
                                          ".mp4 the frame range with sound")
     resolution: bpy.props.IntVectorProperty(options={"SKIP_SAVE"}, name="Resolution", size=2, default=(640, 360),
-                                            min=16, max=8192,
+                                            **P.hard_range("resolution", integer=True),
                                             description="Width and height of the image in pixels")
-    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, min=1, max=4096,
+    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, **P.hard_range("samples", integer=True),
                          description="Samples per pixel (Cycles, EEVEE): more is cleaner and slower")
     scene_props = {"engine": "render_engine", "filepath": "render_path"}
 
@@ -366,12 +368,12 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
 
 def _controller_options(context) -> dict:
     """Inference engine and models folder from the add-on preferences."""
-    from ..blender_addon.preferences import get_preferences
+    from ..blender_addon.preferences import effective_runtime, get_preferences
 
     prefs = get_preferences(context)
     if prefs is None:
         return {}
-    opts = {"engine": prefs.inference_engine}
+    opts = {"engine": effective_runtime(prefs)}
     if prefs.models_dir:
         opts["models_dir"] = bpy.path.abspath(prefs.models_dir)
     return opts
@@ -427,7 +429,8 @@ class _LocomotionOperator(ModalJobMixin):
                                    description="Move at the style's own speed (its clips' median, scaled to the "
                                                "rig's legs) instead of Speed")
     speed: FloatProperty(options={"SKIP_SAVE"}, name="Speed", description="Forward speed in metres per second (used when Style's Speed "
-                                                   "is off)", min=0.2, max=6.0, default=1.3, unit="VELOCITY")
+                                                   "is off)", **P.hard_range("speed"), soft_min=0.2, soft_max=6.0,
+                         default=1.3, unit="VELOCITY")
     in_place: BoolProperty(options={"SKIP_SAVE"}, name="In Place", default=False,
                            description="No horizontal root motion: the walk plays on the spot")
     controller: EnumProperty(options={"SKIP_SAVE"}, name="Controller", description="Which locomotion controller generates the motion",
@@ -496,7 +499,7 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
     audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
                                description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
                                            "sound strip, starting with it")
-    amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", min=0.0, max=1.0, default=0.5, subtype="FACTOR",
+    amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", **P.hard_range("amount"), default=0.5, subtype="FACTOR",
                           description="How animated the gestures are (0..1): 0 calm, 0.5 like the training "
                                       "speaker, 1 very animated")
     seed: IntProperty(**_SEED)

@@ -17,8 +17,10 @@ event sequence:
   predicted contacts and feet go to the foot cleanup
   (:func:`~rigmind.backend.locomotion.cleanup.pin_feet`), the clip is
   resampled to the scene's frame rate and retargeted as a new action (the
-  previous action kept on a muted NLA track), the scene frame range becomes
-  the take's; optionally the path walked is saved as a curve;
+  previous action kept on a muted NLA track), the scene frame range grows to
+  cover the take (never shrinks), and the take is named after the styles it
+  used (:func:`drive_action_name`); optionally the path walked is saved as a
+  curve;
 - :meth:`DriveSession.cancel` restores the scene exactly (actions, pose,
   rotation modes, frame range).
 
@@ -49,8 +51,22 @@ MAX_TICK_SECONDS = 0.25
 PATH_POINT_SPACING = 0.25
 
 
-def drive_action_name(style: str, seconds: float) -> str:
-    return f"RigMind Drive · {style} · {seconds:.1f} s"
+#: Blender's longest ID name is 63 bytes; 4 are left for the " #k" that a
+#: repeated take name gets (scene_io.unique_name).
+_NAME_BYTES = 63 - 4
+
+
+def drive_action_name(styles, seconds: float) -> str:
+    """The take's name after what it did: the styles used while recording,
+    in the order first used, joined by '+' ("RigMind Drive · normal+elderly ·
+    4.4 s"), or "mixed (N styles)" when they would not fit in a Blender name.
+    ``styles``: a style name or a sequence of them; ``seconds``: the take's
+    length (s)."""
+    used = [styles] if isinstance(styles, str) else list(dict.fromkeys(styles))
+    name = f"RigMind Drive · {'+'.join(used)} · {seconds:.1f} s"
+    if len(name.encode("utf-8")) > _NAME_BYTES:
+        name = f"RigMind Drive · mixed ({len(used)} styles) · {seconds:.1f} s"
+    return name
 
 
 # --- scene snapshot -------------------------------------------------------------------
@@ -170,7 +186,7 @@ class DriveSession:
             self.ctl.reset(position=tuple(hw / self.live.leg_scale), yaw=0.0, style=style)
             self.game_time = 0.0
             self.steps = 0
-            self.take = None  # {"poses", "contacts", "feet", "style"} while / after recording
+            self.take = None  # {"poses", "contacts", "feet", "styles" (in the order used)} while / after recording
             self.recording = False
             self.last_pose = self.ctl.pose()
             self.timings = {"step": [], "map": [], "write": []}
@@ -229,7 +245,7 @@ class DriveSession:
     def _start_take(self) -> None:
         ctl = self.ctl
         self.take = {"poses": [self.last_pose], "contacts": [np.array(ctl.contacts, dtype=np.float64)],
-                     "feet": [np.array(ctl.feet, dtype=np.float64)], "style": self.input.style}
+                     "feet": [np.array(ctl.feet, dtype=np.float64)], "styles": [self.input.style]}
 
     # -- the loop --------------------------------------------------------------------
     def tick(self, dt: float, view_forward=(0.0, 1.0)) -> dict:
@@ -249,6 +265,9 @@ class DriveSession:
                 self.take["poses"].append(pose)
                 self.take["contacts"].append(np.array(self.ctl.contacts, dtype=np.float64))
                 self.take["feet"].append(np.array(self.ctl.feet, dtype=np.float64))
+                # Keys 1-7 change the style mid-take: the take is named after every style it used.
+                if self.input.style != self.take["styles"][-1]:
+                    self.take["styles"].append(self.input.style)
         t1 = time.perf_counter()
         if due <= 0:
             return {"steps": 0, "step_s": 0.0, "map_s": 0.0, "write_s": 0.0}
@@ -336,8 +355,10 @@ class DriveSession:
         if clean is None:
             return None, None
         arm = _armature(self.arm_name)
-        action = LS.apply_path(arm, clean, name=drive_action_name(self.take["style"], (clean.num_frames - 1) / clean.fps),
-                               frame_start=frame_start, reference=self.reference)
+        # user_scene: the scene keeps its fps (the take is already at it) and
+        # its frame range only grows to cover the take, never shrinks.
+        action = LS.apply_path(arm, clean, name=drive_action_name(self.take["styles"], (clean.num_frames - 1) / clean.fps),
+                               frame_start=frame_start, reference=self.reference, user_scene=True)
         curve = None
         if save_path:
             curve = path_curve(np.concatenate([p.root_positions[:, :2] for p in self.take["poses"]]),

@@ -259,9 +259,10 @@ def export_character(armature, path, *, frame_range=None, take: str | None = Non
     active one); ``frame_range``: inclusive scene frames (default the take's
     keyed range); ``preset``: a key of :data:`PRESETS`. BVH holds the
     skeleton and its evaluated motion; FBX and glTF carry meshes, shape keys
-    and the animation. Returns the path written."""
-    import bpy
-
+    and the animation. The scene's frame range, current frame, selection and
+    active object are as before afterwards, also when the export fails
+    (:mod:`.scene_keep`); ``take`` stays the active action. Returns the path
+    written."""
     path = Path(path).resolve()
     suffix = path.suffix.lower()
     if suffix not in EXPORT_SUFFIXES:
@@ -270,6 +271,16 @@ def export_character(armature, path, *, frame_range=None, take: str | None = Non
         raise ExportError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     pre = PRESETS[preset]
     path.parent.mkdir(parents=True, exist_ok=True)
+    from .scene_keep import kept_frames_and_selection
+
+    # The exporters read the scene range and the selection; the user's are put back after.
+    with kept_frames_and_selection():
+        return _export_take(armature, path, suffix, pre, frame_range, take, with_mesh)
+
+
+def _export_take(armature, path, suffix, pre, frame_range, take, with_mesh) -> Path:
+    import bpy
+
     choose_take(armature, take)
     scene = bpy.context.scene
     start, end = frame_range or action_frame_range(armature)

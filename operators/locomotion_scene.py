@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..backend.errors import Cancelled, UserError
-from ..backend.limits import check_path
+from ..backend.limits import check_all, check_path
 from ..backend.tasks import finish, run_in_thread
 from ..backend.locomotion.gaits import gait_title, gait_warning
 from ..backend.motion import Motion
@@ -284,7 +284,7 @@ def generate_walk_cycle(
     from ..backend.locomotion.cycle import extract_cycle
     from ..backend.locomotion.path_follow import walk_cycle
 
-    _check_speed(speed)
+    check_all("speed", speed, option="speed")
     _check(cancel)
     total = (seconds + warmup_seconds) * _controller_fps(controller)
     record = {}
@@ -335,7 +335,7 @@ def generate_path(
     from ..backend.locomotion.cleanup import pin_feet
     from ..backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 
-    _check_speed(speed)
+    check_all("speed", speed, option="speed")
     # Bounded time and memory (backend.limits), at the path's mean asked speed.
     check_path(points_xy, float(np.mean(np.atleast_1d(np.asarray(speed, dtype=np.float64)))), max_seconds)
     scale = float(scale)
@@ -420,17 +420,6 @@ def path_scale(arm, controller) -> float:
     between the controller's metres and the rig's strides (see
     :func:`generate_path`)."""
     return rig_leg_length(arm) / controller_leg_length(controller)
-
-
-def _check_speed(speed) -> None:
-    """A speed (m/s) or one per path point: each finite, 0.1-8 m/s."""
-    sp = np.asarray(speed, dtype=np.float64) if not isinstance(speed, (int, float)) else None
-    if sp is not None and sp.ndim == 1 and sp.size and sp.dtype.kind == "f":
-        if np.all(np.isfinite(sp)) and np.all((sp >= 0.1) & (sp <= 8.0)):
-            return
-        raise UserError(f"speeds must be between 0.1 and 8 m/s, got {np.round(sp, 3).tolist()}")
-    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0.1 <= speed <= 8.0):
-        raise UserError(f"speed must be between 0.1 and 8 m/s, got {speed!r}")
 
 
 # --- default speeds ---------------------------------------------------------------------------
@@ -755,7 +744,7 @@ def _path_speeds(points_xy, speed, style, gait, scale):
     if not np.isscalar(sp):
         sp, w2 = resolve_speed(sp, style, gait, scale)
         warning = warning or w2
-    _check_speed(sp)
+    check_all("speed", sp, option="speed")
     return xy, sp, warning
 
 
@@ -814,7 +803,7 @@ def walk_cycle_job(arm, *, style, gait="walk", speed=None, in_place=False, contr
     see :func:`apply_cycle`."""
     _check_armature(arm)
     if speed is not None:
-        _check_speed(speed)
+        check_all("speed", speed, option="speed")
     speed, warning = resolve_speed(speed, style, gait)
     name = arm.name
     opts = dict(controller_options or {})
@@ -851,7 +840,7 @@ def walk_path_job(arm, points_xy, *, style, speed=None, gait="walk", controller=
     check_path(xy_path, float(speed) if speed is not None else resolve_speed(None, style, gait)[0], max_seconds)
     check_pauses(Path2D(xy_path), pauses)  # a bad path fails now, before the modal starts
     if speed is not None:
-        _check_speed(speed)
+        check_all("speed", speed, option="speed")
     name = arm.name
     opts = dict(controller_options or {})
     leg = rig_leg_length(arm)
@@ -1043,8 +1032,8 @@ def parse_path(text: str) -> np.ndarray:
             raise UserError(f"--path point {k + 1} {part.strip()!r} is not {form}") from None
         if not all(math.isfinite(v) for v in vals):
             raise UserError(f"--path point {k + 1} {part.strip()!r} is not finite")
-        if len(vals) == 3 and not 0.1 <= vals[2] <= 8.0:
-            raise UserError(f"--path point {k + 1} {part.strip()!r}: speed must be between 0.1 and 8 m/s")
+        if len(vals) == 3:
+            check_all("speed", vals[2], option=f"--path point {k + 1} {part.strip()!r}: speed")
         pts.append(vals + [math.nan] * (3 - len(vals)))
     p = np.array(pts, dtype=np.float64).reshape(-1, 3)
     keep = np.ones(len(p), dtype=bool)

@@ -185,6 +185,60 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
     assert rebaked != action and rig.animation_data.action == rebaked and action.use_fake_user
 
 
+def _short_take(session, seconds, script=()):
+    """Record ``seconds`` of walking forward (plus ``script``), then finish."""
+    events = [(0.0, E("R")), (0.0, E("W")), *script, (seconds, E("RET"))]
+    commands, _ = drive(session, events, seconds, 24.0)
+    assert commands[-1] == (seconds, "finish")
+    action, _ = session.finish()
+    return action
+
+
+@pytest.mark.parametrize("scene_range, seconds, expect", [
+    ((1, 250), 2.0, (1, 250)),    # a long scene, a short take (frames 1-49): nothing shrinks
+    ((1, 20), 3.0, (1, 73)),      # a short scene, a longer take (frames 1-73): the end grows
+    ((30, 40), 2.0, (1, 49)),     # a range after the take's start: both ends grow
+])
+def test_drive_range_only_grows(rig, controller, scene_range, seconds, expect):
+    from rigmind.operators import drive_scene as DS
+
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = scene_range
+    action = _short_take(DS.DriveSession(rig, controller=controller), seconds)
+    first, last = action.frame_range
+    assert (first, last) == (1.0, 1.0 + seconds * 24)
+    assert (scene.frame_start, scene.frame_end) == expect
+    assert scene.frame_start <= scene_range[0] and scene.frame_end >= scene_range[1]
+
+
+def test_take_is_named_after_the_styles_it_used(rig, controller):
+    from rigmind.backend.locomotion import drive_input as DI
+    from rigmind.backend.locomotion.model_io import STYLES
+    from rigmind.operators import drive_scene as DS
+
+    changed_to = STYLES[DI.STYLE_KEYS["TWO"]]
+    assert changed_to != "normal"
+    session = DS.DriveSession(rig, controller=controller, style="normal")
+    action = _short_take(session, 2.0, [(1.0, E("TWO"))])
+    assert action.name == f"RigMind Drive · normal+{changed_to} · 2.0 s"
+    # A style picked before recording is the take's only style.
+    session = DS.DriveSession(rig, controller=controller, style="normal")
+    session.handle(E("TWO"))
+    action = _short_take(session, 1.0)
+    assert action.name == f"RigMind Drive · {changed_to} · 1.0 s"
+
+
+def test_drive_action_name_fits_a_blender_name():
+    from rigmind.backend.locomotion.model_io import STYLES
+    from rigmind.operators import drive_scene as DS
+
+    assert DS.drive_action_name("normal", 10.0) == "RigMind Drive · normal · 10.0 s"
+    assert DS.drive_action_name(["normal", "elderly", "normal"], 4.44) == "RigMind Drive · normal+elderly · 4.4 s"
+    every = DS.drive_action_name(list(STYLES), 12.0)
+    assert every == f"RigMind Drive · mixed ({len(STYLES)} styles) · 12.0 s"
+    assert len(every.encode("utf-8")) <= 63 - 4
+
+
 def test_escape_restores_the_scene_exactly(rig, controller):
     from rigmind.operators import drive_scene as DS
 

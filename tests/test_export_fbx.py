@@ -40,6 +40,8 @@ def test_fbx_same_with_deform_off(bpy_clean, tmp_path):
     head = next(o for o in objs if o.type == "MESH" and o.data.shape_keys is not None)
     assert head.active_shape_key_index == 3 and not head.show_only_shape_key
     bpy.context.scene.frame_set(1)
+    # export_character put the scene's range back; the plain call bakes the same 1-20.
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 20
     export._select_only(objs)
     # The same exporter call as Blender runs it, modifiers on.
     export._run_exporter(".fbx", tmp_path / "plain.fbx", export.PRESETS["generic"])
