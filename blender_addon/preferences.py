@@ -14,7 +14,7 @@ class RigMindPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
     # Every model has an ONNX export (models/*.onnx). The default is the
-    # faster runtime, the one the timings in bench/RESULTS.md were measured
+    # faster runtime, the one the timings in bench/results/ were measured
     # with; it also spares Blender the torch import (~2 s on a first click).
     inference_engine: EnumProperty(
         name="Runtime",
