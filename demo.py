@@ -157,7 +157,7 @@ def _speech(out_dir: Path, arm, head, say: _Say) -> list:
 
     t = say.step(f"rendering the gesture take to MP4 with sound ({b - a + 1} frames, Cycles, CPU, 320x240)")
     # The still shows the full stage; the MP4s leave out the shadow-catcher
-    # ground, which doubles a Cycles frame's cost (bench/RESULTS.md).
+    # ground, which doubles a Cycles frame's cost (bench/results/commands_and_performance.md).
     render_stage.show_ground(False)
     mp4 = say.render(out_dir / "gesture.mp4", engine="CYCLES", resolution=(320, 240), samples=4, frames=(a, b))
     written.append(("gesture render with sound (MP4)", mp4))

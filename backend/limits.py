@@ -5,7 +5,7 @@ silently did something useless (``--fps -30``: one frame for 5 s of speech;
 ``render --resolution 0x0``: a 4x4 PNG; ``--frames 10:1``: a 1-frame MP4)
 or ran without bound (``walk --cycle --seconds 1e9`` forever; ``--path
 "0,0;1e9,0"`` tried to allocate 373 GiB). Each is refused up front with one
-line that says the limit. The same table is printed in README.md, and it
+line that says the limit. The same table is printed in docs/limits.md, and it
 is the one the add-on's properties take their hard limits from
 (``blender_addon.properties.hard_range``) and batch checks its manifests
 and settings against (``batch.py``).

@@ -16,7 +16,7 @@ setting runs the whole ``rigmind batch gesture`` command in a fresh process
 - the cost per take split into worker start-up (imports), model load (rig +
   models, once per worker) and work (per take).
 
-Prints a Markdown table for bench/RESULTS.md.
+Prints a Markdown table for bench/results/batch.md.
 """
 
 from __future__ import annotations

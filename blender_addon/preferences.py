@@ -68,7 +68,7 @@ class RigMindPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
     # Every model has an ONNX export (models/*.onnx). The default is the
-    # faster runtime, the one the timings in bench/RESULTS.md were measured
+    # faster runtime, the one the timings in bench/results/ were measured
     # with; it also spares Blender the torch import (~2 s on a first click).
     # A dynamic enum takes its default as the item's number.
     inference_engine: EnumProperty(

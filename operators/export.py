@@ -11,7 +11,7 @@ actions, only the character's own objects), shape-key animation included.
 
 Engine presets (``generic``, ``unreal``, ``unity``) pick the scale, axes,
 leaf-bone, bake and root-motion settings each engine expects; see
-:data:`PRESETS` and the README ("Export presets") for the source of each.
+:data:`PRESETS` and docs/export_render.md ("Presets") for the source of each.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ KINDS = options.CONTROLLER_KINDS
 #: the controller's at 7.3 cm with 0.08, 9.5 with 0.11 and 10.0 with 0.115
 #: and the landing slope below (``bench/bench_swing_lift.py``). On the
 #: validation paths baked on X Bot, RPM and Rigify that is 0.97-0.99x their
-#: retargeted mocap's (0.92-0.94x with 0.11); RESULTS "Issue #12, session 8: swing toe clearance".
+#: retargeted mocap's (0.92-0.94x with 0.11); bench/results/walk_along_path.md, "Swing lift and knee steps".
 SWING_CLEARANCE = 0.115
 #: The lift's slope toward the next foothold (``PinConfig.swing_landing_slope``;
 #: 0.5 from the last one): with 0.5 the higher lift held the foot up until the
@@ -62,8 +62,8 @@ SWING_CLEARANCE = 0.115
 #: mocap's does, so the toe clearance on the four rigs is 0.96-1.12x their
 #: retargeted mocap's (0.97-1.25x with 0.25), and the knee moves over 0.08
 #: leg in a frame as often as before the pitch (376 leg-frames on 64
-#: validation takes; 504 with 0.25); RESULTS "Issue #12, session 8: the
-#: swing foot's pitch".
+#: validation takes; 504 with 0.25); bench/results/walk_along_path.md,
+#: "Swing lift and knee steps".
 SWING_LANDING_SLOPE = 0.15
 #: Fastest the cleaned knee may flex or straighten on a path (rad/s,
 #: ``PinConfig.knee_speed``; 13.3 degrees a frame at 30 fps, the default 18):
@@ -73,7 +73,7 @@ KNEE_SPEED = float(np.radians(400.0))
 #: Whether Walk Along Path sets the swinging foot's pitch from each style's
 #: training mocap (``swing_pitch.style_profiles``: toe-off, heel strike and the
 #: roll to flat, ``PinConfig.swing_pitch``) instead of the network's flat
-#: landing (False). See RESULTS "Issue #12, session 8: heel strike".
+#: landing (False). See bench/results/walk_along_path.md, "Swing pitch and heel strike".
 SWING_PITCH = True
 
 

@@ -168,7 +168,7 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
     assert left[0] < -0.5, left
 
     # Feet planted: the baked rig's foot skate (sampled in the scene) is below
-    # the validation mocap's 0.88 cm/frame (bench/RESULTS.md), with contacts.
+    # the validation mocap's 0.88 cm/frame (bench/results/locomotion.md), with contacts.
     names = ["foot_l", "foot_r", "toes_l", "toes_r"]
     p = np.stack([pos[c] for c in names], axis=1)
     sk = MX.foot_skate(p, foot_joints=list(range(4)), fps=24.0)

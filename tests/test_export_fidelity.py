@@ -232,7 +232,7 @@ def _fbx_header(path):
 @pytest.mark.parametrize("preset,up,unit,armature_name", [("generic", 1, 1.0, None), ("unreal", 2, 100.0, "Armature"),
                                                           ("unity", 1, 100.0, None)])
 def test_fbx_presets_write_the_engine_conventions(bpy_clean, tmp_path, preset, up, unit, armature_name):
-    """The FBX header says the axes and unit scale the README table gives
+    """The FBX header says the axes and unit scale the presets table in docs/export_render.md gives
     (UpAxis 1 = Y, 2 = Z; UnitScaleFactor: centimetres per file unit), and the
     Unreal preset names the armature object 'Armature' in the file only."""
     from rigmind.operators import export, mannequin

@@ -2,7 +2,7 @@
 hundred generated inputs each through the BVH reader, the SMPL-X npz reader
 and the audio loader; nothing may escape but the documented error types
 (BVHError, SMPLXFileError, AudioError). The full run (10^4 each) is
-``bench/fuzz_inputs.py``; its totals are in bench/RESULTS.md."""
+``bench/fuzz_inputs.py``; its totals are in bench/results/robustness.md."""
 
 from __future__ import annotations
 

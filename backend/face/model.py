@@ -8,7 +8,7 @@ The shipped model is an ensemble of the same network trained with
 ``ENSEMBLE_SEEDS`` (different synthesised data and initialisation); their
 log-posteriors are averaged before decoding. On the validation split an
 ensemble made fewer viseme errors than any of its members (see
-bench/RESULTS.md).
+bench/results/face.md).
 
 Weights: ``models/face.pt`` (seed 0) and ``models/face_seed{N}.pt``
 (``torch.load(weights_only=True)``), each written by

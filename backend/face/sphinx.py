@@ -193,7 +193,7 @@ def recognise_and_align(samples: np.ndarray, chunk_s: float = 15.0, pause_cut: b
     Why both steps: the recogniser's own segmentation is word-level; the
     alignment pass gives phone boundaries. Misrecognised words usually share
     most mouth shapes with the spoken ones, so the viseme sequence is far
-    better than free phone recognition (see bench/RESULTS.md)."""
+    better than free phone recognition (see bench/results/face.md)."""
     from pocketsphinx import Decoder
 
     sr = 16000

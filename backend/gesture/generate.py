@@ -31,7 +31,7 @@ DEFAULT_WEIGHTS = paths.model_path("gesture.pt")
 DEFAULT_ONNX = DEFAULT_WEIGHTS.with_suffix(".onnx")
 FORMAT = "rigmind-gesture-cvae"
 #: Inference engines. ONNX Runtime runs the decoder ~5x faster than torch
-#: on 2 cores (bench/RESULTS.md, issue #14) and spares a process the torch
+#: on 2 cores (bench/results/commands_and_performance.md) and spares a process the torch
 #: import; it is the default whenever the export matches the weights
 #: (:meth:`GestureModel.load`). Torch stays the training engine.
 RUNTIMES = options.RUNTIMES

@@ -58,7 +58,7 @@ from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_
 from .. import paths
 
 #: Default engine: onnxruntime runs a step's network 2-3x faster than torch at
-#: batch 1 on one thread (see the timings in the tests / README).
+#: batch 1 on one thread (see the timings in bench/results/locomotion.md).
 DEFAULT_ENGINE = "onnxruntime"
 DEFAULT_PT = paths.model_path("locomotion.pt")
 DEFAULT_ONNX = paths.model_path("locomotion.onnx")
@@ -437,7 +437,7 @@ class LocomotionController:
 
         This is the live stepper: call it once per frame with the current
         input (e.g. :class:`~.drive_input.DriveInput` turns key events into
-        controls; the README's Drive section has an example)."""
+        controls; docs/drive.md has an example)."""
         control = control or Control()
         if control.style is not None:
             self.style = IO.style_vector(control.style)

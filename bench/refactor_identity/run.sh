@@ -9,7 +9,7 @@
 # wm_ref: write_motion, 4 takes x bones in all 8 rotation modes: every fcurve's keys.
 # sc_ref: style classifier, 3 seeds/option sets: torch.equal weights.
 # (bvh_ref: the dumps_bvh(position_channels="all", decimals=4) text of ONE file can differ between
-#  two runs of the SAME code - a 4th-decimal rounding that depends on the run; see RESULTS #16c.)
+#  two runs of the SAME code - a 4th-decimal rounding that depends on the run; see bench/results/code_and_identity.md.)
 # ui_ref: registered RNA of every RigMind operator, panel and property group.
 # ckpt_ref: one checkpoint format (#16): each tree loads its own models/ (old layouts vs converted):
 #   locomotion (torch, ONNX), gesture and face (torch, ONNX, default choice), motion-encoder
