@@ -310,11 +310,18 @@ def cmd_export(args) -> int:
     with _phase("load"):
         rig_files.load_rig_file(args.rig)
         arm = _armature(args)
+    request = _export_request(args)
     with _phase("export"):
-        path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, take=args.take, preset=args.preset,
-                                                                         with_mesh=not args.no_mesh))
+        path = write_atomically(out, lambda tmp: export.export_requested(arm, request, tmp))
     print(f"wrote {Path(path).resolve()}")
     return 0
+
+
+def _export_request(args):
+    """``rigmind export``'s arguments as an ``ExportRequest``."""
+    from .backend.requests.export import ExportRequest
+
+    return ExportRequest(path=Path(args.out), preset=args.preset, take=args.take, with_mesh=not args.no_mesh)
 
 
 def cmd_render(args) -> int:
@@ -342,18 +349,27 @@ def cmd_retarget(args) -> int:
     if Path(args.out).suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{args.out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     check_output_path(args.out)
+    request = _retarget_request(args)
     rig_files.load_rig_file(args.rig)
     arm = _armature(args)
-    tgt_map = rig_checks.check_rig(arm, preset=args.map)
-    motion, src_map = retarget_scene.load_source(args.src)
-    action, tgt_map, result = retarget_scene.retarget_onto(
-        arm, motion, src_map, tgt_map=tgt_map, root_mode=args.root_mode, root_bone=args.root_bone, ik=not args.no_ik
-    )
+    tgt_map = rig_checks.check_rig(arm, preset=request.bone_map)
+    motion, src_map = retarget_scene.load_source(request.source)
+    action, tgt_map, result = retarget_scene.retarget_onto(arm, motion, src_map, request, tgt_map=tgt_map)
     print(f"source {Path(args.src).name}: {motion.num_frames} frames at {motion.fps:g} fps, mapping '{src_map.preset}'")
     print(f"target {arm.name}: mapping '{tgt_map.preset}' (confidence {tgt_map.overall:.2f}), leg scale {result.leg_scale:.3f}")
     path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp))
     print(f"wrote {Path(path).resolve()} (action '{action.name}')")
     return 0
+
+
+def _retarget_request(args):
+    """``rigmind retarget``'s arguments as a checked ``RetargetRequest`` (the
+    new take from frame 1; the scene's rate and range become the clip's)."""
+    from .backend.requests import checked
+    from .backend.requests.retarget import RetargetRequest
+
+    return checked(RetargetRequest(source=args.src, bone_map=args.map, root_mode=args.root_mode,
+                                   root_bone=args.root_bone, ik=not args.no_ik))
 
 
 def cmd_walk(args) -> int:
@@ -460,6 +476,7 @@ def cmd_gesture(args) -> int:
     if suffix != ".npz" and not args.rig:
         raise UserError(f"a {suffix} output needs --rig RIG (the character to animate)")
     check_output_path(out)
+    request = _gesture_request(args)
     if suffix == ".npz":
         # The EMAGE schema describes the SMPL-X body itself, not a rig.
         from .backend.audio import load_audio
@@ -467,7 +484,7 @@ def cmd_gesture(args) -> int:
         from .operators.gesture_scene import write_npz
 
         clip = load_audio(args.audio)
-        res = generate_gesture(clip, amount=args.amount, seed=args.seed, runtime=args.runtime)
+        res = generate_gesture(clip, amount=request.amount, seed=request.seed, runtime=request.runtime)
         path = write_atomically(out, lambda tmp: write_npz(tmp, res))
         print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
         print(f"wrote {Path(path).resolve()}")
@@ -482,20 +499,14 @@ def cmd_gesture(args) -> int:
     arm = _armature(args)
     rig_checks.check_rig(arm)
     mesh = None
-    if args.face:
+    if request.face_mesh:
         meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
-        if args.face == "auto":
-            mesh = face_scene.most_arkit_mesh(meshes)
-        else:
-            mesh = bpy.data.objects.get(args.face)
+        mesh = face_scene.pick_face_mesh(request.face_mesh, meshes)
         if mesh is None or mesh.type != "MESH":
-            raise UserError(f"{args.rig} has no face mesh {args.face!r}; meshes with shape keys: "
+            raise UserError(f"{args.rig} has no face mesh {request.face_mesh!r}; meshes with shape keys: "
                             f"{', '.join(o.name for o in meshes) or 'none'}")
     with _phase("generate"):
-        res = gesture_scene.generate_gesture_on_rig(arm, Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
-                                                    start_frame=args.start_frame, base=args.base, face_mesh=mesh,
-                                                    transcript=args.transcript, face_method=args.face_method,
-                                                    runtime=args.runtime)
+        res = gesture_scene.generate_gesture_on_rig(arm, request, mesh)
     print(res.summary())
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
@@ -503,6 +514,17 @@ def cmd_gesture(args) -> int:
         path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
+
+
+def _gesture_request(args):
+    """``rigmind gesture``'s arguments as a checked ``GestureRequest`` (the
+    scene switched to the model's 30 fps; the speech added as a strip)."""
+    from .backend.requests import checked
+    from .backend.requests.gesture import GestureRequest
+
+    return checked(GestureRequest(audio_path=Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
+                                  start_frame=args.start_frame, base=args.base, face_mesh=args.face or "",
+                                  face_method=args.face_method, transcript=args.transcript, runtime=args.runtime))
 
 
 def _add_engine_args(p) -> None:
@@ -605,9 +627,11 @@ def cmd_face(args) -> int:
     check_output_path(out)
     clip = load_audio(args.audio)
     transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
+    request = _face_request(args, transcript, suffix)
+    r = request
     if not args.mesh:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
-                             runtime=args.runtime)
+        anim = generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
+                             runtime=r.runtime)
         write_atomically(out, lambda tmp: write_animation(anim, tmp))
         print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
         for note in anim.notes:
@@ -623,24 +647,20 @@ def cmd_face(args) -> int:
     path, obj_name = _split_mesh_arg(args.mesh)
     rig_files.load_rig_file(path)
     meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
-    if obj_name:
-        mesh = bpy.data.objects.get(obj_name)
-        if mesh is None or mesh.type != "MESH":
-            raise UserError(f"{path} has no mesh object named {obj_name!r}; meshes with shape keys: "
-                            f"{', '.join(o.name for o in meshes) or 'none'}")
-    else:
-        mesh = face_scene.most_arkit_mesh(meshes)
-        if mesh is None:
-            raise UserError(f"{path} has no mesh with shape keys; give a face mesh with ARKit shape keys")
-    clip.path = str(Path(args.audio).resolve())
+    mesh = face_scene.pick_face_mesh(request.face_mesh, meshes)
+    if obj_name and (mesh is None or mesh.type != "MESH"):
+        raise UserError(f"{path} has no mesh object named {obj_name!r}; meshes with shape keys: "
+                        f"{', '.join(o.name for o in meshes) or 'none'}")
+    if mesh is None:
+        raise UserError(f"{path} has no mesh with shape keys; give a face mesh with ARKit shape keys")
+    clip.path = r.audio_path
     if suffix == ".blend":
-        res = face_scene.generate_face_on_mesh(mesh, clip, transcript=transcript, seed=args.seed, smile=args.smile,
-                                               start_frame=args.start_frame, method=args.method, runtime=args.runtime)
+        res = face_scene.generate_face_on_mesh(mesh, request, clip=clip)
         anim = res.animation
         write_atomically(out, lambda tmp: bpy.ops.wm.save_as_mainfile(filepath=str(tmp), copy=True))
     else:
-        anim = generate_face(clip, transcript=transcript, fps=args.fps, seed=args.seed, smile=args.smile, method=args.method,
-                             runtime=args.runtime)
+        anim = generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
+                             runtime=r.runtime)
         keys = [k.name for k in mesh.data.shape_keys.key_blocks]
         found = resolve_arkit_names(keys)
         res = None
@@ -655,6 +675,20 @@ def cmd_face(args) -> int:
         print(f"note: {note}")
     print(f"wrote {out.resolve()}")
     return 0
+
+
+def _face_request(args, transcript, suffix: str):
+    """``rigmind face``'s arguments as a checked ``FaceRequest``; a .blend's
+    curves take the scene's frame rate, JSON/CSV ``--fps``. ``transcript``:
+    ``--transcript``, else the ``.txt`` beside the audio."""
+    from .backend.requests import checked
+    from .backend.requests.face import FaceRequest
+
+    _, obj_name = _split_mesh_arg(args.mesh) if args.mesh else (None, None)
+    return checked(FaceRequest(audio_path=str(Path(args.audio).resolve()), method=args.method, smile=args.smile,
+                               seed=args.seed, start_frame=args.start_frame,
+                               fps=None if suffix == ".blend" else args.fps, face_mesh=obj_name or "auto",
+                               transcript=transcript, runtime=args.runtime))
 
 
 def cmd_demo(args) -> int:

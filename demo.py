@@ -130,6 +130,7 @@ def _speech(out_dir: Path, arm, head, say: _Say) -> list:
     import soundfile as sf
 
     from .backend.face.espeak import synthesize
+    from .backend.requests.gesture import GestureRequest
     from .operators import export, gesture_scene, render_stage
 
     t = say.step("synthesising speech with eSpeak NG")
@@ -139,8 +140,8 @@ def _speech(out_dir: Path, arm, head, say: _Say) -> list:
     say(f"  {len(speech.samples) / speech.sample_rate:.1f} s of speech ({time.perf_counter() - t:.2f} s)")
 
     t = say.step("Generate Gesture with the face (speech → body, hands, fingers, lip-sync, blinks)")
-    res = gesture_scene.generate_gesture_on_rig(arm, wav, amount=0.6, seed=0, face_mesh=head,
-                                                transcript=DEMO_TEXT)
+    request = GestureRequest(audio_path=wav, amount=0.6, seed=0, face_mesh=head.name, transcript=DEMO_TEXT)
+    res = gesture_scene.generate_gesture_on_rig(arm, request, head)
     say(f"  {res.summary()} ({time.perf_counter() - t:.1f} s)")
     written = [("speech (WAV)", wav)]
     blend = out_dir / "gesture.blend"

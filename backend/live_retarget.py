@@ -70,7 +70,12 @@ class LiveRetarget:
     """See the module docstring. Build with :meth:`calibrate`."""
 
     def __init__(self, source: Skeleton, target_world: Skeleton, pairs, K, hips, leg_scale: float,
-                 hips_z_offset: float, object_rotation, object_scale: float, object_translation):
+                 hips_z_offset: float, object_transform):
+        """``pairs [P, 2]`` (target, source) joints and ``K [P, 4]`` their
+        calibrated offsets; ``hips``: (target, source) hips joints;
+        ``object_transform``: the armature object's (rotation [4] wxyz,
+        uniform scale, translation [3] metres)."""
+        object_rotation, object_scale, object_translation = object_transform
         self.source = source
         self.target = target_world
         self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)  # (target, source)
@@ -171,7 +176,7 @@ class LiveRetarget:
             raise ValueError("live retargeting needs the hips' parent bones unmapped (a plain root above the hips)")
         k = float(res.leg_scale)
         z_off = float(np.mean(t_pos[:, ht, 2] - k * s_pos[:, hs, 2]))
-        return cls(src, tgt, pairs, K, (ht, hs), k, z_off, object_rotation, object_scale, object_translation)
+        return cls(src, tgt, pairs, K, (ht, hs), k, z_off, (object_rotation, object_scale, object_translation))
 
     def apply(self, pose: Motion, frame: int = 0):
         """Pose-bone basis rotations ``[J, 4]`` (target skeleton order; the

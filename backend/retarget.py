@@ -394,10 +394,14 @@ def _match_trunk_direction(target, tidx, W, trans, src_dir, compose, iterations:
             break
 
 
-def _arm_ik(target, src, sidx, tidx, W, trans, s_pos_w, world_off, t_rest_rot, fwd_rest):
+def _arm_ik(st, fwd_rest):
     """Two-bone arm IK toward the source's shoulder-relative hand position
-    scaled by the arm-length ratio; updates ``W`` (world rotations) in place.
-    Arms whose hand is not below the lower arm are left alone."""
+    scaled by the arm-length ratio; updates ``st.W`` (the target's world
+    rotations ``[F, Jt, 4]``) in place. ``fwd_rest [3]``: the target's
+    forward axis at rest. Arms whose hand is not below the lower arm are
+    left alone."""
+    target, src, sidx, tidx, W = st.target, st.motion.skeleton, st.sidx, st.tidx, st.W
+    trans, s_pos_w, world_off, t_rest_rot = st.trans, st.s_pos_w, st.world_off, st.t_rest_rot
     _, s_rest = src.rest_world()
     _, t_rest = target.rest_world()
     Pw = _fk(target, W, trans) + world_off
@@ -1188,8 +1192,7 @@ def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict,
     fwd_rest = _body_frame(st.t_rest_pos, st.tidx)[0]
     foot_pos = _fit_legs(st, cfg.ik, root_mode, fwd_rest)
     if cfg.hand_ik:
-        _arm_ik(target, motion.skeleton, st.sidx, st.tidx, st.W, st.trans, st.s_pos_w, st.world_off,
-                st.t_rest_rot, fwd_rest)
+        _arm_ik(st, fwd_rest)
     # bones that follow their parents (leg twist/helper bones) follow the IK
     _compose(st)
     # IK-target-style feet sit where their leg ends, in their parent's frame

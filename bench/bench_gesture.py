@@ -52,6 +52,7 @@ def one_run(arm, wav):
     from rigmind.backend.audio import load_audio
     from rigmind.backend.audio.features import speech_features
     from rigmind.backend.gesture.generate import gesture_from_features, get_model
+    from rigmind.backend.requests.retarget import RetargetRequest
     from rigmind.operators import gesture_scene
 
     t0 = time.perf_counter()
@@ -64,7 +65,7 @@ def one_run(arm, wav):
     t3 = time.perf_counter()
     from rigmind.operators.retarget_scene import retarget_onto
 
-    retarget_onto(arm, motion, gesture_scene.smplx_source_map(), action_name="bench", set_scene_fps=True)
+    retarget_onto(arm, motion, gesture_scene.smplx_source_map(), RetargetRequest(action_name="bench", set_scene_fps=True))
     t4 = time.perf_counter()
     return {"model_load": t1 - t0, "audio_features": t2 - t1, "model": t3 - t2, "scene": t4 - t3, "total": t4 - t0}
 

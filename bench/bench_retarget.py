@@ -25,6 +25,7 @@ from rigmind.backend.bone_mapping import auto_map  # noqa: E402
 from rigmind.backend.bvh import read_bvh  # noqa: E402
 from rigmind.backend.motion import Motion  # noqa: E402
 from bench_rig import data_parser, load_bench_rig  # noqa: E402
+from rigmind.backend.requests.retarget import RetargetRequest  # noqa: E402
 from rigmind.operators import retarget_scene  # noqa: E402
 
 FRAMES = 1800
@@ -60,7 +61,7 @@ def main():
         t0 = time.perf_counter()
         src_map = auto_map(motion.skeleton)
         tgt_map = retarget_scene.target_mapping(arm)
-        retarget_scene.retarget_onto(arm, motion, src_map, tgt_map=tgt_map, action_name=f"bench {i}")
+        retarget_scene.retarget_onto(arm, motion, src_map, RetargetRequest(action_name=f"bench {i}"), tgt_map=tgt_map)
         times.append(time.perf_counter() - t0)
     print(f"| retarget {motion.num_frames} frames ({motion.num_frames / motion.fps:.0f} s at {motion.fps:g} fps) "
           f"onto '{arm.name}' ({len(arm.data.bones)} bones), IK on, incl. mapping + writing keys | "

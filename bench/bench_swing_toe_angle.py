@@ -58,6 +58,7 @@ def validation_mocap(data_dir) -> list:
 def rig_offsets(data_dir, clip) -> dict:
     """``rig -> mean (rig pitch - source pitch)`` (deg) of the left foot over ``clip``."""
     from rigmind.backend.bone_mapping import match_preset
+    from rigmind.backend.requests.retarget import RetargetRequest
     from rigmind.operators import retarget_scene
 
     m = FT.load_clip(clip)
@@ -72,7 +73,7 @@ def rig_offsets(data_dir, clip) -> dict:
             print(f"[{rig}] skipped: {e}")
             continue
         action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
-                                                    action_name=f"mocap {clip.file}")
+                                                    RetargetRequest(action_name=f"mocap {clip.file}"))
         pos, _, _ = E._positions_of_action(arm, action)
         p = pitch_deg(pos["foot_l"], pos["toes_l"])
         out[rig] = float(np.mean(p - src[: len(p)]))

@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--lang", default="silero_de.wav")
     ap.add_argument("--side", action="store_true", help="also a row from the side under each front row")
     args = ap.parse_args()
+    from rigmind.backend.requests.gesture import GestureRequest
     from rigmind.operators import gesture_scene
     from rigmind.operators.render import render
 
@@ -106,7 +107,7 @@ def main():
     sf.write(wav, x[: int(args.seconds * sr)], sr)
     for rig in args.rigs.split(","):
         arm, face = load_rig(rig, args.data)
-        res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, face_mesh=face)
+        res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0), face)
         scene = bpy.context.scene
         frames = list(range(1, res.frames + 1, args.every))
         body, sides, faces = [], [], []

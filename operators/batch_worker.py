@@ -174,7 +174,7 @@ class TakeWorker:
             anim = self._face_curves(clip, item, seed)
             write_animation(anim, out)
             return
-        res = generate_gesture(clip, amount=cfg.amount, seed=seed)
+        res = generate_gesture(clip, amount=cfg.amount, seed=seed)  # cfg.amount: checked by batch.check_settings
         if cfg.fmt == "npz":
             from .gesture_scene import write_npz
 
@@ -186,13 +186,30 @@ class TakeWorker:
 
         arm, mesh = self._reset_scene()
         face_anim = self._face_curves(clip, item, seed) if mesh is not None else None
-        # The action is named after the speech file, not the scratch copy.
-        gesture_scene.apply(arm, clip, res, audio_path=Path(item.source), seed=seed, amount=cfg.amount,
-                            start_frame=1, base=cfg.base, face_mesh=mesh, add_sound=cfg.fmt == "blend",
-                            face_method=cfg.face_method, face_animation=face_anim)
+        gesture_scene.apply(arm, clip, res, self._gesture_request(item, seed), face_mesh=mesh,
+                            face_animation=face_anim)
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None
         export.export_character(arm, out, frame_range=rng)
+
+    def _gesture_request(self, item, seed: int):
+        """The take as a ``GestureRequest``: the batch's settings, the take's
+        seed, from frame 1; the action is named after the speech file, not
+        the scratch copy, and only a .blend carries the sound strip."""
+        from ..backend.requests.gesture import GestureRequest
+
+        cfg = self.config
+        return GestureRequest(audio_path=Path(item.source), amount=cfg.amount, seed=seed, start_frame=1, base=cfg.base,
+                              face_mesh=cfg.face or "", face_method=cfg.face_method, add_sound=cfg.fmt == "blend")
+
+    def _face_request(self, item, seed: int, audio_path: str):
+        """The take as a ``FaceRequest``: the batch's method, the take's
+        seed, from frame 1, named after the take, without a sound strip.
+        ``audio_path``: the speech as the worker read it."""
+        from ..backend.requests.face import FaceRequest
+
+        return FaceRequest(audio_path=audio_path, method=self.config.face_method, seed=seed, start_frame=1,
+                           add_sound=False, action_name=f"RigMind Face · {item.name}")
 
     def _face(self, item, source, seed, out) -> None:
         from ..backend.audio import load_audio
@@ -208,9 +225,7 @@ class TakeWorker:
         from . import face_scene
 
         _, mesh = self._reset_scene()
-        face_scene.generate_face_on_mesh(mesh, clip, seed=seed, start_frame=1, method=self.config.face_method,
-                                         animation=self._face_curves(clip, item, seed), add_sound=False,
-                                         action_name=f"RigMind Face · {item.name}")
+        face_scene.write_face(mesh, self._face_curves(clip, item, seed), self._face_request(item, seed, clip.path))
         bpy.ops.wm.save_as_mainfile(filepath=str(out), copy=True)
 
     def _walk(self, item, source, seed, out) -> None:
@@ -242,14 +257,10 @@ def _face_mesh(bpy, face: str, rig_path):
     """The face mesh: an object name, or ``auto`` for the mesh with the most
     ARKit shape keys (the head, never the eyes or teeth)."""
     from ..cli import UserError
-    from .face_scene import arkit_key_count, most_arkit_mesh
+    from .face_scene import pick_face_mesh
 
     meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]
-    if face == "auto":
-        mesh = most_arkit_mesh(meshes)
-        mesh = mesh if mesh is not None and arkit_key_count(mesh) else None
-    else:
-        mesh = bpy.data.objects.get(face)
+    mesh = pick_face_mesh(face, meshes)
     if mesh is None or mesh.type != "MESH" or mesh.data.shape_keys is None:
         raise UserError(f"{rig_path} has no face mesh {face!r} with ARKit shape keys; meshes with shape keys: "
                         f"{', '.join(o.name for o in meshes) or 'none'}")

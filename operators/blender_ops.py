@@ -176,25 +176,25 @@ class RIGMIND_OT_retarget_motion(_FileOntoArmature, bpy.types.Operator):
         return _FileOntoArmature.invoke(self, context, event)
 
     def run(self, context):
+        from ..backend.requests import checked
+        from ..backend.requests.retarget import from_properties
         from . import retarget_scene
 
         arm = _armature_or_error(context, self.armature)
-        if self.source_armature:
-            src = bpy.data.objects.get(self.source_armature)
+        request = checked(from_properties(self.as_keywords()))
+        if request.source_armature:
+            src = bpy.data.objects.get(request.source_armature)
             if src is None or src.type != "ARMATURE":
-                raise _user_error(f"no armature named '{self.source_armature}' to take the motion from")
+                raise _user_error(f"no armature named '{request.source_armature}' to take the motion from")
             from ..backend.bone_mapping import auto_map
 
             motion = retarget_scene.motion_from_action(src)
             src_map = auto_map(motion.skeleton)
-        elif self.filepath:
-            motion, src_map = retarget_scene.load_source(self.filepath)
+        elif request.source:
+            motion, src_map = retarget_scene.load_source(request.source)
         else:
             raise _user_error("nothing to retarget: pass filepath='…' (a clip) or source_armature='…'")
-        action, tmap, result = retarget_scene.retarget_onto(
-            arm, motion, src_map, root_mode=self.root_mode, root_bone=self.root_bone or None, ik=self.use_ik,
-            frame_start=self.start_frame, set_scene_fps=False, scene_range="grow",
-        )
+        action, tmap, result = retarget_scene.retarget_onto(arm, motion, src_map, request)
         return finished(self, f"Retargeted {motion.num_frames} frames onto {arm.name} as '{action.name}' "
                               f"(mapping {tmap.preset}, confidence {tmap.overall:.2f})")
 
@@ -315,6 +315,7 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
 
     def run(self, context):
         from ..backend.atomic_write import write_atomically
+        from ..backend.requests.export import from_properties
         from . import export
 
         path = _output_path(self.filepath, "an export path")
@@ -322,7 +323,8 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
         if not path.lower().endswith(suffix):
             path += suffix
         arm = _armature_or_error(context, self.armature)
-        written = write_atomically(path, lambda tmp: export.export_character(arm, tmp))
+        request = from_properties(self.as_keywords(), path)
+        written = write_atomically(path, lambda tmp: export.export_requested(arm, request, tmp))
         return finished(self, f"Exported {written}")
 
 
@@ -488,6 +490,13 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
         return LS.walk_path_job(arm, points, pauses=pauses, **self._common(context))
 
 
+def _absolute_audio(props: dict) -> dict:
+    """The operator's properties with ``audio_path`` absolute (// is the
+    .blend's folder; empty stays empty: the scene's sound strip)."""
+    audio = props.get("audio_path")
+    return dict(props, audio_path=bpy.path.abspath(audio) if audio else "")
+
+
 class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
     """Generate body, head, hand and finger motion from speech on the target armature as a new action (and the face on its ARKit mesh); the audio is added as a sound strip in sync (progress shown, Esc cancels)"""
 
@@ -524,15 +533,14 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
         return poll_armature(cls, context)
 
     def make_job(self, context):
+        from ..backend.requests import checked
+        from ..backend.requests.gesture import from_properties
         from . import gesture_scene
 
         arm = _armature_or_error(context, self.armature)
         face = resolve_face_mesh(context, self.face_mesh, arm)
-        audio = bpy.path.abspath(self.audio_path) if self.audio_path else None
-        return gesture_scene.gesture_job(arm, audio, amount=float(self.amount), seed=int(self.seed),
-                                         start_frame=int(self.start_frame), base=self.base, face_mesh=face,
-                                         set_scene_fps=self.set_scene_fps, face_method=self.face_method,
-                                         runtime=_runtime(context), user_scene=True)
+        request = from_properties(_absolute_audio(self.as_keywords()), runtime=_runtime(context), user_scene=True)
+        return gesture_scene.gesture_job(arm, checked(request), face)
 
     def done(self, context, result):
         self.report({"WARNING"} if result.face is not None and result.face.missing else {"INFO"}, result.summary())
@@ -577,14 +585,15 @@ class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
         return True
 
     def make_job(self, context):
+        from ..backend.requests import checked
+        from ..backend.requests.face import from_properties
         from . import face_scene
 
         mesh = resolve_face_mesh(context, self.face_mesh or "auto", resolve_armature(context))
         if mesh is None:
             raise _user_error("no mesh with ARKit shape keys to animate: set Face Mesh to one")
-        audio = bpy.path.abspath(self.audio_path) if self.audio_path else None
-        return face_scene.face_job(mesh, audio, seed=int(self.seed), start_frame=int(self.start_frame),
-                                   method=self.method, runtime=_runtime(context))
+        request = from_properties(_absolute_audio(self.as_keywords()), runtime=_runtime(context))
+        return face_scene.face_job(mesh, checked(request))
 
     def done(self, context, result):
         self.report({"WARNING"} if result.missing else {"INFO"}, result.summary())

@@ -164,7 +164,7 @@ class DriveSession:
             self._saved = snapshot(arm, self.scene)
             # The live mapping, calibrated on the standing pose of the starting style.
             skel = scene_io.read_skeleton(arm)
-            rot, scale, trans = RS._object_transform(arm)
+            rot, scale, trans = RS.object_transform(arm)
             world = RS.skeleton_to_world(skel, rot, scale, trans)
             calib = self._calibration_clip(style)
             src_map = LS._source_map(calib)

@@ -278,6 +278,14 @@ def export_character(armature, path, *, frame_range=None, take: str | None = Non
         return _export_take(armature, path, suffix, pre, frame_range, take, with_mesh)
 
 
+def export_requested(armature, request, path=None) -> Path:
+    """:func:`export_character` as an ``ExportRequest`` asks
+    (``backend.requests.export``); ``path``: where to write instead of
+    ``request.path`` (the front ends' temporary file, renamed when done)."""
+    return export_character(armature, path if path is not None else request.path, frame_range=request.frame_range,
+                            take=request.take, preset=request.preset, with_mesh=request.with_mesh)
+
+
 def _export_take(armature, path, suffix, pre, frame_range, take, with_mesh) -> Path:
     import bpy
 

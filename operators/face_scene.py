@@ -1,17 +1,19 @@
 """Put generated face animation on Blender objects: ARKit shape keys on a
 mesh (any naming style), optionally a jaw bone, and the speech as a sound
-strip. ``generate_face_on_mesh`` is what the Generate Face operator, the CLI
-and the gesture operator call."""
+strip. :func:`face_job` is what the Generate Face operator and the CLI run
+(:func:`generate_face_on_mesh` runs it to the end); :func:`write_face` is
+the scene half, which Generate Gesture and batch call with curves they made."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..backend.face.arkit_names import resolve_arkit_names
-from . import scene_io
+from ..backend.requests.face import FaceRequest
+from . import scene_audio, scene_io
 
 
 @dataclass
@@ -39,15 +41,6 @@ class FaceResult:
         if self.companions:
             msg += f"; also on {', '.join(self.companions)}"
         return msg
-
-
-def add_sound_strip(scene, audio_path, frame_start: int):
-    """The speech as a sound strip at ``frame_start`` (channel 1), so playback
-    and MP4 renders carry it."""
-    se = scene.sequence_editor or scene.sequence_editor_create()
-    name = f"RigMind · {Path(audio_path).stem}"
-    strips = se.strips
-    return strips.new_sound(name=name, filepath=str(audio_path), channel=1, frame_start=int(frame_start))
 
 
 def arkit_key_count(mesh_obj) -> int:
@@ -85,6 +78,21 @@ def has_arkit_mesh(meshes) -> bool:
     """Whether :func:`most_arkit_mesh` would find one: some mesh has ARKit
     shape keys (stops at the first; for polls, which run on every redraw)."""
     return any(m.data.shape_keys is not None and arkit_key_count(m) > 0 for m in meshes)
+
+
+def pick_face_mesh(choice: str, candidates):
+    """The face mesh the user chose: ``choice`` "auto" → the mesh of
+    ``candidates`` with the most ARKit keys (:func:`most_arkit_mesh`; None
+    when none has any), "" → None, else the object of that name (None when
+    there is none). Each front end says in its own words what to fix when
+    this is None."""
+    if not choice:
+        return None
+    if choice.lower() == "auto":
+        return most_arkit_mesh(candidates)
+    import bpy
+
+    return bpy.data.objects.get(choice)
 
 
 def companion_meshes(mesh_obj, arm=None) -> list:
@@ -139,7 +147,7 @@ def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_nam
     pb = arm_obj.pose.bones[jaw_bone]
     scene = bpy.context.scene
     frames = frame_start + np.arange(len(angles)) * (scene_io.scene_fps(scene) / fps)
-    action, cb = scene_io._new_action(arm_obj, action_name, "OBJECT", True)
+    action, cb = scene_io.new_action(arm_obj, action_name, "OBJECT", True)
     path = f'pose.bones["{bpy.utils.escape_identifier(jaw_bone)}"]'
     a = np.asarray(angles, np.float64)
     if pb.rotation_mode == "QUATERNION":
@@ -149,49 +157,53 @@ def write_jaw(arm_obj, jaw_bone: str, angles: np.ndarray, fps: float, action_nam
         specs = [(f"{path}.rotation_axis_angle", 0, jaw_bone, a), (f"{path}.rotation_axis_angle", 1, jaw_bone, np.ones_like(a))]
     else:
         specs = [(f"{path}.rotation_euler", 0, jaw_bone, a)]
-    scene_io._write_curves(cb, specs, frames, "LINEAR")
+    scene_io.write_curves(cb, specs, frames, "LINEAR")
     return action
 
 
-def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
-                          start_frame: int = 1, method: str = "model", armature=None, jaw: bool | None = None,
-                          add_sound: bool = True, animation=None, action_name: str | None = None,
-                          companions: bool = True, runtime: str = None) -> FaceResult:
-    """Generate lip-sync and facial animation from ``audio`` (path or
-    ``AudioClip``) onto ``mesh_obj``'s ARKit shape keys as a new action.
-
-    A ``.txt`` beside the audio is used as the transcript when none is given.
-    ``jaw``: also rotate the rig's mapped jaw bone (default: only when the mesh
-    has no jawOpen key, so the jaw never opens twice). Shapes the mesh lacks
-    are listed in ``missing`` and skipped. ``companions``: drive the
-    character's other ARKit meshes (teeth, eyes …; :func:`companion_meshes`)
-    with the same curves, each in its own new action. Raises ``AudioError`` /
+def generate_face_on_mesh(mesh_obj, request: FaceRequest = FaceRequest(), *, clip=None, armature=None) -> FaceResult:
+    """Generate lip-sync and facial animation from speech onto ``mesh_obj``'s
+    ARKit shape keys as a new action, run to the end (:func:`face_job`
+    through ``backend.tasks.finish``). Raises ``AudioError`` /
     ``SceneError`` (ValueErrors) with a message for the user."""
+    from ..backend.tasks import finish
+
+    return finish(face_job(mesh_obj, request, clip=clip, armature=armature))
+
+
+def write_face(mesh_obj, animation, request: FaceRequest, *, armature=None) -> FaceResult:
+    """Scene half: ``animation`` (a ``FaceAnimation``, its own fps) onto
+    ``mesh_obj``'s ARKit shape keys as a new action from
+    ``request.start_frame`` (a frame), named after ``request.audio_path``.
+
+    ``request.jaw``: also rotate the rig's mapped jaw bone (None: only when
+    the mesh has no jawOpen key, so the jaw never opens twice). Shapes the
+    mesh lacks are listed in ``missing`` and skipped. ``request.companions``:
+    drive the character's other ARKit meshes (teeth, eyes …;
+    :func:`companion_meshes`) with the same curves, each in its own new
+    action. ``request.add_sound``: add the speech as a sound strip."""
     import bpy
 
-    if animation is None:
-        from ..backend.tasks import finish
-
-        return finish(face_job(mesh_obj, audio, transcript=transcript, seed=seed, smile=smile, start_frame=start_frame,
-                               method=method, armature=armature, jaw=jaw, add_sound=add_sound, action_name=action_name,
-                               companions=companions, runtime=runtime))
+    r = request
+    start_frame = r.start_frame
     mapping = _face_mapping(mesh_obj)
     scene = bpy.context.scene
     fps = scene_io.scene_fps(scene)
-    audio_path = audio if isinstance(audio, (str, Path)) else getattr(audio, "path", "")
+    audio_path = r.audio_path or ""
     anim = animation
     names = [mapping.get(n) for n in anim.names]
     cols = [i for i, n in enumerate(names) if n is not None]
     stem = Path(audio_path).stem if audio_path else "speech"
     action, written, _ = scene_io.write_shape_keys(mesh_obj, [names[i] for i in cols], anim.weights[:, cols], anim.fps,
-                                                   action_name or f"RigMind Face · {stem}", frame_start=start_frame)
+                                                   r.action_name or f"RigMind Face · {stem}", frame_start=start_frame)
     missing = [n for n in anim.names if n not in mapping]
     result = FaceResult(action, [anim.names[i] for i in cols], missing, anim, notes=list(anim.notes))
     arm = armature or find_armature_for(mesh_obj)
+    jaw = r.jaw
     if jaw is None:
         jaw = "jawOpen" not in mapping
     if jaw and arm is not None:
-        from .retarget_scene import target_mapping
+        from .rig_mapping import target_mapping
 
         try:
             bone = target_mapping(arm).get("jaw")
@@ -200,14 +212,14 @@ def generate_face_on_mesh(mesh_obj, audio, *, transcript: str | None = None, see
         if bone and bone in arm.pose.bones:
             result.jaw_action = write_jaw(arm, bone, anim.jaw_rotation, anim.fps, f"RigMind Jaw · {stem}", start_frame)
             result.jaw_bone = bone
-    if companions:
+    if r.companions:
         for ob in companion_meshes(mesh_obj, arm):
             _write_on_mesh(ob, anim, f"{action.name} · {ob.name}", start_frame)
             result.companions.append(ob.name)
     last = start_frame + int(np.ceil((anim.num_frames - 1) * (fps / anim.fps)))
     scene_io.cover_frames(scene, start_frame, last)
-    if add_sound and audio_path:
-        add_sound_strip(scene, audio_path, start_frame)
+    if r.add_sound and audio_path:
+        scene_audio.add_sound_strip(scene, audio_path, start_frame)
     return result
 
 
@@ -224,55 +236,56 @@ def _face_mapping(mesh_obj) -> dict:
     return mapping
 
 
-def face_job(mesh_obj, audio=None, *, transcript: str | None = None, seed: int = 0, smile: float = 0.0,
-             start_frame: int | None = None, method: str = "model", armature=None, jaw: bool | None = None,
-             add_sound: bool | None = None, action_name: str | None = None, companions: bool = True,
-             runtime: str = None):
+def face_job(mesh_obj, request: FaceRequest = FaceRequest(), *, clip=None, armature=None):
     """Generate Face as a job (``backend.tasks``; the one path of the
     operator, the CLI and :func:`generate_face_on_mesh`): checks now, the
     face model / word recognition in a worker thread, the shape-key actions
     written on the main thread at the end (Esc before that leaves the scene
-    as it was). ``audio``: a path or an ``AudioClip``; None → the scene's
-    first sound strip, starting with it (no second strip is added).
-    ``add_sound`` None: add the speech as a strip unless it already is one."""
+    as it was). ``clip``: the speech already loaded (an ``AudioClip``; its
+    take starts at ``request.start_frame`` or 1); None: ``request.audio_path``,
+    else the scene's first sound strip, starting with it (no second strip is
+    added). ``request.add_sound`` None: add the speech as a strip unless it
+    already is one; ``request.fps`` None: the scene's rate. ``request``: as
+    its front end built and checked it (``backend.requests.checked``)."""
     import bpy
 
     from ..backend.audio import load_audio
     from ..backend.face.generate import METHODS, generate_face, transcript_beside
     from ..backend.tasks import run_in_thread
-    from .gesture_scene import _audio_and_start, _needs_sound_strip
 
     _face_mapping(mesh_obj)
-    if method not in METHODS:
-        raise scene_io.SceneError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
+    if request.method not in METHODS:
+        raise scene_io.SceneError(f"unknown face method {request.method!r}; use one of {', '.join(METHODS)}")
     scene = bpy.context.scene
-    if audio is None or isinstance(audio, (str, Path)):
-        audio_path, start_frame = _audio_and_start(scene, audio, start_frame)
+    if clip is None:
+        audio_path, start_frame = scene_audio.audio_and_start(scene, request.audio_path, request.start_frame)
         clip = load_audio(audio_path)  # a bad file fails now, before the worker starts
         clip.path = str(audio_path)
     else:
-        clip, start_frame = audio, int(start_frame or 1)
-        audio_path = getattr(clip, "path", "") or ""
+        start_frame = int(request.start_frame or 1)
+        audio_path = request.audio_path or getattr(clip, "path", "") or ""
+    add_sound = request.add_sound
     if add_sound is None:
-        add_sound = bool(audio_path) and _needs_sound_strip(scene, audio_path)
+        add_sound = bool(audio_path) and scene_audio.needs_sound_strip(scene, audio_path)
+    transcript = request.transcript
     if transcript is None and audio_path:
         transcript = transcript_beside(audio_path)
-    fps = scene_io.scene_fps(scene)
+    fps = request.fps if request.fps is not None else scene_io.scene_fps(scene)
+    resolved = replace(request, audio_path=audio_path, start_frame=start_frame, add_sound=add_sound,
+                       transcript=transcript, fps=fps)
     name, arm_name = mesh_obj.name, armature.name if armature is not None else None
 
     def work(progress, cancel):
         progress(0.05)
-        return generate_face(clip, transcript=transcript, fps=fps, seed=seed, smile=smile, method=method,
-                             runtime=runtime)
+        r = resolved
+        return generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
+                             runtime=r.runtime)
 
     def job():
         anim = yield from run_in_thread(work, "rigmind-face")
         yield 0.95
         mesh = bpy.data.objects.get(name)
         arm = bpy.data.objects.get(arm_name) if arm_name else None
-        return generate_face_on_mesh(mesh, audio_path or clip, transcript=transcript, seed=seed, smile=smile,
-                                     start_frame=start_frame, method=method, armature=arm, jaw=jaw,
-                                     add_sound=add_sound, animation=anim, action_name=action_name,
-                                     companions=companions, runtime=runtime)
+        return write_face(mesh, anim, resolved, armature=arm)
 
     return job()

@@ -14,12 +14,14 @@ a NEW action. Two bases:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from . import scene_io
+from ..backend.requests.gesture import GestureRequest
+from ..backend.requests.retarget import RetargetRequest
+from . import scene_audio, scene_io
 from .rig_checks import check_rig
 
 LOWER_BODY = ("root", "hips", "upperleg_l", "lowerleg_l", "foot_l", "toes_l",
@@ -40,22 +42,6 @@ class GestureSceneResult:
         if self.face is not None:
             s += f"; face: {self.face.summary()}"
         return s
-
-
-def scene_sound(scene):
-    """``(path, frame_start)`` of the scene's first sound strip, or None."""
-    se = scene.sequence_editor
-    if se is None:
-        return None
-    strips = getattr(se, "strips_all", None) or getattr(se, "sequences_all", [])
-    for s in strips:
-        if s.type == "SOUND" and s.sound is not None:
-            import bpy
-
-            from .blender_compat import strip_content_start
-
-            return Path(bpy.path.abspath(s.sound.filepath)), strip_content_start(s)
-    return None
 
 
 def _check_armature(arm):
@@ -89,58 +75,60 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runt
     return clip, res
 
 
-def apply(arm, clip, result, *, audio_path, seed: int, amount: float, start_frame: int = 1,
-          base: str = "idle", set_scene_fps: bool = True, face_mesh=None, add_sound: bool = True,
-          transcript: str = None, face_method: str = "model", face_animation=None, runtime: str = None,
-          user_scene: bool = False):
+def apply(arm, clip, result, request: GestureRequest, *, face_mesh=None, face_animation=None):
     """Scene half: the generated motion onto ``arm`` as a new action (and the
-    face, the sound strip). ``user_scene`` (the operator): the frame range
-    only grows to cover the take (else it becomes the take's; with
-    "keep_legs" it only grows at the end). Returns :class:`GestureSceneResult`."""
+    face, the sound strip). ``request``: the take as the job resolved it (its
+    ``audio_path`` names the action and the sound strip, ``start_frame`` is a
+    frame, ``add_sound`` True or False). ``face_mesh``: the mesh for
+    ``face_animation`` (the face curves, generated in the job's thread).
+    ``request.user_scene`` (the operator): the frame range only grows to
+    cover the take (else it becomes the take's; with "keep_legs" it only
+    grows at the end). Returns :class:`GestureSceneResult`."""
     import bpy
 
-    from .retarget_scene import retarget_onto, target_mapping
+    from .retarget_scene import retarget_onto
+    from .rig_mapping import target_mapping
 
-    if base not in BASES:
-        raise scene_io.SceneError(f"base must be one of {BASES}, got {base!r}")
+    r = request
+    if r.base not in BASES:
+        raise scene_io.SceneError(f"base must be one of {BASES}, got {r.base!r}")
     scene = bpy.context.scene
     # Everything that can refuse (not a humanoid, no walk to keep) is checked
     # before the scene is touched.
     tgt_map = target_mapping(arm)
     previous = arm.animation_data.action if arm.animation_data is not None else None
-    if base == "keep_legs" and previous is None:
+    if r.base == "keep_legs" and previous is None:
         raise scene_io.SceneError(f"'{arm.name}' has no action whose legs could be kept: "
                                   "bake a walk first, or use the Idle base")
-    if set_scene_fps:
+    if r.set_scene_fps:
         scene.render.fps, scene.render.fps_base = 30, 1.0
-    stem = Path(str(audio_path)).stem if audio_path else "speech"
-    name = f"RigMind Gesture · {stem} · seed {seed} · amount {amount:.2f}"
-    action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), tgt_map=tgt_map,
-                                       root_mode="hips", ik=base == "idle", action_name=name,
-                                       frame_start=start_frame, set_scene_fps=False,
-                                       scene_range="grow" if user_scene else True)
-    if base == "keep_legs":
+    stem = Path(str(r.audio_path)).stem if r.audio_path else "speech"
+    name = f"RigMind Gesture · {stem} · seed {r.seed} · amount {r.amount:.2f}"
+    onto = RetargetRequest(root_mode="hips", ik=r.base == "idle", action_name=name, start_frame=r.start_frame,
+                           set_scene_fps=False, scene_range="grow" if r.user_scene else True)
+    action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), onto, tgt_map=tgt_map)
+    if r.base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
     frames = int(round(action.frame_range[1] - action.frame_range[0])) + 1
-    key_eyes(arm, action, tgt_map, frames, seed, start_frame)
-    if user_scene:
-        scene_io.cover_frames(scene, start_frame, action.frame_range[1])
+    key_eyes(arm, action, tgt_map, frames, r.seed, r.start_frame)
+    if r.user_scene:
+        scene_io.cover_frames(scene, r.start_frame, action.frame_range[1])
     else:
-        scene.frame_start = int(start_frame)
+        scene.frame_start = int(r.start_frame)
         last = int(np.ceil(action.frame_range[1] - 1e-6))
-        scene.frame_end = max(scene.frame_end, last) if base == "keep_legs" else last
+        scene.frame_end = max(scene.frame_end, last) if r.base == "keep_legs" else last
     strip = None
-    if add_sound and audio_path:
-        from .face_scene import add_sound_strip
-
-        strip = add_sound_strip(scene, audio_path, start_frame)
+    if r.add_sound and r.audio_path:
+        strip = scene_audio.add_sound_strip(scene, r.audio_path, r.start_frame)
     face = None
     if face_mesh is not None:
-        from .face_scene import generate_face_on_mesh
+        from ..backend.requests.face import FaceRequest
+        from .face_scene import write_face
 
-        face = generate_face_on_mesh(face_mesh, audio_path or clip, transcript=transcript, seed=seed,
-                                     start_frame=start_frame, armature=arm, add_sound=False, method=face_method,
-                                     animation=face_animation, runtime=runtime)
+        face_request = FaceRequest(audio_path=r.audio_path, method=r.face_method, seed=r.seed,
+                                   start_frame=r.start_frame, transcript=r.transcript, add_sound=False,
+                                   runtime=r.runtime)
+        face = write_face(face_mesh, face_animation, face_request, armature=arm)
     return GestureSceneResult(action, frames, clip.seconds, face, strip)
 
 
@@ -245,7 +233,7 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
             specs = [(f"{path}.rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
         else:
             continue
-        scene_io._write_curves(cb, specs, frames, "LINEAR")
+        scene_io.write_curves(cb, specs, frames, "LINEAR")
     return eyes
 
 
@@ -338,77 +326,61 @@ def _fcurves(action):
         yield from bag.fcurves
 
 
-def _needs_sound_strip(scene, audio_path) -> bool:
-    """False when the speech already is the scene's sound strip."""
-    existing = scene_sound(scene)
-    return existing is None or Path(existing[0]) != Path(audio_path)
-
-
-def generate_gesture_on_rig(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                            base: str = "idle", face_mesh=None, set_scene_fps: bool = True, transcript: str = None,
-                            face_method: str = "model", runtime: str = None):
+def generate_gesture_on_rig(arm, request: GestureRequest = GestureRequest(), face_mesh=None):
     """Generate Gesture run to the end (scripts, CLI, headless): :func:`gesture_job`
-    through ``backend.tasks.finish``. ``audio_path`` None → the scene's first
-    sound strip (and its start frame). ``face_method``: see
-    :func:`~..backend.face.generate.generate_face`."""
+    through ``backend.tasks.finish``. ``request.audio_path`` None → the
+    scene's first sound strip (and its start frame); ``face_mesh``: the mesh
+    object whose ARKit keys get the face (None: no face)."""
     from ..backend.tasks import finish
 
-    return finish(gesture_job(arm, audio_path, amount=amount, seed=seed, start_frame=start_frame, base=base,
-                              face_mesh=face_mesh, set_scene_fps=set_scene_fps, transcript=transcript,
-                              face_method=face_method, runtime=runtime))
+    return finish(gesture_job(arm, request, face_mesh))
 
 
-def _audio_and_start(scene, audio_path, start_frame):
-    if audio_path:
-        return Path(audio_path), int(start_frame or 1)
-    found = scene_sound(scene)
-    if found is None:
-        raise scene_io.SceneError("no speech: set RigMind ▸ Speech ▸ Audio to a recording, or add a sound strip "
-                                  "in the Video Sequencer")
-    # The strip already sits on the timeline: the motion starts with it, so
-    # it plays in sync whatever the Start Frame setting says.
-    return found[0], found[1]
-
-
-def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, start_frame: int = None,
-                base: str = "idle", face_mesh=None, set_scene_fps: bool = True, face_method: str = "model",
-                runtime: str = None, transcript: str = None, user_scene: bool = False):
+def gesture_job(arm, request: GestureRequest = GestureRequest(), face_mesh=None):
     """Generate Gesture as a job (``backend.tasks``): checks now, the
     backend in a worker thread (yielding progress 0..1), the face curves too
     (word recognition takes ~15 s per minute of speech: not on Blender's
     main thread), and the scene is written only when it finished, so Esc
     leaves the scene untouched. The one path of the operator and the CLI.
-    ``user_scene`` (the operator, with ``set_scene_fps`` False by default):
-    see :func:`apply`."""
+    ``request``: as its front end built and checked it
+    (``backend.requests.checked``); its defaults (the scene's sound strip,
+    whether to add one, the transcript beside the audio) are resolved here,
+    before the work starts. See :func:`apply`."""
     import bpy
 
     from ..backend.tasks import run_in_thread
 
     _check_armature(arm)
-    if base not in BASES:
-        raise scene_io.SceneError(f"base must be one of {BASES}, got {base!r}")
+    if request.base not in BASES:
+        raise scene_io.SceneError(f"base must be one of {BASES}, got {request.base!r}")
     scene = bpy.context.scene
-    audio_path, start_frame = _audio_and_start(scene, audio_path, start_frame)
+    audio_path, start_frame = scene_audio.audio_and_start(scene, request.audio_path, request.start_frame)
     from ..backend.audio import load_audio
 
     clip = load_audio(audio_path)  # a bad file fails now, with its message, before the modal starts
     name, mesh_name = arm.name, face_mesh.name if face_mesh is not None else None
-    add_sound = _needs_sound_strip(scene, audio_path)
+    add_sound = request.add_sound
+    if add_sound is None:
+        add_sound = scene_audio.needs_sound_strip(scene, audio_path)
 
-    face_fps = 30.0 if set_scene_fps else scene_io.scene_fps(scene)
+    face_fps = 30.0 if request.set_scene_fps else scene_io.scene_fps(scene)
     from ..backend.face.generate import transcript_beside
 
+    transcript = request.transcript
     if mesh_name and transcript is None:
         transcript = transcript_beside(audio_path)
+    resolved = replace(request, audio_path=audio_path, start_frame=start_frame, add_sound=add_sound,
+                       transcript=transcript)
 
     def work(progress, cancel):
-        out = generate(clip, amount=amount, seed=seed, progress=progress, cancel=cancel, runtime=runtime)
+        r = resolved
+        out = generate(clip, amount=r.amount, seed=r.seed, progress=progress, cancel=cancel, runtime=r.runtime)
         if mesh_name is None:
             return out, None
         from ..backend.face.generate import generate_face
 
-        return out, generate_face(clip, transcript=transcript, fps=face_fps, seed=seed, method=face_method,
-                                  runtime=runtime)
+        return out, generate_face(clip, transcript=r.transcript, fps=face_fps, seed=r.seed, method=r.face_method,
+                                  runtime=r.runtime)
 
     def job():
         (clip_out, res), face_anim = yield from run_in_thread(work, "rigmind-gesture")
@@ -416,10 +388,7 @@ def gesture_job(arm, audio_path=None, *, amount: float = 0.5, seed: int = 0, sta
         arm_now = bpy.data.objects.get(name)
         _check_armature(arm_now)
         mesh = bpy.data.objects.get(mesh_name) if mesh_name else None
-        return apply(arm_now, clip_out, res, audio_path=audio_path, seed=seed, amount=amount, start_frame=start_frame,
-                     base=base, set_scene_fps=set_scene_fps, face_mesh=mesh, add_sound=add_sound,
-                     transcript=transcript, face_method=face_method, face_animation=face_anim,
-                     user_scene=user_scene)
+        return apply(arm_now, clip_out, res, resolved, face_mesh=mesh, face_animation=face_anim)
 
     return job()
 

@@ -589,10 +589,11 @@ def apply_cycle(arm, loop: Motion, *, name: str, in_place: bool, frame_start: in
     # at the armature object's location instead.
     origin = _matrix(arm.matrix_world)[:2, 3]
     closed = _close_loop(_shift_xy(loop, origin - loop.root_positions[0, :2]))
-    action, tgt_map, _ = retarget_scene.retarget_onto(
-        arm, closed, _source_map(closed), root_mode="hips", action_name=name, frame_start=frame_start,
-        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
-    )
+    from ..backend.requests.retarget import RetargetRequest
+
+    onto = RetargetRequest(root_mode="hips", action_name=name, start_frame=frame_start,
+                           set_scene_fps=not user_scene, scene_range="grow" if user_scene else True)
+    action, tgt_map, _ = retarget_scene.retarget_onto(arm, closed, _source_map(closed), onto)
     offset = ()
     hips = tgt_map.bones.get("hips")
     if not in_place and hips:
@@ -629,10 +630,13 @@ def apply_path(arm, motion: Motion, *, name: str, frame_start: int = 1, scale: f
     retarget's flat-foot level and orientation (``flat_pose``)."""
     from . import retarget_scene
 
+    from ..backend.requests.retarget import RetargetRequest
+
+    onto = RetargetRequest(root_mode="in_place" if in_place else "hips", action_name=name, start_frame=frame_start,
+                           root_scale=None if scale is None else float(scale), set_scene_fps=not user_scene,
+                           scene_range="grow" if user_scene else True)
     action, _, _ = retarget_scene.retarget_onto(
-        arm, motion, _source_map(motion), root_mode="in_place" if in_place else "hips", action_name=name,
-        frame_start=frame_start, root_scale=None if scale is None else float(scale), reference=reference,
-        set_scene_fps=not user_scene, scene_range="grow" if user_scene else True,
+        arm, motion, _source_map(motion), onto, reference=reference,
         flat_pose=motion.slice(motion.num_frames - 1, motion.num_frames) if ends_standing else None,
     )
     _set_frame_range(frame_start, int(np.ceil(action.frame_range[1] - 1e-6)), user_scene)

@@ -19,7 +19,9 @@ What :func:`build_mannequin` makes:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import bpy
 import numpy as np
@@ -182,14 +184,32 @@ def _frame(d, up_hint):
     return np.cross(up, d), up
 
 
-def _capsule(p0, p1, r0, r1, up_hint=(0, 0, 1), n_seg=20, n_body=6, n_cap=4, cap=1.0,
-             flat=1.0, power=2.0):
-    """Tapered capsule from ``p0`` (radius ``r0``) to ``p1`` (``r1``), metres.
+@dataclass(frozen=True)
+class CapsuleShape:
+    """How a :func:`_capsule` is divided and shaped."""
 
-    ``flat`` scales the radius along ``up_hint``; ``cap`` scales the length of
-    the end caps. Returns ``(verts,
-    quads, tris, s)`` where ``s`` is each vertex's distance along the axis from
-    ``p0`` (negative in the first cap)."""
+    #: Vertices around each ring.
+    n_seg: int = 20
+    #: Rings along the body between the caps (the ends excluded).
+    n_body: int = 6
+    #: Rings in each end cap.
+    n_cap: int = 4
+    #: Length of the end caps, as a share of their radius.
+    cap: float = 1.0
+    #: The radius along ``up_hint``, as a share of the radius across.
+    flat: float = 1.0
+    #: Exponent of the superellipse cross-section (2: an ellipse).
+    power: float = 2.0
+
+
+def _capsule(p0, p1, r0, r1, up_hint=(0, 0, 1), shape: CapsuleShape = CapsuleShape()):
+    """Tapered capsule from ``p0`` (radius ``r0``) to ``p1`` (``r1``), metres,
+    its rings and caps as ``shape`` says (``shape.flat`` scales the radius
+    along ``up_hint``). Returns ``(verts, quads, tris, s)`` where ``s`` is
+    each vertex's distance along the axis from ``p0`` (negative in the
+    first cap)."""
+    n_seg, n_body, n_cap = shape.n_seg, shape.n_body, shape.n_cap
+    cap, flat, power = shape.cap, shape.flat, shape.power
     p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
     L = float(np.linalg.norm(p1 - p0))
     d = (p1 - p0) / L
@@ -430,7 +450,7 @@ def _add_torso(mb: _MeshBuilder) -> None:
 def _add_neck(mb: _MeshBuilder, bones: dict) -> None:
     hd, tl = _bone_ends(bones, "Neck")
     V, Q, T, s = _capsule(hd - (0, 0, 0.03), tl + np.array((0, 0, 0.02)), 0.056, 0.047,
-                          (0, -1, 0), n_seg=24, n_body=5, n_cap=3)
+                          (0, -1, 0), CapsuleShape(n_seg=24, n_body=5, n_cap=3))
     L = np.linalg.norm(tl - hd) + 0.05
     mb.add(V, Q, T, _chain_weights(s, L, "Neck", "Spine2", "Head", 0.05))
 
@@ -454,8 +474,8 @@ def _add_arm_and_hand(mb: _MeshBuilder, bones: dict, side: float, pre: str) -> N
                                    (0.07, 0.05, 0.035), start_offset=0.04))
     h, t = B("Hand")
     V, Q, T, s = _capsule(h - np.array([side * 0.005, 0, 0]), t + np.array([side * 0.005, 0, 0]),
-                          0.032, 0.042, (0, 0, 1), n_seg=20, n_body=4, n_cap=3, cap=0.4,
-                          flat=0.33, power=3.0)
+                          0.032, 0.042, (0, 0, 1),
+                          CapsuleShape(n_seg=20, n_body=4, n_cap=3, cap=0.4, flat=0.33, power=3.0))
     mb.add(V, Q, T, _chain_weights(s - 0.005, np.linalg.norm(t - h), pre + "Hand",
                                    pre + "ForeArm", None, 0.02))
     for fname, r in (("Thumb", 0.011), ("Index", 0.0095), ("Middle", 0.0098),
@@ -463,8 +483,7 @@ def _add_arm_and_hand(mb: _MeshBuilder, bones: dict, side: float, pre: str) -> N
         for k in (1, 2, 3):
             h, t = B(f"Hand{fname}{k}")
             rr = r * (1.0 - 0.07 * (k - 1))
-            V, Q, T, _ = _capsule(h, t, rr, rr * 0.93, (0, 0, 1), n_seg=10, n_body=2,
-                                  n_cap=3, flat=0.85)
+            V, Q, T, _ = _capsule(h, t, rr, rr * 0.93, (0, 0, 1), CapsuleShape(n_seg=10, n_body=2, n_cap=3, flat=0.85))
             mb.add(V, Q, T, {f"{pre}Hand{fname}{k}": 1.0})
 
 
@@ -641,14 +660,27 @@ def _arkit_fields(P, F, skin, eyes):
     tongue = _bump(x, z, 0.0, zm - 0.005, 0.016, 0.009) * (1.0 - up_side) * F
     out["tongueOut"] = vec(tongue, (0, -0.010, -0.003))
 
+    mouth = MouthWeights(upper_lip=U, lower_lip=Lw, mouth=M, jaw=J)
     for s, sfx in ((1.0, "Left"), (-1.0, "Right")):
-        _arkit_side_fields(out, P, F, eyes, s, sfx, U, Lw, M, J)
+        _arkit_side_fields(out, P, F, eyes, (s, sfx), mouth)
     return {k: out[k] for k in arkit52_names()}
 
 
-def _arkit_side_fields(out, P, F, eyes, s, sfx, U, Lw, M, J):
-    """The keys of one side (``s`` +1 Left, -1 Right; ``sfx`` its name) into
-    ``out``; ``U``/``Lw``: upper/lower lip weights, ``M`` mouth, ``J`` jaw."""
+class MouthWeights(NamedTuple):
+    """Per-vertex weights ``[N]`` (0..1) of the regions the mouth keys move."""
+
+    upper_lip: np.ndarray
+    lower_lip: np.ndarray
+    mouth: np.ndarray
+    jaw: np.ndarray
+
+
+def _arkit_side_fields(out, P, F, eyes, side, mouth: MouthWeights):
+    """The keys of one side into ``out``: ``side`` is ``(s, sfx)``, ``s`` +1
+    Left or -1 Right and ``sfx`` its name; ``mouth``: the lip, mouth and
+    jaw weights both sides share."""
+    s, sfx = side
+    U, Lw, M, J = mouth
     vec = _vec
 
     def region(cx, cz, sx, sz):

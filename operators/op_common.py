@@ -64,18 +64,16 @@ def face_candidates(scene, arm=None) -> list:
 def resolve_face_mesh(context, name: str, arm=None):
     """``name``: a mesh name; "auto": the character's mesh with the most ARKit
     keys (never eyes or teeth; ``face_scene.most_arkit_mesh``); "": none."""
+    from .face_scene import pick_face_mesh
+
     if not name:
         return None
-    if name.lower() != "auto":
-        ob = bpy.data.objects.get(name)
+    mesh = pick_face_mesh(name, face_candidates(context.scene, arm))
+    if name.lower() != "auto" and (mesh is None or mesh.type != "MESH"):
         from ..backend.errors import UserError
 
-        if ob is None or ob.type != "MESH":
-            raise UserError(f"no mesh named '{name}' for the face: pick a mesh with ARKit shape keys, or 'auto'")
-        return ob
-    from .face_scene import most_arkit_mesh
-
-    return most_arkit_mesh(face_candidates(context.scene, arm))
+        raise UserError(f"no mesh named '{name}' for the face: pick a mesh with ARKit shape keys, or 'auto'")
+    return mesh
 
 
 ARMATURE_MISSING = ("Select the character (its armature or a mesh it deforms), or set RigMind ▸ Armature")

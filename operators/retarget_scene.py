@@ -17,19 +17,21 @@ from pathlib import Path
 import numpy as np
 
 from ..backend import rotations as R
-from ..backend.bone_mapping import BoneMapping, auto_map, match_preset
+from ..backend.bone_mapping import auto_map, match_preset
 from ..backend.motion import Motion
-from ..backend.retarget import RetargetConfig, retarget
+from ..backend.requests.retarget import RetargetRequest
+from ..backend.retarget import retarget
 from ..backend.skeleton import Skeleton
 from . import scene_io
 from .rig_checks import check_object_scale
+from .rig_mapping import target_mapping
 
 SOURCE_SUFFIXES = (".bvh", ".gz", ".npz", ".fbx", ".glb", ".gltf")
 
 
-def _object_transform(arm_obj):
-    """Rotation quaternion, uniform scale and translation of the object's
-    world matrix. Non-uniform object scale cannot be expressed by bone
+def object_transform(arm_obj):
+    """``(rotation [4] wxyz, scale, translation [3] metres)`` of the object's
+    world matrix, its scale uniform. Non-uniform object scale cannot be expressed by bone
     rotations, so it is refused with a fix."""
     m = np.array([list(r) for r in arm_obj.matrix_world])
     lin = m[:3, :3]
@@ -116,7 +118,7 @@ def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
             local[:, j] = R.mul(inv_p, world_rot[:, j])
             # Parent frames include the object's scale: measure offsets in metres.
             trans[:, j] = R.rotate(inv_p, world_pos[:, j] - world_pos[:, p])
-    rot0, s0, t0 = _object_transform(arm_obj)
+    rot0, s0, t0 = object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
     scene_fps = scene_io.scene_fps(scene)
     ad = arm_obj.animation_data
@@ -164,11 +166,11 @@ def load_source(path) -> tuple:
                 else:
                     bpy.ops.import_scene.gltf(filepath=str(p))
         except RuntimeError as e:  # Blender's importers report a bad file so
-            from .rig_files import _first_line
+            from .rig_files import first_line
 
             if "KeyboardInterrupt" in str(e):
                 raise KeyboardInterrupt from None
-            raise scene_io.SceneError(f"{p}: could not be read ({_first_line(e)})") from None
+            raise scene_io.SceneError(f"{p}: could not be read ({first_line(e)})") from None
         new = [o for o in bpy.data.objects if o not in before_objs]
         arms = [o for o in new if o.type == "ARMATURE" and o.animation_data and o.animation_data.action]
         if not arms:
@@ -187,59 +189,36 @@ def load_source(path) -> tuple:
 # --- target ---------------------------------------------------------------------
 
 
-def target_mapping(arm_obj, preset=None) -> BoneMapping:
-    """The target rig's mapping: a saved user mapping on the armature
-    (custom property ``rigmind_bone_map``), a named preset, or auto-detection."""
-    skel = scene_io.read_skeleton(arm_obj)
-    stored = arm_obj.get("rigmind_bone_map") if preset is None else None
-    if stored:
-        return BoneMapping.from_json(stored)
-    if preset:
-        return match_preset(skel, preset)
-    return auto_map(skel)
-
-
-def retarget_onto(
-    arm_obj,
-    motion: Motion,
-    src_map,
-    *,
-    tgt_map=None,
-    root_mode: str = "hips",
-    root_bone: str = None,
-    ik: bool = True,
-    action_name: str = None,
-    frame_start: int = 1,
-    set_scene_fps: bool = True,
-    reference: Motion = None,
-    root_scale: float = None,
-    scene_range=True,
-    flat_pose: Motion = None,
-):
+def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = RetargetRequest(), *,
+                  tgt_map=None, reference: Motion = None, flat_pose: Motion = None):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
-    Returns ``(action, target_mapping, result)``. ``root_mode``: "hips",
-    "in_place", "root_bone" (with ``root_bone``) or "object" (the object's
-    location is keyed in the same action). ``root_scale``: see
-    :func:`~..backend.retarget.retarget` (None = the leg-length ratio).
+    Returns ``(action, target_mapping, result)``. ``request``: the root
+    mode ("hips", "in_place", "root_bone" with ``root_bone``, or "object":
+    the object's location is keyed in the same action), leg IK, root scale
+    (see :func:`~..backend.retarget.retarget`; None = the leg-length ratio),
+    the action's name and start frame, and what happens to the scene's rate
+    and range (``scene_io.write_motion``; the operators ask for False /
+    "grow": a user's scene keeps its rate and range). Its source fields are
+    the caller's: ``motion`` and ``src_map`` are the loaded clip.
 
     On a generated Rigify rig the keys go on the FK controls (IK/FK
-    switches set and keyed to FK) while ``tgt_map`` stays the DEF- bones'
+    switches set and keyed to FK) while ``tgt_map`` (default: the rig's
+    mapping, :func:`~.rig_mapping.target_mapping`) stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
     ``reference``, ``flat_pose``: the source's reference pose and flat-feet
     pose (see ``backend.retarget.retarget``).
-    ``set_scene_fps`` / ``scene_range``: see ``scene_io.write_motion`` (the
-    operators pass False / "grow": a user's scene keeps its rate and range).
     """
     from . import rigify
 
+    r = request
     check_object_scale(arm_obj)
     arm_skel = scene_io.read_skeleton(arm_obj)
-    rot, scale, trans = _object_transform(arm_obj)
+    rot, scale, trans = object_transform(arm_obj)
     tgt_map = tgt_map if tgt_map is not None else target_mapping(arm_obj)
     key_map, rigify_plan = tgt_map, None
     if rigify.is_rigify(arm_obj):
-        rigify_plan = rigify.prepare(arm_obj, tgt_map, root_bone if root_mode == "root_bone" else None)
+        rigify_plan = rigify.prepare(arm_obj, tgt_map, r.root_bone if r.root_mode == "root_bone" else None)
         arm_skel, key_map = rigify_plan.skeleton, rigify_plan.mapping
     world_skel = skeleton_to_world(arm_skel, rot, scale, trans)
     result = retarget(
@@ -247,23 +226,23 @@ def retarget_onto(
         dict(getattr(src_map, "bones", src_map)),
         world_skel,
         dict(getattr(key_map, "bones", key_map)),
-        RetargetConfig(root_mode=root_mode, root_bone=root_bone, ik=ik, ground_height=None, root_scale=root_scale),
+        r.config(),
         reference=reference,
         flat_pose=flat_pose,
     )
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
     if rigify_plan is not None:
         on_rig = rigify_plan.to_bone_locals(on_rig)
-    label = action_name or f"RigMind Retarget · {motion.name or 'clip'}"
+    label = r.action_name or f"RigMind Retarget · {motion.name or 'clip'}"
     object_locations = None
-    if root_mode == "object" and result.root_motion is not None:
+    if r.root_mode == "object" and result.root_motion is not None:
         object_locations = trans + np.asarray(result.root_motion)
     action = scene_io.write_motion(
-        arm_obj, on_rig, label, frame_start=frame_start, set_scene_fps=set_scene_fps,
-        object_locations=object_locations, set_scene_range=scene_range,
+        arm_obj, on_rig, label, frame_start=r.start_frame, set_scene_fps=r.set_scene_fps,
+        object_locations=object_locations, set_scene_range=r.scene_range,
     )
     if rigify_plan is not None:
-        rigify.key_switches(arm_obj, action, rigify_plan.switches, frame_start)
+        rigify.key_switches(arm_obj, action, rigify_plan.switches, r.start_frame)
     return action, tgt_map, result
 
 

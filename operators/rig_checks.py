@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rig_mapping import target_mapping
 from .scene_io import SceneError
 
 #: Relative difference between the largest and smallest axis scale that is
@@ -62,8 +63,6 @@ def check_object_scale(arm_obj) -> None:
 def check_humanoid(arm_obj, preset=None):
     """Raise NotHumanoidError (one line, with the fix) unless ``arm_obj`` maps
     to a humanoid; run before any generation, so a wrong rig costs no time."""
-    from .retarget_scene import target_mapping
-
     return target_mapping(arm_obj, preset=preset)
 
 

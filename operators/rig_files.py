@@ -62,7 +62,7 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
             with quiet_stdout():
                 bpy.ops.wm.open_mainfile(filepath=str(p))
         except RuntimeError as e:
-            raise RigFileError(f"{p}: Blender could not open it ({_first_line(e)})") from None
+            raise RigFileError(f"{p}: Blender could not open it ({first_line(e)})") from None
         return list(bpy.data.objects)
     if replace_scene:
         bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -75,7 +75,7 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
     except (UserError, RuntimeError) as e:  # our BVH reader's BVHError; Blender's importers' RuntimeError
         if "KeyboardInterrupt" in str(e):
             raise KeyboardInterrupt from None
-        raise RigFileError(f"{p}: could not be read ({_first_line(e)})") from None
+        raise RigFileError(f"{p}: could not be read ({first_line(e)})") from None
     return [o for o in bpy.data.objects if o not in before]
 
 
@@ -92,7 +92,7 @@ def _import_file(bpy, p: Path, suffix: str) -> None:
         build_armature(motion.skeleton, name=motion.name or p.stem)
 
 
-def _first_line(e: Exception) -> str:
+def first_line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     for line in text:
         line = line.strip()

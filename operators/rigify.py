@@ -118,7 +118,7 @@ def key_switches(arm_obj, action, switches: list, frame: float) -> None:
         (f'pose.bones["{bpy.utils.escape_identifier(b)}"]["{p}"]', 0, b, np.array([v]))
         for b, p, v in switches
     ]
-    scene_io._write_curves(cb, specs, np.array([float(frame)]), "CONSTANT")
+    scene_io.write_curves(cb, specs, np.array([float(frame)]), "CONSTANT")
 
 
 # --- probing the evaluated rig ------------------------------------------------------

@@ -234,7 +234,7 @@ def _keep_previous_action(id_data, label: str = "") -> None:
     track.mute = True
 
 
-def _new_action(id_data, action_name: str, id_type: str, keep_previous: bool):
+def new_action(id_data, action_name: str, id_type: str, keep_previous: bool):
     import bpy
 
     if keep_previous:
@@ -250,7 +250,7 @@ def _new_action(id_data, action_name: str, id_type: str, keep_previous: bool):
     return action, channelbag
 
 
-def _write_curves(channelbag, specs, frames: np.ndarray, interpolation: str) -> None:
+def write_curves(channelbag, specs, frames: np.ndarray, interpolation: str) -> None:
     """``specs``: list of (data_path, index, group, values[F])."""
     n = len(frames)
     co = np.empty(2 * n, dtype=np.float32)
@@ -364,7 +364,7 @@ def write_motion(
     frames = frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
 
     name = action_name or motion.name or "RigMind Motion"
-    action, cb = _new_action(arm_obj, name, "OBJECT", keep_previous)
+    action, cb = new_action(arm_obj, name, "OBJECT", keep_previous)
 
     sk = motion.skeleton
     basis_rot, basis_loc, moving = _pose_basis(motion, rig)
@@ -378,7 +378,7 @@ def write_motion(
     if object_locations is not None:
         locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
         specs += [("location", i, "Object Transforms", locs[:, i]) for i in range(3)]
-    _write_curves(cb, specs, frames, interpolation)
+    write_curves(cb, specs, frames, interpolation)
 
     if set_scene_range:
         cover_frames(scene, frames[0], frames[-1], grow=set_scene_range == "grow")
@@ -409,7 +409,7 @@ def write_shape_keys(
     weights = np.asarray(weights, dtype=np.float64).reshape(-1, len(names))
     scene = bpy.context.scene
     frames = frame_start + np.arange(len(weights)) * (scene_fps(scene) / fps)
-    action, cb = _new_action(key, action_name, "KEY", keep_previous)
+    action, cb = new_action(key, action_name, "KEY", keep_previous)
     specs, written, skipped = [], [], []
     for k, name in enumerate(names):
         if name not in key.key_blocks:
@@ -418,5 +418,5 @@ def write_shape_keys(
         path = f'key_blocks["{bpy.utils.escape_identifier(name)}"].value'
         specs.append((path, 0, "Shape Keys", weights[:, k]))
         written.append(name)
-    _write_curves(cb, specs, frames, interpolation)
+    write_curves(cb, specs, frames, interpolation)
     return action, written, skipped

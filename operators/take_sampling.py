@@ -78,7 +78,7 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
     WORLD space (object transform applied; metres, Blender Z-up), the same
     result as stepping the scene (``retarget_scene.motion_from_action``) when
     :func:`fast_path_blocker` returns None. ``skel``: ``scene_io.read_skeleton(arm_obj)``."""
-    from .retarget_scene import _object_transform, skeleton_to_world
+    from .retarget_scene import object_transform, skeleton_to_world
 
     frames = np.arange(frame_range[0], frame_range[1] + 1, dtype=np.float64)
     F, J = len(frames), len(skel)
@@ -119,7 +119,7 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
 
     local = R.mul(skel.rest_rotations[None], quat)
     trans = skel.offsets[None] + R.rotate(skel.rest_rotations[None], loc)
-    rot0, s0, t0 = _object_transform(arm_obj)
+    rot0, s0, t0 = object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
     roots = skel.parents < 0
     trans = trans * s0

@@ -295,7 +295,7 @@ def test_live_mapping_matches_the_full_retarget(rig, controller):
     hips_live = np.stack([session.live.apply(motion, f)[1] for f in range(motion.num_frames)])
     # The full retarget, as the bake runs it, then the same basis formula as write_motion.
     skel = scene_io.read_skeleton(rig)
-    rot, scale, trans = RS._object_transform(rig)
+    rot, scale, trans = RS.object_transform(rig)
     world = RS.skeleton_to_world(skel, rot, scale, trans)
     from rigmind.backend.retarget import RetargetConfig, retarget
 

@@ -17,6 +17,7 @@ from conftest import call_as_panel
 from rigmind.backend.audio import AudioError, load_audio
 from rigmind.backend.audio.loading import clip_from_array
 from rigmind.backend.face import metrics as M
+from rigmind.backend.requests.face import FaceRequest
 from rigmind.backend.face.arkit_names import missing_arkit_names, resolve_arkit_names
 from rigmind.backend.face.coarticulation import curves_from_segments
 from rigmind.backend.face.espeak import synthesize
@@ -257,7 +258,7 @@ def test_operator_other_naming_style_and_partial_mesh(bpy_clean, tmp_path):
     clip, _ = _speech_with_pauses("en-us", "Maybe we can build a boat.")
     wav = _write_wav(tmp_path / "speech.wav", clip.samples, 16000)
     parts, head = _renamed_head(bpy, lambda n: "ARKit_" + re.sub("([A-Z])", r"_\1", n).lower())
-    res = face_scene.generate_face_on_mesh(head, wav, method="table")
+    res = face_scene.generate_face_on_mesh(head, FaceRequest(audio_path=wav, method="table"))
     assert len(res.written) == 52 and not res.missing
     fcs = res.action.layers[0].strips[0].channelbags[0].fcurves
     paths = {fc.data_path for fc in fcs}
@@ -268,7 +269,7 @@ def test_operator_other_naming_style_and_partial_mesh(bpy_clean, tmp_path):
     for kb in list(head.data.shape_keys.key_blocks[1:]):
         if kb.name not in keep:
             head.shape_key_remove(kb)
-    res2 = face_scene.generate_face_on_mesh(head, wav, method="table", add_sound=False)
+    res2 = face_scene.generate_face_on_mesh(head, FaceRequest(audio_path=wav, method="table", add_sound=False))
     assert sorted(res2.written) == ["eyeBlinkLeft", "jawOpen", "mouthClose"]
     assert len(res2.missing) == 49 and "mouthPucker" in res2.missing
     assert res2.action != res.action and res.action.name in bpy.data.actions

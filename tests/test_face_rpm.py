@@ -9,6 +9,7 @@ import numpy as np
 
 import rig_factory
 from conftest import data_file
+from rigmind.backend.requests.face import FaceRequest
 
 
 def test_rpm_head_teeth_and_eyes_move_together(bpy_clean):
@@ -19,7 +20,7 @@ def test_rpm_head_teeth_and_eyes_move_together(bpy_clean):
     rig_factory.rpm_avatar()
     head = bpy.data.objects["Wolf3D_Head"]
     wav = data_file("speech_english_ljspeech/wavs/LJ001-0002.wav")
-    res = face_scene.generate_face_on_mesh(head, wav, add_sound=False)
+    res = face_scene.generate_face_on_mesh(head, FaceRequest(audio_path=wav, add_sound=False))
     assert len(res.written) == 52 and not res.missing
     assert set(res.companions) >= {"Wolf3D_Teeth", "EyeLeft", "EyeRight"}
     teeth = bpy.data.objects["Wolf3D_Teeth"]

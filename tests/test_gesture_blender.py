@@ -16,6 +16,7 @@ from conftest import call_as_panel
 import soundfile as sf
 
 import rig_factory
+from rigmind.backend.requests.gesture import GestureRequest
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 
@@ -112,7 +113,7 @@ def test_keep_legs_layers_over_walk(mannequin, speech_wav):
     legs = ["LeftUpLeg", "LeftLeg", "RightFoot", "Hips"]
     frames = np.arange(1, 20, 3)
     before = retarget_scene.sample_positions_world(arm, {b: b for b in legs + ["LeftHand"]}, frames)
-    res = gesture_scene.generate_gesture_on_rig(arm, speech_wav, base="keep_legs", seed=0)
+    res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_wav, base="keep_legs", seed=0))
     bag_paths = {fc.data_path for fc in res.action.layers[0].strips[0].channelbags[0].fcurves}
     assert not any("LeftUpLeg" in p or '"Hips"' in p for p in bag_paths)
     assert any("LeftArm" in p for p in bag_paths)
@@ -185,14 +186,14 @@ def test_modal_job_cancel_leaves_scene_unchanged(mannequin, speech_wav):
 
     arm = mannequin["armature"]
     actions = set(bpy.data.actions.keys())
-    job = gesture_scene.gesture_job(arm, speech_wav, seed=1)
+    job = gesture_scene.gesture_job(arm, GestureRequest(audio_path=speech_wav, seed=1))
     next(job)
     job.close()
     assert set(bpy.data.actions.keys()) == actions
     se = bpy.context.scene.sequence_editor
     assert se is None or not any(st.type == "SOUND" for st in se.strips_all)
     # and run to the end, the job writes the take
-    job = gesture_scene.gesture_job(arm, speech_wav, seed=1)
+    job = gesture_scene.gesture_job(arm, GestureRequest(audio_path=speech_wav, seed=1))
     try:
         while True:
             next(job)

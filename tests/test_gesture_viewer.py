@@ -12,6 +12,8 @@ import soundfile as sf
 import rig_factory
 from conftest import data_file
 from rigmind.backend.gesture import viewer_metrics as VM
+from rigmind.backend.requests.gesture import GestureRequest
+from rigmind.backend.requests.retarget import RetargetRequest
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def idle_take(speech_20s):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     arm = _mannequin()
-    res = gesture_scene.generate_gesture_on_rig(arm, speech_20s, seed=3)
+    res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=3))
     return arm, res, _sample(arm, range(1, res.frames + 1))
 
 
@@ -119,7 +121,7 @@ def test_hands_rise_with_amount(speech_20s):
     arm = _mannequin()
     heights = []
     for amount in (0.0, 1.0):
-        res = gesture_scene.generate_gesture_on_rig(arm, speech_20s, seed=3, amount=amount)
+        res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=3, amount=amount))
         pos = _sample(arm, range(1, res.frames + 1, 3))
         heights.append(np.percentile(np.r_[pos["hand_l"][:, 2], pos["hand_r"][:, 2]], 90))
     assert heights[1] > heights[0] + 0.05
@@ -150,7 +152,7 @@ def test_stress_moves_the_hands_forward_and_up_on_the_rig(speech_20s):
     tgt = target_mapping(arm)
 
     def baked(motion):
-        retarget_onto(arm, motion, gesture_scene.smplx_source_map(), tgt_map=tgt, root_mode="hips", ik=True)
+        retarget_onto(arm, motion, gesture_scene.smplx_source_map(), RetargetRequest(root_mode="hips", ik=True), tgt_map=tgt)
         return _sample(arm, range(1, T + 1))
 
     base = baked(res.motion)
@@ -216,7 +218,7 @@ def test_keep_legs_keeps_the_walks_trunk(speech_20s):
     walk = locomotion_scene.bake_walk_cycle(arm, style="normal", gait="walk", speed=1.3, in_place=False)
     wpos = _sample(arm, range(1, int(walk.frame_range[1]) + 1))
     walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])).mean()
-    res = gesture_scene.generate_gesture_on_rig(arm, speech_20s, seed=0, base="keep_legs")
+    res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=0, base="keep_legs"))
     kpos = _sample(arm, range(1, res.frames + 1, 2))
     lean = VM.trunk_lean(kpos["hips"], kpos["neck"], VM.facing(kpos["upperleg_l"], kpos["upperleg_r"]))
     assert abs(lean.mean() - walk_lean) <= 5.0
@@ -249,7 +251,7 @@ def test_eyes_look_on_the_rpm_avatar(bpy_clean, speech_20s):
     meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None
               and any(k.name == "eyeLookInLeft" for k in o.data.shape_keys.key_blocks)]
     face = max(meshes, key=lambda o: len(o.data.vertices))
-    res = gesture_scene.generate_gesture_on_rig(arm, speech_20s, seed=1, face_mesh=face, face_method="words")
+    res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=1, face_mesh=face.name, face_method="words"), face)
     eye_paths = [fc.data_path for fc in res.action.layers[0].strips[0].channelbags[0].fcurves if "Eye" in fc.data_path]
     assert any("LeftEye" in p for p in eye_paths) and any("RightEye" in p for p in eye_paths)
     w = res.face.animation.weights

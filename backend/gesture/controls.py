@@ -152,7 +152,7 @@ def audio_controls(feats, energy_map: dict, beat_rate: float, amount: float, rng
     up to ±0.9 in log speed (×0.4 … ×2.5 wrist speed) and scales the beat rate."""
     env = audio_envelope_features(feats)
     e = np.c_[env, np.ones(len(env))] @ energy_map["weights"]
-    shift = (float(np.clip(amount, 0, 1)) - 0.5) * 1.8
+    shift = (float(amount) - 0.5) * 1.8
     speech = feats.speech.astype(np.float32)
     # Outside speech the body calms towards the speaker's resting energy.
     act = gaussian_filter1d(speech, ENERGY_SIGMA_S * feats.fps)

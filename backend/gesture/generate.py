@@ -250,7 +250,7 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     L = M.LATENT_STRIDE
     n_codes = total // L
     z_all = rng.standard_normal((M.LATENT, n_codes)).astype(np.float32)
-    spread = temperature * (0.6 + 0.8 * float(np.clip(amount, 0, 1)))
+    spread = temperature * (0.6 + 0.8 * float(amount))
     talk = gaussian_filter1d(cond[3].reshape(n_codes, L).mean(axis=1), W / L / 4, mode="nearest")
     z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[None, :].astype(np.float32)
     mask = np.zeros((1, 1, W), np.float32)
@@ -283,7 +283,9 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
     """An ``AudioClip`` → :class:`GestureResult` (30 fps, one frame per 1/30 s
     of audio). ``transcript`` is accepted for API symmetry with the face model
     and not used: the gesture model listens to rhythm, loudness and voice
-    activity, which text does not add to here. ``runtime``: see :data:`RUNTIMES`."""
+    activity, which text does not add to here. ``amount`` 0..1, checked once
+    by the front end's request (``backend.requests.gesture``), not clipped
+    here. ``runtime``: see :data:`RUNTIMES`."""
     from ..audio.features import speech_features
 
     model = model or get_model(runtime=runtime)

@@ -242,7 +242,7 @@ def lift_hands(motion: Motion, stress: np.ndarray, amount: float = 0.5,
     talking): in silence the hands keep the model's calm idle, moved as a
     whole to the speaker's resting place (``target.rest``). Only shoulder
     and elbow rotations change."""
-    amount = float(np.clip(amount, 0.0, 1.0))
+    amount = float(amount)
     k = min(2.0 * amount, 1.0)
     if k == 0.0:
         return motion
