@@ -175,6 +175,8 @@ def main_viewer_eval(argv=None) -> int:
 
     from ..backend.smplx_motion import read_smplx_npz
     from . import gesture_scene, locomotion_scene
+    from ..backend.requests.gesture import GestureRequest
+    from ..backend.requests.retarget import RetargetRequest
     from .retarget_scene import rest_positions_world, retarget_onto, target_mapping
 
     torch.set_num_threads(2)
@@ -186,8 +188,9 @@ def main_viewer_eval(argv=None) -> int:
         arm, face = load_rig(rig, args.data)
         tgt = target_mapping(arm)
         rest = rest_positions_world(arm, {c: b for c, b in tgt.bones.items() if b in arm.pose.bones})
-        _, _, _ = retarget_onto(arm, real, gesture_scene.smplx_source_map(), tgt_map=tgt, root_mode="hips", ik=True,
-                                action_name="real", set_scene_fps=True)
+        _, _, _ = retarget_onto(arm, real, gesture_scene.smplx_source_map(),
+                                RetargetRequest(root_mode="hips", ik=True, action_name="real", set_scene_fps=True),
+                                tgt_map=tgt)
         _, pos = sample(arm, tgt, 1, real.num_frames)
         m, ref_hs = measure(pos, rest)
         rows.append({"rig": rig, "take": "real BEAT2 (reference)", **m})
@@ -195,7 +198,8 @@ def main_viewer_eval(argv=None) -> int:
         for lang in args.langs.split(","):
             wav = clip_wav(args.data / "speech_multilingual" / lang, args.seconds, tmp / lang)
             t0 = time.perf_counter()
-            res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, start_frame=1, face_mesh=face if lang == LANGS[1] else None)
+            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, start_frame=1),
+                                                        face if lang == LANGS[1] else None)
             dt = time.perf_counter() - t0
             _, pos = sample(arm, tgt, 1, res.frames)
             m, hs = measure(pos, rest)
@@ -216,7 +220,8 @@ def main_viewer_eval(argv=None) -> int:
             fwd = VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])
             walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], fwd)
             wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp / "kl.wav")
-            res = gesture_scene.generate_gesture_on_rig(arm, wav, seed=0, base="keep_legs")
+            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, base="keep_legs"),
+                                                        None)
             _, kpos = sample(arm, tgt, 1, min(res.frames, n))
             fwd = VM.facing(kpos["upperleg_l"], kpos["upperleg_r"])
             kl = VM.trunk_lean(kpos["hips"], kpos["neck"], fwd)

@@ -321,6 +321,7 @@ def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
     (:data:`MOCAP_CLIPS`) retargeted onto ``arm`` the way a walk is
     (``retarget_onto``, hips root motion), read from the evaluated pose."""
     from ..backend.bone_mapping import match_preset
+    from ..backend.requests.retarget import RetargetRequest
     from ..backend.locomotion import dataset as D
     from ..backend.locomotion import features as FT
     from . import locomotion_scene as LS
@@ -334,7 +335,7 @@ def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
         for c in mine:
             m = FT.load_clip(c)
             action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
-                                                        action_name=f"mocap {c.file}")
+                                                        RetargetRequest(action_name=f"mocap {c.file}"))
             pos, fps, bones = _positions_of_action(arm, action)
             r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
             r["clip"] = c.file
