@@ -674,7 +674,7 @@ def _export_options(bmeta, src_channels, up, units, order, position_channels, de
     if order is None and src_channels is None:
         order = "ZXY"
     if order is not None:
-        order = R._check_order(order)
+        order = R.check_euler_order(order)
         if order[0] == order[2]:
             raise ValueError(f"order {order!r}: BVH export needs three different axes (Tait-Bryan)")
     if position_channels is None:
