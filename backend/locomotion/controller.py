@@ -47,11 +47,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import rotations as R
-from ..model_files import ModelFileError, fitting, onnx_session
+from ..model_files import ModelFileError
+from ..model_files.loading import fitting, onnx_session
 from ..motion import Motion
 from ..skeleton import Skeleton
 from . import features as FT
-from . import model_io as IO
+from . import vector_layout as IO
 from .inertialize import blend_to_pose
 from .stance import idle_stance, settle_frames, settle_steps
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model_io import STYLES
+from .vector_layout import STYLES
 from .motion_matching import Control
 
 FORWARD_KEYS = frozenset({"W", "UP_ARROW"})

@@ -30,7 +30,7 @@ import math
 import torch
 from torch import nn
 
-from . import model_io as IO
+from . import vector_layout as IO
 
 #: The real configuration (about 0.85 M parameters, 3.4 MB float32).
 DEFAULT_CONFIG = {

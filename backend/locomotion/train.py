@@ -49,12 +49,13 @@ import numpy as np
 import torch
 
 from ..atomic_write import replaced
-from .. import checkpoint as CK
-from ..model_files import ModelFileError, fitting
+from ..model_files import checkpoint as CK
+from ..model_files import ModelFileError
+from ..model_files.loading import fitting
 from . import dataset as D
 from . import features as FT
 from . import model as M
-from . import model_io as IO
+from . import vector_layout as IO
 from .. import paths
 
 #: Weights of the loss groups (each group's loss is a mean over its entries,
@@ -641,7 +642,7 @@ def export_onnx(pt_path, onnx_path=None) -> Path:
     ``pt_path``)."""
     import warnings
 
-    from ..onnx_models import stamp_and_install
+    from ..model_files.onnx_export import stamp_and_install
 
     ck = load_checkpoint(pt_path)
     onnx_path = Path(onnx_path) if onnx_path is not None else Path(pt_path).with_suffix(".onnx")
