@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 
 _EPS = 1e-9
 
@@ -104,7 +104,7 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     sin_a = np.sqrt(1.0 - cos_a**2)
     b_new = a + l1[..., None] * (cos_a[..., None] * u + sin_a[..., None] * v)
     reached = a + d[..., None] * u
-    q_root = R.between_vectors(b - a, b_new - a)
-    c_rot = b_new + R.rotate(q_root, c - b)
-    q_mid = R.mul(R.between_vectors(c_rot - b_new, reached - b_new), q_root)
+    q_root = rotations.between_vectors(b - a, b_new - a)
+    c_rot = b_new + rotations.rotate(q_root, c - b)
+    q_mid = rotations.mul(rotations.between_vectors(c_rot - b_new, reached - b_new), q_root)
     return q_root, q_mid, reached

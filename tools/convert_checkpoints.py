@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
+from rigmind.backend.face import model as face_model
 from rigmind.backend.model_files import checkpoint, manifest
-from rigmind.backend.face import model as FM
 
 
 def _written(layout: str, old_sha: str) -> dict:
@@ -33,8 +33,8 @@ def _written(layout: str, old_sha: str) -> dict:
 
 def _face(blob, path):
     meta = dict(blob["meta"])
-    config = {k: meta[k] for k in FM.CONFIG_KEYS if k in meta}
-    training = {k: v for k, v in meta.items() if k not in FM.CONFIG_KEYS}
+    config = {k: meta[k] for k in face_model.CONFIG_KEYS if k in meta}
+    training = {k: v for k, v in meta.items() if k not in face_model.CONFIG_KEYS}
     return "face", dict(config=config, weights=blob["state"], metadata={"trained_on": None, "training": training})
 
 
@@ -164,7 +164,7 @@ def restamp_exports(done: list) -> list:
     g = by_name.get("gesture.pt")
     if g and (folder / "gesture.onnx").is_file():
         out.append(_restamp(folder / "gesture.onnx", "rigmind_source_sha256", g["old_sha256"], g["new_sha256"]))
-    members = [by_name.get(FM.weights_path(s).name) for s in FM.ENSEMBLE_SEEDS]
+    members = [by_name.get(face_model.weights_path(s).name) for s in face_model.ENSEMBLE_SEEDS]
     if all(members) and (folder / "face.onnx").is_file():
         old = json.dumps([m["old_sha256"] for m in members])
         out.append(_restamp(folder / "face.onnx", "rigmind_members_sha256", old,
