@@ -295,13 +295,19 @@ def parameter_count(fn: ast.FunctionDef) -> int:
 
 
 def long_signatures() -> dict:
-    """``{"module.qualname": parameter count}`` for functions over the limit."""
+    """``{"module.qualname": parameter count}`` for functions over the limit,
+    in the shipped modules and in ``install.py`` and ``tools/`` (everything
+    but ``tests/`` and ``bench/``)."""
+    trees = {_short(name): parsed(name) for name in shipped_modules()}
+    for path in [ROOT / "install.py", *sorted((ROOT / "tools").rglob("*.py"))]:
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        trees[name] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = {}
-    for name in shipped_modules():
-        for qualname, fn in _functions(parsed(name)):
+    for name, tree in trees.items():
+        for qualname, fn in _functions(tree):
             n = parameter_count(fn)
             if n > MAX_PARAMETERS:
-                found[f"{_short(name)}.{qualname}"] = n
+                found[f"{name}.{qualname}"] = n
     return found
 
 
@@ -344,6 +350,11 @@ def test_the_reader_sees_the_tree():
 def test_the_cycle_finder_finds_cycles():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert strongly_connected(graph) == [("a", "b", "c")]
+
+
+def test_parameter_count_counts_what_a_caller_can_pass():
+    fn = ast.parse("def f(self, a, /, b=1, *rest, c, **options): pass").body[0]
+    assert parameter_count(fn) == 5  # a, b, *rest, c, **options; not self
 
 
 def test_no_import_cycles():
