@@ -5,7 +5,7 @@ entry of a walk manifest) and one :class:`WorkerConfig` (the rig, the face
 mesh, the output format, the options every take shares). Workers
 (:class:`rigmind.operators.batch_worker.TakeWorker`, one per process or Ray
 actor) load the rig and the models once and then make takes; each take's seed
-comes from its name (:func:`derive_seed`), so a take is the same whatever
+comes from its name (:func:`.backend.take_seeds.derive_seed`), so a take is the same whatever
 worker or order made it.
 
 Only this driver writes into the output folder: a worker returns the take's
@@ -21,7 +21,6 @@ This module imports neither bpy nor torch: workers do, in their own process.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -32,6 +31,7 @@ from pathlib import Path
 from .backend import limits
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
+from .backend.take_seeds import derive_seed
 
 KINDS = ("gesture", "face", "walk")
 #: Output formats per kind (suffix without the dot). ``csv``/``json`` are the
@@ -109,13 +109,6 @@ class ItemReport:
     worker: str = ""
     started_at: float = 0.0     # wall clock (time.time()) in the worker
     finished_at: float = 0.0    # wall clock when the driver had the output
-
-
-def derive_seed(name: str, base_seed: int = 0) -> int:
-    """A take's seed from its name: the first 31 bits of SHA-256 of
-    ``"base_seed:name"``, so it does not depend on order or worker."""
-    digest = hashlib.sha256(f"{int(base_seed)}:{name}".encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
 # --- inputs ---------------------------------------------------------------------

@@ -237,6 +237,7 @@ def _add_demo_parser(sub) -> None:
     p = sub.add_parser("demo", help="the end-to-end demo on the mannequin (what `install.py demo` runs)")
     p.add_argument("--out", default="rigmind_out/demo", help="output folder")
 
+
 def _add_debug_everywhere(sub) -> None:
     """``--debug`` also after the command (``rigmind info X --debug``); SUPPRESS
     keeps a subcommand from resetting the flag given before it."""
@@ -295,8 +296,7 @@ def cmd_mannequin(args) -> int:
         raise UserError(f"{out}: the mannequin is saved as a .blend; give --out FILE.blend")
     with atomic_output(out) as tmp:
         mannequin.save_mannequin(tmp)
-    path = out
-    print(f"wrote {Path(path).resolve()}")
+    print(f"wrote {out.resolve()}")
     return 0
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 from .skeleton import Skeleton
 from .errors import UserError
 from . import paths
@@ -427,7 +427,7 @@ class _Heuristic:
         self.n = len(skel)
         rot, pos = skel.rest_world()
         self.pos = pos
-        self.tail = pos + R.rotate(rot, skel.tails)
+        self.tail = pos + rotations.rotate(rot, skel.tails)
         self.info = [name_info(nm) for nm in skel.names]
         self.helper = np.array([i["helper"] for i in self.info], dtype=bool)
         # Core tree: helper bones (twist, IK, end...) are see-through.

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import axes
-from . import rotations as R
+from . import rotations
 from .motion import Motion
 from .skeleton import Skeleton
 from .errors import UserError
@@ -375,19 +375,20 @@ def _rotations(vals, joints, cols_per_joint, n_frames):
         groups[seq][1].append(cols)
     for seq, (idx, cols) in groups.items():
         if not seq:
-            rot[:, idx] = R.identity((n_frames, len(idx)))
+            rot[:, idx] = rotations.identity((n_frames, len(idx)))
             continue
         ang = np.deg2rad(vals[:, np.asarray(cols)])  # [F, Jg, n]
         if len(seq) == 3 and seq[0] != seq[1] and seq[1] != seq[2]:
-            q = R.from_euler(ang, seq, intrinsic=True)
+            q = rotations.from_euler(ang, seq, intrinsic=True)
         else:  # unusual channel sets (1, 2 or 4+ rotations): compose in listed order
-            q = R.identity(ang.shape[:-1])
+            q = rotations.identity(ang.shape[:-1])
             for k, a in enumerate(seq):
                 axis = np.zeros(3)
                 axis[_AXIS.index(a)] = 1.0
-                q = R.mul(q, R.from_axis_angle_pair(np.broadcast_to(axis, ang.shape[:-1] + (3,)), ang[..., k]))
+                axes_k = np.broadcast_to(axis, ang.shape[:-1] + (3,))
+                q = rotations.mul(q, rotations.from_axis_angle_pair(axes_k, ang[..., k]))
         rot[:, idx] = q
-    return R.normalize(rot)
+    return rotations.normalize(rot)
 
 
 def _frame0_size(motion: Motion) -> float:
@@ -402,7 +403,7 @@ def _frame0_size(motion: Motion) -> float:
     keep = sk.parents >= 0
     if not np.any(keep):
         keep = np.ones(len(sk), dtype=bool)
-    pts = np.concatenate([pos[keep], (pos + R.rotate(rot, sk.tails))[keep]])
+    pts = np.concatenate([pos[keep], (pos + rotations.rotate(rot, sk.tails))[keep]])
     return float(np.max(np.ptp(pts, axis=0)))
 
 
@@ -611,7 +612,7 @@ def identity_rest(motion: Motion) -> Motion:
     offsets = pos_w.copy()
     nonroot = sk.parents >= 0
     offsets[nonroot] = pos_w[nonroot] - pos_w[sk.parents[nonroot]]
-    tails = R.rotate(rot_w, sk.tails)
+    tails = rotations.rotate(rot_w, sk.tails)
     target = Skeleton(list(sk.names), sk.parents.copy(), offsets, None, tails, dict(sk.meta))
     return motion.with_rest(target)
 
@@ -674,7 +675,7 @@ def _export_options(bmeta, src_channels, up, units, order, position_channels, de
     if order is None and src_channels is None:
         order = "ZXY"
     if order is not None:
-        order = R._check_order(order)
+        order = rotations.check_euler_order(order)
         if order[0] == order[2]:
             raise ValueError(f"order {order!r}: BVH export needs three different axes (Tait-Bryan)")
     if position_channels is None:
@@ -749,7 +750,7 @@ def _motion_columns(m: Motion, layout, dfs, s: float) -> np.ndarray:
     for j, (_, seq) in enumerate(layout):
         by_order.setdefault(seq, []).append(j)
     for seq, idx in by_order.items():
-        e = np.rad2deg(R.to_euler(m.rotations[:, idx], seq, intrinsic=True))
+        e = np.rad2deg(rotations.to_euler(m.rotations[:, idx], seq, intrinsic=True))
         if F > 1:
             e = np.unwrap(e, period=360.0, axis=0)
         euler[:, idx] = e

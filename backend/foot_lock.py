@@ -231,9 +231,9 @@ def leaning_pole(root, mid, end, forward, lean: float = 0.02):
     ``lean`` x the upper bone's length, so a straight limb still bends the
     right way. (:func:`knee_pole` is the cleanup's: it fades the foot's
     direction in only where the leg is almost straight.)"""
-    along = ik._unit(end - root)
+    along = ik.unit_vectors(end - root)
     bend = (mid - root) - np.sum((mid - root) * along, -1, keepdims=True) * along
-    return mid + ik._unit(bend + lean * np.linalg.norm(mid - root, axis=-1, keepdims=True) * forward)
+    return mid + ik.unit_vectors(bend + lean * np.linalg.norm(mid - root, axis=-1, keepdims=True) * forward)
 
 
 def ease_knee_snaps(dist, l1, l2, fps: float, max_speed: float):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 
 _EPS = 1e-9
 
@@ -27,7 +27,9 @@ MAX_REACH = 0.999
 SOFT_REACH = 0.97
 
 
-def _unit(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
+def unit_vectors(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
+    """``v [..., n]`` scaled to length 1 along the last axis; where a vector
+    is (near) zero, ``fallback`` (broadcast like ``v``) if given."""
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     out = v / np.maximum(n, _EPS)
     if fallback is not None:
@@ -88,7 +90,7 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     d = np.clip(dist, lo, hi)
     # Direction to the target; when the target sits on the root, keep the
     # current root->end direction.
-    u = _unit(at, _unit(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
+    u = unit_vectors(at, unit_vectors(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
     # Bend direction: the pole's offset perpendicular to u; falls back on the
     # current knee offset, then on any perpendicular.
     def perp(v):
@@ -97,12 +99,12 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     any_perp = np.cross(u, np.broadcast_to([1.0, 0.0, 0.0], u.shape))
     any_perp = np.where(np.linalg.norm(any_perp, axis=-1, keepdims=True) > 1e-3, any_perp,
                         np.cross(u, np.broadcast_to([0.0, 1.0, 0.0], u.shape)))
-    v = _unit(perp(p - a), _unit(perp(b - a), _unit(any_perp)))
+    v = unit_vectors(perp(p - a), unit_vectors(perp(b - a), unit_vectors(any_perp)))
     cos_a = np.clip((l1**2 + d**2 - l2**2) / np.maximum(2.0 * l1 * d, _EPS), -1.0, 1.0)
     sin_a = np.sqrt(1.0 - cos_a**2)
     b_new = a + l1[..., None] * (cos_a[..., None] * u + sin_a[..., None] * v)
     reached = a + d[..., None] * u
-    q_root = R.between_vectors(b - a, b_new - a)
-    c_rot = b_new + R.rotate(q_root, c - b)
-    q_mid = R.mul(R.between_vectors(c_rot - b_new, reached - b_new), q_root)
+    q_root = rotations.between_vectors(b - a, b_new - a)
+    c_rot = b_new + rotations.rotate(q_root, c - b)
+    q_mid = rotations.mul(rotations.between_vectors(c_rot - b_new, reached - b_new), q_root)
     return q_root, q_mid, reached

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 from .skeleton import Skeleton
 
 
@@ -86,8 +86,8 @@ class Motion:
                 rot[:, j] = self.rotations[:, j]
                 pos[:, j] = local_t[:, j]
             else:
-                rot[:, j] = R.mul(rot[:, p], self.rotations[:, j])
-                pos[:, j] = pos[:, p] + R.rotate(rot[:, p], local_t[:, j])
+                rot[:, j] = rotations.mul(rot[:, p], self.rotations[:, j])
+                pos[:, j] = pos[:, p] + rotations.rotate(rot[:, p], local_t[:, j])
         return rot, pos
 
     def world_positions(self) -> np.ndarray:
@@ -124,10 +124,10 @@ class Motion:
         rest_old, _ = src.rest_world()
         rest_new, _ = target.rest_world()
         world_rot, _ = self.world()
-        new_world = R.mul(R.mul(world_rot, R.inv(rest_old)), rest_new)
+        new_world = rotations.mul(rotations.mul(world_rot, rotations.inv(rest_old)), rest_new)
         local = np.empty_like(new_world)
         for j, p in enumerate(target.parents):
-            local[:, j] = new_world[:, j] if p < 0 else R.mul(R.inv(new_world[:, p]), new_world[:, j])
+            local[:, j] = new_world[:, j] if p < 0 else rotations.mul(rotations.inv(new_world[:, p]), new_world[:, j])
         trans = None
         if self.translations is not None:
             # Translations are expressed in the parent's frame: re-express them.
@@ -136,8 +136,9 @@ class Motion:
                 if p >= 0:
                     # old parent frame -> world -> new parent frame
                     old_p = world_rot[:, p]
-                    trans[:, j] = R.rotate(R.inv(new_world[:, p]), R.rotate(old_p, self.translations[:, j]))
-        return self.with_pose(R.make_continuous(local), trans, skeleton=target)
+                    trans[:, j] = rotations.rotate(rotations.inv(new_world[:, p]),
+                                                   rotations.rotate(old_p, self.translations[:, j]))
+        return self.with_pose(rotations.make_continuous(local), trans, skeleton=target)
 
     def with_pose(self, rotations, translations, skeleton: Skeleton = None) -> "Motion":
         """A copy with new local ``rotations [F, J, 4]`` and ``translations``

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 from .motion import Motion
 
 _TIME_EPS = 1e-6  # in output frames: absorbs float error in D * fps
@@ -74,7 +74,8 @@ def resample(motion: Motion, fps: float) -> Motion:
         out.fps = fps
         return out
     i0, alpha = sample_positions(f, motion.fps, fps)
-    q = R.slerp(motion.rotations[i0], motion.rotations[i0 + 1], np.broadcast_to(alpha[:, None], (len(i0), motion.rotations.shape[1])))
+    q = rotations.slerp(motion.rotations[i0], motion.rotations[i0 + 1],
+                        np.broadcast_to(alpha[:, None], (len(i0), motion.rotations.shape[1])))
     # slerp normalises; on-frame samples (alpha exactly 0 or 1) stay bitwise close to the source.
     on0 = alpha == 0.0
     on1 = alpha == 1.0
@@ -82,7 +83,7 @@ def resample(motion: Motion, fps: float) -> Motion:
     q[on1] = motion.rotations[i0[on1] + 1]
     return Motion(
         motion.skeleton,
-        R.make_continuous(q, axis=0),
+        rotations.make_continuous(q, axis=0),
         _lerp(motion.root_positions, i0, alpha),
         fps,
         None if motion.translations is None else _lerp(motion.translations, i0, alpha),

@@ -224,7 +224,9 @@ def from_6d(d6: np.ndarray) -> np.ndarray:
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 
 
-def _check_order(order: str) -> str:
+def check_euler_order(order: str) -> str:
+    """An Euler order (``"zxy"`` → ``"ZXY"``): three of X, Y, Z, no axis
+    twice in a row; else ValueError."""
     order = order.upper()
     if len(order) != 3 or set(order) - set("XYZ") or order[0] == order[1] or order[1] == order[2]:
         raise ValueError(f"bad Euler order {order!r}: use three of X, Y, Z such as 'ZXY'")
@@ -238,7 +240,7 @@ def from_euler(angles: np.ndarray, order: str = "XYZ", intrinsic: bool = True) -
     ``intrinsic=False`` (Blender's ``rotation_euler`` with mode ``order``):
     the first axis is applied first, ``R = R_order[2] @ R_order[1] @ R_order[0]``.
     """
-    order = _check_order(order)
+    order = check_euler_order(order)
     angles = np.asarray(angles, dtype=np.float64)
     qs = [from_axis_angle_pair(np.broadcast_to(_AXES[a], angles.shape), angles[..., i]) for i, a in enumerate(order)]
     if intrinsic:
@@ -250,7 +252,7 @@ def to_euler(q: np.ndarray, order: str = "XYZ", intrinsic: bool = True) -> np.nd
     """Quaternions to Euler angles ``[..., 3]`` (radians), inverse of
     :func:`from_euler` for the same order and convention. In gimbal lock the
     third angle is set to zero."""
-    order = _check_order(order)
+    order = check_euler_order(order)
     if not intrinsic:
         # Extrinsic ABC == intrinsic CBA with the angles reversed.
         return to_euler(q, order[::-1], intrinsic=True)[..., ::-1]

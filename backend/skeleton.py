@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 
 
 @dataclass
@@ -39,8 +39,8 @@ class Skeleton:
         self.offsets = np.asarray(self.offsets, dtype=np.float64).reshape(-1, 3)
         n = len(self.names)
         if self.rest_rotations is None:
-            self.rest_rotations = R.identity((n,))
-        self.rest_rotations = R.normalize(np.asarray(self.rest_rotations, dtype=np.float64).reshape(-1, 4))
+            self.rest_rotations = rotations.identity((n,))
+        self.rest_rotations = rotations.normalize(np.asarray(self.rest_rotations, dtype=np.float64).reshape(-1, 4))
         if self.tails is None:
             self.tails = np.zeros((n, 3))
         self.tails = np.asarray(self.tails, dtype=np.float64).reshape(-1, 3)
@@ -89,8 +89,8 @@ class Skeleton:
                 rot[j] = self.rest_rotations[j]
                 pos[j] = self.offsets[j]
             else:
-                rot[j] = R.mul(rot[p], self.rest_rotations[j])
-                pos[j] = pos[p] + R.rotate(rot[p], self.offsets[j])
+                rot[j] = rotations.mul(rot[p], self.rest_rotations[j])
+                pos[j] = pos[p] + rotations.rotate(rot[p], self.offsets[j])
         return rot, pos
 
     def rest_positions(self) -> np.ndarray:
@@ -134,9 +134,9 @@ class Skeleton:
                 rests.append(rot_w[old])
             else:
                 parents.append(new_index[p])
-                inv_p = R.inv(rot_w[p])
-                offsets.append(R.rotate(inv_p, pos_w[old] - pos_w[p]))
-                rests.append(R.mul(inv_p, rot_w[old]))
+                inv_p = rotations.inv(rot_w[p])
+                offsets.append(rotations.rotate(inv_p, pos_w[old] - pos_w[p]))
+                rests.append(rotations.mul(inv_p, rot_w[old]))
         return Skeleton(
             [self.names[i] for i in keep_idx],
             parents,

@@ -49,7 +49,7 @@ import numpy as np
 
 from .atomic_write import replaced
 from . import axes
-from . import rotations as R
+from . import rotations
 from .motion import Motion
 from .skeleton import Skeleton
 from ..presets import load_preset
@@ -349,9 +349,9 @@ def read_smplx_npz(path, *, model_path=None) -> Motion:
         fps=None if fps_raw is None else np.asarray(fps_raw).reshape(()).item(),
         source=str(path),
     )
-    q = R.from_axis_angle(poses.reshape(t, NUM_JOINTS, 3))
+    q = rotations.from_axis_angle(poses.reshape(t, NUM_JOINTS, 3))
     root = trans + sk_y.offsets[0]
-    m = Motion(sk_y, R.make_continuous(q), root, fps, name=path.stem)
+    m = Motion(sk_y, rotations.make_continuous(q), root, fps, name=path.stem)
     return axes.to_blender(m, "Y")
 
 
@@ -424,7 +424,7 @@ def write_smplx_npz(path, motion: Motion, *, compress: bool = False) -> Path:
             warnings.warn("write_smplx_npz: per-joint translations cannot be stored in SMPL-X; dropped", stacklevel=2)
     m_y = axes.from_blender(m, "Y")
     t = m_y.num_frames
-    poses = R.to_axis_angle(m_y.rotations).reshape(t, NUM_JOINTS * 3)
+    poses = rotations.to_axis_angle(m_y.rotations).reshape(t, NUM_JOINTS * 3)
     trans = m_y.root_positions - m_y.skeleton.offsets[0]
     for name, a in (("poses", poses), ("trans", trans)):
         if not np.all(np.isfinite(a)):

@@ -27,7 +27,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind
 import bpy  # noqa: E402,F401  (before rigmind: Blender's user folder is set above)
 import numpy as np  # noqa: E402
 
-from rigmind.backend.locomotion import model_io as IO  # noqa: E402
+from rigmind.backend.locomotion import vector_layout as IO  # noqa: E402
 from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
 from rigmind.operators import locomotion_scene as LS  # noqa: E402
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rigmind.backend import checkpoint as CK
+from rigmind.backend.model_files import checkpoint as CK
 from rigmind.backend.paths import data_dir
 
 D2 = "bandai_namco_d2_locomotion/bvh/"

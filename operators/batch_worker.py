@@ -90,7 +90,7 @@ class TakeWorker:
     def _load_rig(self, rig_path) -> None:
         import bpy
 
-        from ..cli import UserError
+        from ..backend.errors import UserError
         from . import rig_files
 
         if not rig_path:
@@ -135,7 +135,7 @@ class TakeWorker:
     def run(self, item, data: bytes | None = None) -> TakeResult:
         """Make ``item``'s take. ``data``: the speech file's bytes when the
         worker cannot read ``item.source`` itself (another Ray node)."""
-        from ..batch import derive_seed
+        from ..backend.take_seeds import derive_seed
 
         t0 = time.perf_counter()
         out = self.scratch / f"take.{self.config.fmt}"
@@ -256,7 +256,7 @@ class TakeWorker:
 def _face_mesh(bpy, face: str, rig_path):
     """The face mesh: an object name, or ``auto`` for the mesh with the most
     ARKit shape keys (the head, never the eyes or teeth)."""
-    from ..cli import UserError
+    from ..backend.errors import UserError
     from .face_scene import pick_face_mesh
 
     meshes = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys is not None]

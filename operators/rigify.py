@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import rotations as R
+from ..backend import rotations
 from ..backend.bone_mapping import BoneMapping, NotHumanoidError, load_humanoid, match_preset
 from ..backend.motion import Motion
 from ..backend.skeleton import Skeleton
@@ -185,7 +185,7 @@ def _random_basis(rng, names, translated=()):
     for n in names:
         axis = rng.normal(size=3)
         m = np.eye(4)
-        m[:3, :3] = R.to_matrix(R.from_axis_angle(axis / np.linalg.norm(axis) * rng.uniform(0.3, 0.8)))
+        m[:3, :3] = rotations.to_matrix(rotations.from_axis_angle(axis / np.linalg.norm(axis) * rng.uniform(0.3, 0.8)))
         if n in translated:
             m[:3, 3] = rng.uniform(-0.05, 0.05, 3)
         out[n] = m
@@ -220,7 +220,7 @@ class RigifyPlan:
         j, d = self._pivot
         if j is not None:
             P = P.copy()
-            P[:, j] = P[:, j] + R.rotate(W[:, j], d)  # joint (pelvis) -> the control's own head
+            P[:, j] = P[:, j] + rotations.rotate(W[:, j], d)  # joint (pelvis) -> the control's own head
         F, J = W.shape[:2]
         rot = np.empty_like(W)
         trans = np.empty_like(P)
@@ -231,16 +231,16 @@ class RigifyPlan:
                 continue
             K = self._parent_rel[c]
             if e == -1:
-                pr = np.broadcast_to(R.from_matrix(K[:3, :3]), (F, 4))
+                pr = np.broadcast_to(rotations.from_matrix(K[:3, :3]), (F, 4))
                 pp = np.broadcast_to(K[:3, 3], (F, 3))
             else:
-                pr = R.mul(W[:, e], R.from_matrix(K[:3, :3]))
-                pp = P[:, e] + R.rotate(W[:, e], K[:3, 3])
-            inv = R.inv(pr)
-            rot[:, c] = R.mul(inv, W[:, c])
-            trans[:, c] = R.rotate(inv, P[:, c] - pp)
+                pr = rotations.mul(W[:, e], rotations.from_matrix(K[:3, :3]))
+                pp = P[:, e] + rotations.rotate(W[:, e], K[:3, 3])
+            inv = rotations.inv(pr)
+            rot[:, c] = rotations.mul(inv, W[:, c])
+            trans[:, c] = rotations.rotate(inv, P[:, c] - pp)
         sk = self.skeleton
-        return Motion(sk, R.make_continuous(R.normalize(rot)), trans[:, 0].copy(), motion.fps, trans,
+        return Motion(sk, rotations.make_continuous(rotations.normalize(rot)), trans[:, 0].copy(), motion.fps, trans,
                       list(motion.shape_names), motion.shape_weights, motion.name)
 
 
@@ -367,14 +367,14 @@ def _control_skeleton(arm_obj, full, tgt_map, hips_ctrl, order, eff, zero, pb_in
     joint sits on the pelvis) and the hips pivot ``(joint, offset)``."""
     idx = {n: i for i, n in enumerate(order)}
     M0 = np.stack([zero[pb_index[n]] for n in order])
-    rot0 = R.from_matrix(M0[:, :3, :3])
+    rot0 = rotations.from_matrix(M0[:, :3, :3])
     pos0 = M0[:, :3, 3].copy()
     pivot = (None, np.zeros(3))
     hb = measure_hips_bone(full, tgt_map)
     if hb is not None and hb in pb_index:
         j = idx[hips_ctrl]
         pelvis = zero[pb_index[hb]][:3, 3]
-        pivot = (j, R.rotate(R.inv(rot0[j]), pos0[j] - pelvis))
+        pivot = (j, rotations.rotate(rotations.inv(rot0[j]), pos0[j] - pelvis))
         pos0[j] = pelvis
     parents = np.array([idx[eff[n][0]] if eff[n][0] is not None else -1 for n in order])
     offsets = np.empty((len(order), 3))
@@ -383,9 +383,9 @@ def _control_skeleton(arm_obj, full, tgt_map, hips_ctrl, order, eff, zero, pb_in
         if p < 0:
             offsets[i], rests[i] = pos0[i], rot0[i]
         else:
-            inv = R.inv(rot0[p])
-            offsets[i] = R.rotate(inv, pos0[i] - pos0[p])
-            rests[i] = R.mul(inv, rot0[i])
+            inv = rotations.inv(rot0[p])
+            offsets[i] = rotations.rotate(inv, pos0[i] - pos0[p])
+            rests[i] = rotations.mul(inv, rot0[i])
     tails = np.zeros((len(order), 3))
     tails[:, 1] = [arm_obj.data.bones[n].length for n in order]
     skel = Skeleton(order, parents, offsets, rests, tails, dict(full.meta, name=f"{arm_obj.name} (Rigify controls)"))

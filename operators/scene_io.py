@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import rotations as R
+from ..backend import rotations
 from ..backend.motion import Motion
 from ..backend.skeleton import Skeleton
 from ..backend.errors import UserError
@@ -92,7 +92,7 @@ def read_skeleton(arm_obj) -> Skeleton:
     has_parent = parents >= 0
     rel[has_parent] = np.linalg.inv(mats[parents[has_parent]]) @ mats[has_parent]
     offsets = rel[:, :3, 3]
-    rest_rot = R.from_matrix(rel[:, :3, :3])
+    rest_rot = rotations.from_matrix(rel[:, :3, :3])
     tails = np.zeros((n, 3))
     tails[:, 1] = lengths
     meta = {
@@ -131,7 +131,7 @@ def build_armature(skeleton: Skeleton, name: str = "Armature", collection=None):
             scores = [np.dot(f / np.linalg.norm(f), incoming / max(np.linalg.norm(incoming), 1e-9)) for f in far]
             d = far[int(np.argmax(scores))]
         elif np.linalg.norm(skeleton.tails[j]) > 1e-3:
-            d = R.rotate(rot_w[j], skeleton.tails[j])
+            d = rotations.rotate(rot_w[j], skeleton.tails[j])
         elif skeleton.parents[j] >= 0 and np.linalg.norm(pos_w[j] - pos_w[skeleton.parents[j]]) > 1e-3:
             d = (pos_w[j] - pos_w[skeleton.parents[j]]) * 0.35
         else:
@@ -299,8 +299,8 @@ def _pose_basis(motion: Motion, rig: Skeleton) -> tuple:
     rest_rot = rig.rest_rotations[rig_idx]  # [J, 4]
     rest_off = rig.offsets[rig_idx]  # [J, 3]
     # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
-    basis_rot = R.make_continuous(R.mul(R.inv(rest_rot)[None], motion.rotations))
-    basis_loc = R.rotate(R.inv(rest_rot)[None], local_t - rest_off[None])
+    basis_rot = rotations.make_continuous(rotations.mul(rotations.inv(rest_rot)[None], motion.rotations))
+    basis_loc = rotations.rotate(rotations.inv(rest_rot)[None], local_t - rest_off[None])
     moving = np.max(np.abs(basis_loc), axis=0).max(axis=-1) > 1e-6
     moving[sk.parents < 0] = True
     return basis_rot, basis_loc, moving
@@ -312,14 +312,14 @@ def _rotation_specs(base: str, bone: str, mode: str, rot: np.ndarray) -> list:
     if mode == "QUATERNION":
         return [(base + ".rotation_quaternion", i, bone, rot[:, i]) for i in range(4)]
     if mode == "AXIS_ANGLE":
-        aa = R.to_axis_angle(rot)
+        aa = rotations.to_axis_angle(rot)
         ang = np.linalg.norm(aa, axis=-1)
         axis = np.where(ang[:, None] > 1e-9, aa / np.maximum(ang, 1e-12)[:, None], [0.0, 1.0, 0.0])
         vals = np.concatenate([ang[:, None], axis], axis=-1)
         return [(base + ".rotation_axis_angle", i, bone, vals[:, i]) for i in range(4)]
     # Blender's Euler mode "ZXY" applies Z first (extrinsic ZXY) and
     # stores the angles as (x, y, z) whatever the order.
-    e = R.to_euler(rot, mode, intrinsic=False)
+    e = rotations.to_euler(rot, mode, intrinsic=False)
     xyz = np.empty_like(e)
     xyz[:, ["XYZ".index(a) for a in mode]] = e
     xyz = _euler_unwrap(xyz)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import rotations as R
+from ..backend import rotations
 from ..backend.motion import Motion
 
 _ROT_CHANNELS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
@@ -112,18 +112,19 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
         elif mode == "AXIS_ANGLE":
             aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
             axis = aa[:, 1:] / np.maximum(np.linalg.norm(aa[:, 1:], axis=-1, keepdims=True), 1e-12)
-            quat[:, j] = R.from_axis_angle_pair(axis, aa[:, 0])
+            quat[:, j] = rotations.from_axis_angle_pair(axis, aa[:, 0])
         else:
             e = channel("rotation_euler", 3, pb.rotation_euler)
-            quat[:, j] = R.from_euler(e, mode, intrinsic=False)  # Blender's modes: first axis first
+            quat[:, j] = rotations.from_euler(e, mode, intrinsic=False)  # Blender's modes: first axis first
 
-    local = R.mul(skel.rest_rotations[None], quat)
-    trans = skel.offsets[None] + R.rotate(skel.rest_rotations[None], loc)
+    local = rotations.mul(skel.rest_rotations[None], quat)
+    trans = skel.offsets[None] + rotations.rotate(skel.rest_rotations[None], loc)
     rot0, s0, t0 = object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
     roots = skel.parents < 0
     trans = trans * s0
-    trans[:, roots] = R.rotate(rot0, trans[:, roots]) + t0
-    local[:, roots] = R.mul(rot0, local[:, roots])
+    trans[:, roots] = rotations.rotate(rot0, trans[:, roots]) + t0
+    local[:, roots] = rotations.mul(rot0, local[:, roots])
     name = arm_obj.animation_data.action.name
-    return Motion(world_skel, R.make_continuous(local), trans[:, np.nonzero(roots)[0][0]], fps, trans, name=name)
+    return Motion(world_skel, rotations.make_continuous(local), trans[:, np.nonzero(roots)[0][0]], fps, trans,
+                  name=name)

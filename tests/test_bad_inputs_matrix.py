@@ -193,7 +193,7 @@ class Inputs:
         (folder("empty_pt") / "locomotion.pt").write_bytes(b"")
         marker = root / "code_ran"
         torch.save({"format": CodePayload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
-        from rigmind.backend import checkpoint as CK
+        from rigmind.backend.model_files import checkpoint as CK
 
         ck = CK.load(models / "locomotion.pt", "locomotion")  # re-saved with a wrong shape and a matching hash
         key = next(k for k, v in ck.weights.items() if v.ndim == 2)

@@ -1,5 +1,5 @@
 """One checkpoint format for every model (issue #16): each model kind's own
-writer and reader round-trip through :mod:`rigmind.backend.checkpoint`; a
+writer and reader round-trip through :mod:`rigmind.backend.model_files.checkpoint`; a
 file whose weights were edited, an old layout, another kind or a newer
 version is one line naming the file and the fix; the committed models are
 all in the format."""
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from rigmind.backend import checkpoint as CK
-from rigmind.backend import model_files as MF
+from rigmind.backend.model_files import checkpoint as CK
+from rigmind.backend.model_files import ModelFileError
+from rigmind.backend.model_files.manifest import MODELS_DIR
 from rigmind.backend.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,7 +90,7 @@ def test_motion_encoder_round_trip(tmp_path):
 
 
 def test_locomotion_round_trip(tmp_path):
-    from rigmind.backend.locomotion import features as FT, model as M, model_io as IO, train as TR
+    from rigmind.backend.locomotion import features as FT, model as M, vector_layout as IO, train as TR
 
     model = M.build_model(M.make_config(hidden=32))
     skeleton = {"names": list(FT.BANDAI_NAMES), "parents": [-1] * 22, "offsets": [[0.0] * 3] * 22, "source": "x"}
@@ -143,7 +144,7 @@ def test_tampered_weights_are_one_line(tmp_path):
 ])
 def test_old_layout_names_the_file_and_the_fix(tmp_path, old):
     torch.save(old, tmp_path / "old.pt")
-    with pytest.raises(MF.ModelFileError) as e:
+    with pytest.raises(ModelFileError) as e:
         CK.load(tmp_path / "old.pt", "locomotion")
     msg = str(e.value)
     assert str(tmp_path / "old.pt") in msg and "older layout" in msg and "\n" not in msg
@@ -152,12 +153,12 @@ def test_old_layout_names_the_file_and_the_fix(tmp_path, old):
 
 def test_other_kind_and_newer_version(tmp_path):
     path = _small(tmp_path / "m.pt", "gesture")
-    with pytest.raises(MF.ModelFileError, match="a 'gesture' checkpoint, not a face one"):
+    with pytest.raises(ModelFileError, match="a 'gesture' checkpoint, not a face one"):
         CK.load(path, "face")
     blob = _blob(path)
     blob["version"] = CK.VERSION + 1
     torch.save(blob, tmp_path / "new.pt")
-    with pytest.raises(MF.ModelFileError, match="newer than this RigMind reads"):
+    with pytest.raises(ModelFileError, match="newer than this RigMind reads"):
         CK.load(tmp_path / "new.pt", "gesture")
 
 
@@ -182,7 +183,7 @@ def test_weights_hash_ignores_the_pickle():
                                        ("gesture.pt", "gesture"), ("locomotion.pt", "locomotion"),
                                        ("gesture_motion_encoder.pt", "gesture-motion-encoder")])
 def test_committed_models_are_in_the_format(name, kind):
-    path = MF.MODELS_DIR / name
+    path = MODELS_DIR / name
     if not path.is_file():
         pytest.skip(f"models/{name} not present")
     _check_layout(path, kind)

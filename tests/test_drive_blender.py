@@ -213,7 +213,7 @@ def test_drive_range_only_grows(rig, controller, scene_range, seconds, expect):
 
 def test_take_is_named_after_the_styles_it_used(rig, controller):
     from rigmind.backend.locomotion import drive_input as DI
-    from rigmind.backend.locomotion.model_io import STYLES
+    from rigmind.backend.locomotion.vector_layout import STYLES
     from rigmind.operators import drive_scene as DS
 
     changed_to = STYLES[DI.STYLE_KEYS["TWO"]]
@@ -229,7 +229,7 @@ def test_take_is_named_after_the_styles_it_used(rig, controller):
 
 
 def test_drive_action_name_fits_a_blender_name():
-    from rigmind.backend.locomotion.model_io import STYLES
+    from rigmind.backend.locomotion.vector_layout import STYLES
     from rigmind.operators import drive_scene as DS
 
     assert DS.drive_action_name("normal", 10.0) == "RigMind Drive · normal · 10.0 s"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rigmind.backend.locomotion import drive_input as DI
-from rigmind.backend.locomotion.model_io import STYLES
+from rigmind.backend.locomotion.vector_layout import STYLES
 
 E = DI.InputEvent
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from rigmind.backend import checkpoint as CK
+from rigmind.backend.model_files import checkpoint as CK
 from rigmind.backend.locomotion import dataset as D
 from rigmind.backend.locomotion import features as FT
 from rigmind.backend.locomotion import model as M
-from rigmind.backend.locomotion import model_io as IO
+from rigmind.backend.locomotion import vector_layout as IO
 from rigmind.backend.locomotion import train as TR
 from rigmind.backend.locomotion.controller import LocomotionController, quats_from_6d
 from rigmind.backend.locomotion.motion_matching import Control
@@ -324,12 +324,12 @@ def test_export_onnx_records_the_new_graph(tiny, tmp_path):
     the ONNX graph and records its hash, as the gesture and face exports do:
     a stale entry from the previous graph would make the new file fail its
     own manifest check at load."""
-    from rigmind.backend import model_files as MF
+    from rigmind.backend.model_files import manifest
 
     pt = tmp_path / "locomotion.pt"
     pt.write_bytes(tiny["pt"].read_bytes())
-    MF.write_manifest(tmp_path, {"locomotion.pt": MF.file_sha256(pt), "locomotion.onnx": "0" * 64})
+    manifest.write_manifest(tmp_path, {"locomotion.pt": manifest.file_sha256(pt), "locomotion.onnx": "0" * 64})
     onnx_path = TR.export_onnx(pt)
-    assert MF.read_manifest(tmp_path)["locomotion.onnx"] == MF.file_sha256(onnx_path)
-    assert MF.verify(onnx_path) == onnx_path
+    assert manifest.read_manifest(tmp_path)["locomotion.onnx"] == manifest.file_sha256(onnx_path)
+    assert manifest.verify(onnx_path) == onnx_path
     assert not onnx_path.with_name(onnx_path.name + ".tmp").exists()

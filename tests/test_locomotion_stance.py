@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import model_io as IO
+from rigmind.backend.locomotion import vector_layout as IO
 from rigmind.backend.locomotion.stance import (KNEE_FLEX, STANCE_WIDTH, settle_steps, stance_measures)
 
 

@@ -30,10 +30,10 @@ def test_backend_lists_are_the_option_lists():
     from rigmind.backend.face import generate as face_generate
     from rigmind.backend.face import model as face_model
     from rigmind.backend.gesture import generate as gesture_generate
-    from rigmind.backend.locomotion import dataset, model_io
+    from rigmind.backend.locomotion import dataset, vector_layout
 
     assert tuple(retarget.ROOT_MODES) == O.ROOT_MODES
-    assert dataset.D2_STYLES == O.STYLES and model_io.STYLES == O.STYLES
+    assert dataset.D2_STYLES == O.STYLES and vector_layout.STYLES == O.STYLES
     assert face_generate.METHODS == O.FACE_METHODS
     assert face_model.RUNTIMES == O.RUNTIMES and gesture_generate.RUNTIMES == O.RUNTIMES
 

@@ -310,10 +310,10 @@ def build_platform_zips(root: Path, out: Path, platforms=DEFAULT_PLATFORMS, *, p
 
 def this_platform() -> str:
     """Blender's name for the platform this runs on (``linux-x64``, ...)."""
-    import platform as _p
+    import platform
 
     system = {"darwin": "macos"}.get(sys.platform, "windows" if sys.platform.startswith("win") else "linux")
-    machine = _p.machine().lower()
+    machine = platform.machine().lower()
     arch = "arm64" if machine in ("arm64", "aarch64") else "x64"
     return f"{system}-{arch}"
 

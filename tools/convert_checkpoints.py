@@ -1,5 +1,5 @@
 """Convert model files from the five layouts before issue #16 to RigMind's one
-checkpoint format (:mod:`rigmind.backend.checkpoint`). A development tool:
+checkpoint format (:mod:`rigmind.backend.model_files.checkpoint`). A development tool:
 it never ships.
 
     .venv/bin/python tools/convert_checkpoints.py [FILE.pt ...]   # default: models/*.pt
@@ -23,19 +23,18 @@ from pathlib import Path
 
 import torch
 
-from rigmind.backend import checkpoint as CK
-from rigmind.backend import model_files as MF
-from rigmind.backend.face import model as FM
+from rigmind.backend.face import model as face_model
+from rigmind.backend.model_files import checkpoint, manifest
 
 
 def _written(layout: str, old_sha: str) -> dict:
-    return dict(CK.provenance(), converted_from={"layout": layout, "sha256": old_sha})
+    return dict(checkpoint.provenance(), converted_from={"layout": layout, "sha256": old_sha})
 
 
 def _face(blob, path):
     meta = dict(blob["meta"])
-    config = {k: meta[k] for k in FM.CONFIG_KEYS if k in meta}
-    training = {k: v for k, v in meta.items() if k not in FM.CONFIG_KEYS}
+    config = {k: meta[k] for k in face_model.CONFIG_KEYS if k in meta}
+    training = {k: v for k, v in meta.items() if k not in face_model.CONFIG_KEYS}
     return "face", dict(config=config, weights=blob["state"], metadata={"trained_on": None, "training": training})
 
 
@@ -97,7 +96,7 @@ def _tensors(x, prefix=""):
             yield from _tensors(v, f"{prefix}/{k}")
 
 
-def _check_identical(parts: dict, ck: CK.Checkpoint, path) -> int:
+def _check_identical(parts: dict, ck: checkpoint.Checkpoint, path) -> int:
     """Every tensor handed to the writer is bit-identical in the file read
     back; config and metadata equal. Returns the tensor count."""
     n = 0
@@ -117,11 +116,11 @@ def _check_identical(parts: dict, ck: CK.Checkpoint, path) -> int:
 def convert(path) -> dict:
     """Convert one file in place; a summary dict."""
     path = Path(path)
-    old_sha = MF.file_sha256(path)
+    old_sha = manifest.file_sha256(path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         blob = torch.load(str(path), map_location="cpu", weights_only=True)
-    if blob.get("format") == CK.FORMAT:
+    if blob.get("format") == checkpoint.FORMAT:
         return {"file": str(path), "skipped": "already a rigmind-checkpoint"}
     layout = old_layout(blob)
     if layout is None:
@@ -132,13 +131,13 @@ def convert(path) -> dict:
     # Written beside, in a folder without a manifest (checkpoint.save records
     # files saved into models/ itself), checked, then moved over the old file.
     tmp = path.parent / ".converting" / path.name
-    CK.save(tmp, kind, **parts)
-    n = _check_identical(parts, CK.load(tmp, kind), path)
+    checkpoint.save(tmp, kind, **parts)
+    n = _check_identical(parts, checkpoint.load(tmp, kind), path)
     tmp.replace(path)
     tmp.parent.rmdir()
-    MF.record(path)
+    manifest.record(path)
     return {"file": str(path), "kind": kind, "from": name, "tensors_identical": n, "old_sha256": old_sha,
-            "new_sha256": MF.file_sha256(path), "bytes": path.stat().st_size}
+            "new_sha256": manifest.file_sha256(path), "bytes": path.stat().st_size}
 
 
 def _restamp(onnx_path, key: str, old: dict, new_value) -> str:
@@ -153,19 +152,19 @@ def _restamp(onnx_path, key: str, old: dict, new_value) -> str:
     tmp = onnx_path.with_name(onnx_path.name + ".tmp")
     onnx.save(proto, str(tmp))
     tmp.replace(onnx_path)
-    MF.record(onnx_path)
+    manifest.record(onnx_path)
     return f"{onnx_path.name}: {key} re-stamped"
 
 
 def restamp_exports(done: list) -> list:
     """Re-stamp the committed ONNX exports whose source files were converted."""
     by_name = {Path(d["file"]).name: d for d in done if "kind" in d}
-    folder = MF.MODELS_DIR
+    folder = manifest.MODELS_DIR
     out = []
     g = by_name.get("gesture.pt")
     if g and (folder / "gesture.onnx").is_file():
         out.append(_restamp(folder / "gesture.onnx", "rigmind_source_sha256", g["old_sha256"], g["new_sha256"]))
-    members = [by_name.get(FM.weights_path(s).name) for s in FM.ENSEMBLE_SEEDS]
+    members = [by_name.get(face_model.weights_path(s).name) for s in face_model.ENSEMBLE_SEEDS]
     if all(members) and (folder / "face.onnx").is_file():
         old = json.dumps([m["old_sha256"] for m in members])
         out.append(_restamp(folder / "face.onnx", "rigmind_members_sha256", old,
@@ -174,7 +173,7 @@ def restamp_exports(done: list) -> list:
 
 
 def main(argv=None) -> int:
-    files = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or sorted(MF.MODELS_DIR.glob("*.pt"))
+    files = [Path(a) for a in (argv if argv is not None else sys.argv[1:])] or sorted(manifest.MODELS_DIR.glob("*.pt"))
     done = [convert(f) for f in files]
     notes = restamp_exports(done)
     print(json.dumps({"converted": done, "onnx": notes}, indent=1))

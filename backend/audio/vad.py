@@ -30,7 +30,7 @@ def _session():
     opts = ort.SessionOptions()
     opts.inter_op_num_threads = 1
     opts.intra_op_num_threads = 1
-    from ..model_files import onnx_session
+    from ..model_files.loading import onnx_session
 
     return onnx_session(path, "voice-activity model", options=opts)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 def export_onnx(onnx_path=None, weights=None) -> Path:
     import torch
 
-    from ..model_files import file_sha256
-    from ..onnx_models import stamp_and_install
+    from ..model_files.manifest import file_sha256
+    from ..model_files.onnx_export import stamp_and_install
     from .model import DEFAULT_ONNX, IN_DIM, ONNX_FORMAT, default_weights, load_model
 
     files = list(weights or default_weights())

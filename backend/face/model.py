@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from .. import options, paths
 
-from .. import model_files as MF
+from ..model_files import loading as MF
 MODELS_DIR = paths.MODELS_DIR
 DEFAULT_WEIGHTS = MODELS_DIR / "face.pt"
 IN_DIM = 69
@@ -105,7 +105,7 @@ class OrtEnsemble:
     name = "onnxruntime"
 
     def __init__(self, path, threads: int = 2):
-        from ..onnx_models import cpu_session
+        from ..model_files.loading import cpu_session
 
         self.session = cpu_session(path, threads)
         md = dict(self.session.get_modelmeta().custom_metadata_map)
@@ -180,7 +180,7 @@ def save_model(net, meta: dict, path=DEFAULT_WEIGHTS, trained_on: str = None) ->
     (:mod:`..checkpoint`); ``trained_on``: the data folder."""
     import torch
 
-    from .. import checkpoint as CK
+    from ..model_files import checkpoint as CK
 
     state = {k: v.detach().to(torch.float16) if v.is_floating_point() else v for k, v in net.state_dict().items()}
     config = {k: meta[k] for k in CONFIG_KEYS if k in meta}
@@ -189,7 +189,7 @@ def save_model(net, meta: dict, path=DEFAULT_WEIGHTS, trained_on: str = None) ->
 
 
 def _load_network(path):
-    from .. import checkpoint as CK
+    from ..model_files import checkpoint as CK
 
     ck = CK.load(path, "face")
     with MF.fitting(path, "face model"):
@@ -222,7 +222,7 @@ def _default(runtime):
 
 
 def _members_match(ens, files) -> bool:
-    from ..model_files import file_sha256
+    from ..model_files.manifest import file_sha256
 
     return ens.members_sha256 == [file_sha256(f) for f in files]
 

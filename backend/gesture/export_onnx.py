@@ -25,8 +25,8 @@ def export_onnx(pt_path=None, onnx_path=None) -> Path:
     import torch
 
     from . import dims as M
-    from ..model_files import file_sha256
-    from ..onnx_models import stamp_and_install
+    from ..model_files.manifest import file_sha256
+    from ..model_files.onnx_export import stamp_and_install
     from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel
     from .representation import POSE_DIM
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import options
 from ..filters import gaussian_filter1d
-from ..model_files import file_sha256
+from ..model_files.manifest import file_sha256
 from . import controls as C
 from . import dims as M
 from . import representation as G
@@ -67,7 +67,7 @@ class _OrtDecoder:
     name = "onnxruntime"
 
     def __init__(self, path, threads: int = 2):
-        from ..model_files import onnx_session
+        from ..model_files.loading import onnx_session
 
         self.session = onnx_session(path, "gesture model", threads=threads)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
@@ -125,8 +125,8 @@ class GestureModel:
     @classmethod
     def _from_checkpoint(cls, path) -> "GestureModel":
         """The torch engine from a "gesture" checkpoint (:mod:`..checkpoint`)."""
-        from .. import checkpoint as CK
-        from ..model_files import fitting
+        from ..model_files import checkpoint as CK
+        from ..model_files.loading import fitting
         from . import model as TM
 
         ck = CK.load(path, "gesture")

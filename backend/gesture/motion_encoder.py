@@ -272,7 +272,7 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
     """Write a "gesture-motion-encoder" checkpoint (:mod:`..checkpoint`):
     config, weights, and ``stats`` (made plain numbers, strings and lists) as
     its ``metadata["stats"]``."""
-    from .. import checkpoint as CK
+    from ..model_files import checkpoint as CK
 
     plain = {}
     for k, v in (stats or {}).items():
@@ -287,8 +287,8 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
 def load_encoder(path):
     """Read :func:`save_encoder`'s file (``weights_only=True``); returns
     ``(enc, stats)`` with ``enc`` in eval mode on the CPU."""
-    from .. import checkpoint as CK
-    from ..model_files import fitting
+    from ..model_files import checkpoint as CK
+    from ..model_files.loading import fitting
 
     ck = CK.load(path, "gesture-motion-encoder")
     with fitting(path, "motion encoder"):

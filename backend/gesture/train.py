@@ -333,7 +333,7 @@ def save(path, model, arrays, train_log, trained_on=None) -> None:
     """Write a "gesture" checkpoint (:mod:`..checkpoint`): the VAE's config
     and weights; normalisation, finger basis, energy map, beat rate and
     start poses as arrays (float64 scalars for the two numbers)."""
-    from .. import checkpoint as CK
+    from ..model_files import checkpoint as CK
 
     em = arrays["energy_map"]
     fb = arrays["finger_basis"]

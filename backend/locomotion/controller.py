@@ -15,7 +15,7 @@ Each :meth:`LocomotionController.step`:
    PFNN/MANN do, so the near future follows the motion and the far future the
    user;
 2. the past trajectory samples come from the character's own root history;
-3. packs the input (:func:`.model_io.pack_input`: current pose, trajectory,
+3. packs the input (:func:`.vector_layout.pack_input`: current pose, trajectory,
    style weights, contacts, root velocity), runs the model (torch or
    onnxruntime, batch 1) and unpacks the next pose, the root displacement
    (integrated into the world root), the contacts and the model's future
@@ -47,11 +47,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import rotations as R
-from ..model_files import ModelFileError, fitting, onnx_session
+from ..model_files import ModelFileError
+from ..model_files.loading import fitting, onnx_session
 from ..motion import Motion
 from ..skeleton import Skeleton
 from . import features as FT
-from . import model_io as IO
+from . import vector_layout as IO
 from .inertialize import blend_to_pose
 from .stance import idle_stance, settle_frames, settle_steps
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle
@@ -292,7 +293,7 @@ class LocomotionController:
     def reset(self, position=(0.0, 0.0), yaw: float = 0.0, style="normal", pose: Motion = None) -> None:
         """Put the character at world ``position`` (m, XY) facing ``yaw``
         (rad), standing still, with ``style`` (a style name or a ``{name:
-        weight}`` blend, see :func:`.model_io.style_vector`).
+        weight}`` blend, see :func:`.vector_layout.style_vector`).
 
         The starting pose is the idle stance of the dominant style
         (:meth:`_stance`: :func:`.stance.idle_stance` of its stored start

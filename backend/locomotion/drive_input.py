@@ -18,7 +18,7 @@ Bindings (``type`` names as in ``bpy.types.Event.type``):
 - Shift: run (:attr:`DriveConfig.run_speed`), Ctrl: walk slowly
   (:attr:`DriveConfig.slow_speed`), else :attr:`DriveConfig.walk_speed`;
 - 1-7 (top row or numpad) and NDOF buttons 1-7: switch style
-  (:data:`~.model_io.STYLES` in order), blended linearly over
+  (:data:`~.vector_layout.STYLES` in order), blended linearly over
   :attr:`DriveConfig.style_blend_seconds`;
 - NDOF_MOTION (a 3Dconnexion SpaceMouse, the only analogue device Blender's
   event system delivers to an add-on): the cap's horizontal deflection is an
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .model_io import STYLES
+from .vector_layout import STYLES
 from .motion_matching import Control
 
 FORWARD_KEYS = frozenset({"W", "UP_ARROW"})
@@ -51,7 +51,7 @@ RUN_KEYS = frozenset({"LEFT_SHIFT", "RIGHT_SHIFT"})
 SLOW_KEYS = frozenset({"LEFT_CTRL", "RIGHT_CTRL"})
 MOVE_KEYS = FORWARD_KEYS | BACK_KEYS | LEFT_KEYS | RIGHT_KEYS
 _DIGITS = ("ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN")
-#: Event type -> style index (into :data:`~.model_io.STYLES`).
+#: Event type -> style index (into :data:`~.vector_layout.STYLES`).
 STYLE_KEYS = {
     **{d: i for i, d in enumerate(_DIGITS)},
     **{f"NUMPAD_{i + 1}": i for i in range(7)},
@@ -140,7 +140,7 @@ class DriveInput:
 
     Args:
         config: speeds and timings.
-        style: the starting style (a name in :data:`~.model_io.STYLES`).
+        style: the starting style (a name in :data:`~.vector_layout.STYLES`).
     """
 
     config: DriveConfig = field(default_factory=DriveConfig)

@@ -16,7 +16,7 @@ outputs (``sum_k a_k (W_k x + b_k)``, linear in the weights so equal up to
 rounding; cheaper for training batches because it never materialises a
 weight matrix per sample).
 
-The model works on raw (unnormalised) vectors laid out by :mod:`.model_io`:
+The model works on raw (unnormalised) vectors laid out by :mod:`.vector_layout`:
 :meth:`MANN.forward` normalises the input with the stored mean/std, runs the
 network and denormalises the output, applying a sigmoid to the contacts.
 :meth:`MANN.forward_normalized` is the raw network (contacts as logits) for
@@ -30,7 +30,7 @@ import math
 import torch
 from torch import nn
 
-from . import model_io as IO
+from . import vector_layout as IO
 
 #: The real configuration (about 0.85 M parameters, 3.4 MB float32).
 DEFAULT_CONFIG = {
@@ -170,7 +170,7 @@ class MANN(nn.Module):
         return torch.where(self.contact_mask, torch.sigmoid(yn), yn * self.y_std + self.y_mean)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Raw input ``[B, in]`` -> raw output ``[B, out]`` (see :mod:`.model_io`)."""
+        """Raw input ``[B, in]`` -> raw output ``[B, out]`` (see :mod:`.vector_layout`)."""
         return self.denormalize_output(self.forward_normalized(self.normalize_input(x)))
 
 

@@ -150,7 +150,7 @@ class StyleClassifier:
         (made plain JSON) as metadata."""
         import torch
 
-        from .. import checkpoint as CK
+        from ..model_files import checkpoint as CK
 
         arrays = {k: torch.from_numpy(np.asarray(v, dtype=np.float64).copy()) for k, v in
                   (("mean", self.mean), ("std", self.std))}
@@ -161,7 +161,7 @@ class StyleClassifier:
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        from .. import checkpoint as CK
+        from ..model_files import checkpoint as CK
         from ..model_files import ModelFileError
 
         ck = CK.load(path, "style-classifier")

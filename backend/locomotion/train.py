@@ -7,7 +7,7 @@ trains with Adam and a cosine learning-rate decay:
 - every window of ``window`` frames is rolled out autoregressively: the
   first input comes from the data, each later one either from the data
   (teacher forcing) or, per sample with probability ``p``, from the model's
-  own previous prediction (:func:`.model_io.feedback_input`: pose, contacts,
+  own previous prediction (:func:`.vector_layout.feedback_input`: pose, contacts,
   root velocity). ``p`` (scheduled sampling) rises from 0 to
   ``feedback_max`` between 10 % and 70 % of the planned steps, so the model
   learns to recover from its own errors and long rollouts stay stable;
@@ -49,12 +49,13 @@ import numpy as np
 import torch
 
 from ..atomic_write import replaced
-from .. import checkpoint as CK
-from ..model_files import ModelFileError, fitting
+from ..model_files import checkpoint as CK
+from ..model_files import ModelFileError
+from ..model_files.loading import fitting
 from . import dataset as D
 from . import features as FT
 from . import model as M
-from . import model_io as IO
+from . import vector_layout as IO
 from .. import paths
 
 #: Weights of the loss groups (each group's loss is a mean over its entries,
@@ -74,7 +75,7 @@ FORMAT = "rigmind-locomotion-mann"
 
 class WindowData:
     """Frames of a set of clips as flat tensors: ``x [N, INPUT_SIZE]`` and
-    ``y [N, OUTPUT_SIZE]`` (raw, float32, see :func:`.model_io.clip_arrays`),
+    ``y [N, OUTPUT_SIZE]`` (raw, float32, see :func:`.vector_layout.clip_arrays`),
     ``start [C]`` / ``length [C]`` per clip, ``names [C]``, ``styles [C]``."""
 
     def __init__(self, clips):
@@ -170,7 +171,7 @@ def start_poses(data: WindowData) -> dict:
 
 
 def load_split_data(cache_dir, split: str, mirrored: bool, clips=None) -> WindowData:
-    """Cached clips of ``split`` whose style maps to one of :data:`.model_io.STYLES`
+    """Cached clips of ``split`` whose style maps to one of :data:`.vector_layout.STYLES`
     (``clips``: restrict to these file names or stems)."""
     feats = FT.load_cache(cache_dir, split=split, mirrored=mirrored, styles=IO.STYLES, keys=CACHE_KEYS)
     if clips is not None:
@@ -636,12 +637,12 @@ def export_onnx(pt_path, onnx_path=None) -> Path:
     ``dynamo=False``; batch 1; the normalisation, gating network, expert
     weight blending and contact sigmoid are inside the graph). Input ``"x"
     [1, INPUT_SIZE]`` float32, output ``"y" [1, OUTPUT_SIZE]``, both raw (see
-    :mod:`.model_io`). The checkpoint's config, layout, skeleton and start
+    :mod:`.vector_layout`). The checkpoint's config, layout, skeleton and start
     poses ride along as metadata. Returns the ONNX path (default: next to
     ``pt_path``)."""
     import warnings
 
-    from ..onnx_models import stamp_and_install
+    from ..model_files.onnx_export import stamp_and_install
 
     ck = load_checkpoint(pt_path)
     onnx_path = Path(onnx_path) if onnx_path is not None else Path(pt_path).with_suffix(".onnx")

@@ -1,7 +1,7 @@
 """The one checkpoint format every RigMind model is written and read in.
 
 A checkpoint is one ``torch.save`` file holding plain data only, so it is
-read with ``weights_only=True`` (:func:`.model_files.load_torch`)::
+read with ``weights_only=True`` (:func:`.loading.load_torch`)::
 
     {"format": "rigmind-checkpoint", "version": 1,
      "kind": "locomotion" | "gesture" | "gesture-motion-encoder" | "face" | "style-classifier",
@@ -15,7 +15,7 @@ read with ``weights_only=True`` (:func:`.model_files.load_torch`)::
 and records it in its folder's manifest; :func:`load` checks the format,
 version and kind, recomputes the weights hash, and turns anything else (an
 old layout, a damaged or edited file) into one line naming the file and the
-fix (:class:`.model_files.ModelFileError`, a UserError)."""
+fix (:class:`~rigmind.backend.model_files.ModelFileError`, a UserError)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import model_files as MF
-from .atomic_write import replaced
-from . import paths
+from .. import paths
+from ..atomic_write import replaced
+from . import ModelFileError
+from .loading import fitting, load_torch
+from .manifest import record
 
 FORMAT = "rigmind-checkpoint"
 VERSION = 1
@@ -111,7 +113,7 @@ def save(path, kind: str, *, config: dict, weights: dict, arrays: dict = None, m
     path.parent.mkdir(parents=True, exist_ok=True)
     with replaced(path) as tmp:
         torch.save(blob, str(tmp))
-    MF.record(path)
+    record(path)
     return path
 
 
@@ -120,24 +122,24 @@ def _fix(kind: str) -> str:
 
 
 def load(path, kind: str) -> Checkpoint:
-    """Read and check a checkpoint of ``kind``; :class:`~.model_files.ModelFileError`
+    """Read and check a checkpoint of ``kind``; :class:`~rigmind.backend.model_files.ModelFileError`
     (one line: the file, the problem, the fix) for an old layout, another
     kind, a newer version, or weights whose hash does not match."""
     what = kind.replace("-", " ") + " model"
-    blob = MF.load_torch(path, what)
+    blob = load_torch(path, what)
     if blob.get("format") != FORMAT:
-        raise MF.ModelFileError(f"{path}: not in RigMind's checkpoint format (an older layout, or not a RigMind "
+        raise ModelFileError(f"{path}: not in RigMind's checkpoint format (an older layout, or not a RigMind "
                                 f"model); {_fix(kind)}, or convert it with `{CONVERT_HINT}` from a RigMind checkout")
     if not isinstance(blob.get("version"), int) or blob["version"] > VERSION:
-        raise MF.ModelFileError(f"{path}: checkpoint version {blob.get('version')!r} is newer than this RigMind "
+        raise ModelFileError(f"{path}: checkpoint version {blob.get('version')!r} is newer than this RigMind "
                                 f"reads ({VERSION}); update RigMind or {_fix(kind)}")
     if blob.get("kind") != kind:
-        raise MF.ModelFileError(f"{path}: a {blob.get('kind')!r} checkpoint, not a {kind} one; "
+        raise ModelFileError(f"{path}: a {blob.get('kind')!r} checkpoint, not a {kind} one; "
                                 f"pick the {kind} file or {_fix(kind)}")
-    with MF.fitting(path, what):
+    with fitting(path, what):
         weights, arrays = dict(blob["weights"]), dict(blob.get("arrays", {}))
         digest = weights_sha256(weights, arrays)
     if digest != blob.get("weights_sha256"):
-        raise MF.ModelFileError(f"{path}: its weights do not match their SHA-256 (the file is damaged or was "
+        raise ModelFileError(f"{path}: its weights do not match their SHA-256 (the file is damaged or was "
                                 f"edited); reinstall RigMind or {_fix(kind)}")
     return Checkpoint(kind, dict(blob["config"]), weights, arrays, dict(blob.get("metadata", {})), Path(path))
