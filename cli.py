@@ -694,12 +694,12 @@ def _model_tool(tool: str, args, extra) -> int:
 def cmd_eval(args, extra) -> int:
     if args.what == "locomotion" and "--rigs" in extra:
         # Walk Along Path baked on real rigs and read back from Blender (needs bpy).
-        from .operators.locomotion_rig_eval import main_rig_eval
+        from .evaluation.locomotion_rigs import main_rig_eval
 
         return main_rig_eval([a for a in extra if a != "--rigs"])
     if args.what == "gesture" and "--viewer" in extra:
-        # The viewer metrics bake takes onto rigs: Blender's side (operators/).
-        from .operators.gesture_viewer_eval import main_viewer_eval
+        # The viewer metrics bake takes onto rigs (evaluation/, not in the extension).
+        from .evaluation.gesture_viewer import main_viewer_eval
 
         return main_viewer_eval([a for a in extra if a != "--viewer"])
     return _model_tool("eval", args, extra)

@@ -12,7 +12,7 @@ seed = int(sys.argv[1]); count = int(sys.argv[2]); style = sys.argv[3] if len(sy
 paths = PS.random_paths(seed, count)
 ctl = LS.load_controller("neural")
 cache = FT.DEFAULT_CACHE_DIR
-clf = E._cached_classifier(cache, 0)
+clf = E.cached_classifier(cache, 0)
 default = LS.style_speeds(style, "walk")[0]
 k = clf.styles.index(style)
 for p in paths:

@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(LS.default_data_dir()))
     args = ap.parse_args(argv)
     FT.build_cache(args.data, FT.DEFAULT_CACHE_DIR, seed=0)
-    clf = E._cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+    clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
     ctl = LS.load_controller("neural")
     paths = [p for p in PS.random_paths(PS.VALIDATION_SEED, args.draw) if np.any(np.abs(p.turns_deg) >= 150)]
     paths = paths[:args.paths]

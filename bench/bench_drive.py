@@ -36,7 +36,7 @@ from rigmind.backend.locomotion import drive_input as DI  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
 from rigmind.backend.locomotion import metrics as MX  # noqa: E402
 from rigmind.backend.locomotion import style_classifier as SC  # noqa: E402
-from rigmind.backend.locomotion.eval import _cached_classifier, machine_description  # noqa: E402
+from rigmind.backend.locomotion.eval import cached_classifier, machine_description  # noqa: E402
 from rigmind.operators import drive_scene as DS  # noqa: E402
 from rigmind.operators import locomotion_scene as LS  # noqa: E402
 from rigmind.operators import mannequin, retarget_scene, rig_files  # noqa: E402
@@ -239,7 +239,7 @@ def main():
     print(f"validation mocap: {len(mocap)} walking clips, mean foot skate {mocap_skate:.2f} cm/frame")
     ctl = LS.load_controller("neural")
     part1_2(data, ctl, mocap_skate)
-    part3(data, ctl, _cached_classifier(args.cache, 0))
+    part3(data, ctl, cached_classifier(args.cache, 0))
     part4(data, ctl)
 
 

@@ -136,7 +136,7 @@ def main(argv=None) -> None:
         print(f"\n(frames in brackets; Walk Along Path on the first {a.paths} validation paths)")
 
     if a.accuracy:
-        clf = E._cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+        clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
         if a.accuracy_count > 0:
             print(f"\n### Style accuracy (first {a.accuracy_count} validation paths)\n")
             print("| lead (s) | mean | " + " | ".join(D.D2_STYLES) + " |")
