@@ -124,7 +124,7 @@ def load_rig(name: str, data_dir):
     raise ValueError(f"unknown rig {name!r}; use one of {', '.join(RIGS)}")
 
 
-def _positions_of_action(arm, action):
+def positions_of_action(arm, action):
     import bpy
 
     from ..operators import retarget_scene
@@ -155,7 +155,7 @@ def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
             m = FT.load_clip(c)
             action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
                                                         action_name=f"mocap {c.file}")
-            pos, fps, bones = _positions_of_action(arm, action)
+            pos, fps, bones = positions_of_action(arm, action)
             r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
             r["clip"] = c.file
             out.append(r)
@@ -247,5 +247,5 @@ def main_rig_eval(argv=None) -> int:
     return 0
 
 
-__all__ = ["evaluated_positions", "bake_and_score", "toe_rest_heights", "RIGS", "MOCAP_CLIPS", "load_rig", "mocap_reference",
+__all__ = ["evaluated_positions", "bake_and_score", "toe_rest_heights", "RIGS", "MOCAP_CLIPS", "load_rig", "positions_of_action", "mocap_reference",
            "evaluate_rig", "main_rig_eval"]

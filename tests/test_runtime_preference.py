@@ -79,9 +79,9 @@ def test_saved_pytorch_without_torch_falls_back_to_onnx(prefs, monkeypatch):
 def test_model_operator_runs_with_a_stale_pytorch_choice(prefs, monkeypatch):
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no trained locomotion model in models/")
     prefs.inference_engine = "torch"
     _without_torch(monkeypatch)
