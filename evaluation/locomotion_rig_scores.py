@@ -310,5 +310,6 @@ def format_markdown(summaries, meta) -> str:
 
 
 __all__ = [
-    "CANONICAL_BODY", "hip_speed_variation", "HOLD_SECONDS", "SETTLE_SECONDS", "end_stance", "swing_peaks", "score_take", "summarize", "style_accuracy", "format_markdown", "planted_contacts",
+    "CANONICAL_BODY", "HOLD_SECONDS", "SETTLE_SECONDS", "planted_contacts", "hip_speed_variation", "end_stance",
+    "swing_peaks", "score_take", "summarize", "style_accuracy", "format_markdown",
 ]

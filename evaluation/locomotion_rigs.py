@@ -247,5 +247,5 @@ def main_rig_eval(argv=None) -> int:
     return 0
 
 
-__all__ = ["evaluated_positions", "bake_and_score", "toe_rest_heights", "RIGS", "MOCAP_CLIPS", "load_rig", "positions_of_action", "mocap_reference",
-           "evaluate_rig", "main_rig_eval"]
+__all__ = ["evaluated_positions", "bake_and_score", "toe_rest_heights", "RIGS", "MOCAP_CLIPS", "load_rig",
+           "positions_of_action", "mocap_reference", "evaluate_rig", "main_rig_eval"]

@@ -153,7 +153,8 @@ class DriveSession:
         self.scene = bpy.context.scene
         if controller is None or isinstance(controller, ControllerChoice):
             choice = controller or ControllerChoice(kind="neural")
-            controller = load_controller(choice.kind, choice.data_dir, engine=choice.engine, models_dir=choice.models_dir)
+            controller = load_controller(choice.kind, choice.data_dir, engine=choice.engine,
+                                         models_dir=choice.models_dir)
         if not hasattr(controller, "feet"):
             raise ControllerError("Drive needs the neural locomotion controller (models/locomotion.onnx)")
         if not GENERATE_LOCK.acquire(blocking=False):
