@@ -377,23 +377,21 @@ def cmd_walk(args) -> int:
 
     import numpy as np
 
+    from .backend.locomotion.controllers import load_chosen
     from .backend.locomotion.dataset import D2_STYLES
+    from .backend.locomotion.path_input import parse_path
     from .operators import export, rig_checks, rig_files
     from .operators import locomotion_scene as LS
 
     # Check everything the user typed before the (slow) rig load and generation.
     if args.style not in D2_STYLES:
         raise UserError(f"unknown --style {args.style!r}; use one of {', '.join(D2_STYLES)}")
-    points = LS.parse_path(args.path) if args.path is not None else None
-    if points is not None:
-        check_path(points, args.speed, args.seconds)
-    pauses = _walk_pauses(args.pause, points)
+    points = parse_path(args.path) if args.path is not None else None
+    request = _walk_request(args, points)
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:
         raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
     check_output_path(out)
-    # Own weights mean the neural controller: no silent fall-back to motion matching.
-    kind = "neural" if _weights_folder(args.weights) and args.controller == "auto" else args.controller
     random.seed(args.seed)
     np.random.seed(args.seed)
     if "torch" in sys.modules:
@@ -403,16 +401,13 @@ def cmd_walk(args) -> int:
         rig_files.load_rig_file(args.rig)
         arm = _armature(args)
         rig_checks.check_rig(arm)
-        controller = LS.load_controller(kind, args.data, styles=(args.style,), gait=args.gait, models_dir=args.weights)
+        controller = load_chosen(request.controller, request.style, request.gait)
     what = type(controller).__name__
     with _phase("generate"):
         if points is None:
-            action = LS.bake_walk_cycle(arm, style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
-                                        controller=controller, seconds=args.seconds or LS.CYCLE_SECONDS)
+            action = LS.bake_walk_cycle(arm, request, controller=controller)
         else:
-            action = LS.walk_along_path(arm, points, style=args.style, speed=args.speed, gait=args.gait,
-                                        controller=controller, max_seconds=args.seconds, in_place=args.in_place,
-                                        pauses=pauses)
+            action = LS.walk_along_path(arm, request, controller=controller)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the
@@ -425,6 +420,25 @@ def cmd_walk(args) -> int:
     return 0
 
 
+def _walk_request(args, points):
+    """``rigmind walk``'s arguments as a walk request (a cycle, or the path
+    ``points`` with its ``--pause`` stops; the walk job checks it against the
+    range table, the path's limits are checked here, before the rig loads)."""
+    from .backend.locomotion.path_input import path_xy
+    from .backend.requests.walk import CYCLE_SECONDS, ControllerChoice, WalkCycleRequest, WalkPathRequest
+
+    if points is not None:
+        check_path(path_xy(points), args.speed, args.seconds)
+    pauses = _walk_pauses(args.pause, points)
+    # Own weights mean the neural controller: no silent fall-back to motion matching.
+    kind = "neural" if _weights_folder(args.weights) and args.controller == "auto" else args.controller
+    common = dict(style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
+                  controller=ControllerChoice(kind=kind, models_dir=args.weights, data_dir=args.data))
+    if points is None:
+        return WalkCycleRequest(seconds=args.seconds or CYCLE_SECONDS, **common)
+    return WalkPathRequest(points=points, pauses=tuple(pauses), max_seconds=args.seconds, **common)
+
+
 def _walk_pauses(texts, points) -> list:
     """``--pause ARC,SECONDS`` options as ``[(arc m, seconds)]``, checked
     against the ``--path`` points (``path_follow.check_pauses``)."""
@@ -433,10 +447,10 @@ def _walk_pauses(texts, points) -> list:
     if points is None:
         raise UserError("--pause needs --path (a cycle has nowhere to stop)")
     from .backend.locomotion.path_follow import Path2D, check_pauses, parse_pauses
-    from .operators.locomotion_scene import path_points_and_speeds
+    from .backend.locomotion.path_input import path_xy
 
     pauses = [p for t in texts for p in parse_pauses(t, "--pause")]
-    return check_pauses(Path2D(path_points_and_speeds(points, 1.0)[0]), pauses)
+    return check_pauses(Path2D(path_xy(points)), pauses)
 
 
 def _weights_folder(folder):
@@ -714,12 +728,12 @@ def _model_tool(tool: str, args, extra) -> int:
 def cmd_eval(args, extra) -> int:
     if args.what == "locomotion" and "--rigs" in extra:
         # Walk Along Path baked on real rigs and read back from Blender (needs bpy).
-        from .operators.locomotion_rig_eval import main_rig_eval
+        from .evaluation.locomotion_rigs import main_rig_eval
 
         return main_rig_eval([a for a in extra if a != "--rigs"])
     if args.what == "gesture" and "--viewer" in extra:
-        # The viewer metrics bake takes onto rigs: Blender's side (operators/).
-        from .operators.gesture_viewer_eval import main_viewer_eval
+        # The viewer metrics bake takes onto rigs (evaluation/, not in the extension).
+        from .evaluation.gesture_viewer import main_viewer_eval
 
         return main_viewer_eval([a for a in extra if a != "--viewer"])
     return _model_tool("eval", args, extra)

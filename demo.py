@@ -185,17 +185,20 @@ def _walks(out_dir: Path, arm, head, say: _Say) -> list:
     committed weights are present."""
     import bpy
 
+    from .backend.locomotion.controllers import load_controller
+    from .backend.requests.walk import WalkCycleRequest, WalkPathRequest
     from .operators import export, locomotion_scene, render_stage
 
     try:
-        controller = locomotion_scene.load_controller("neural")
+        controller = load_controller("neural")
     except ValueError as e:
         say(f"skipping the walks: {e}")
         return []
     _drop_the_speech(bpy.context.scene, head)
     written = []
     t = say.step("baking a walk cycle (neural controller, normal style, 1.3 m/s)")
-    cycle = locomotion_scene.bake_walk_cycle(arm, style="normal", speed=1.3, in_place=False, controller=controller)
+    cycle = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", speed=1.3, in_place=False),
+                                             controller=controller)
     a, b = (int(round(x)) for x in cycle.frame_range)
     say(f"  '{cycle.name}': {b - a} frames per loop ({time.perf_counter() - t:.1f} s)")
     path = export.export_character(arm, out_dir / "walk_cycle.glb", frame_range=(a, b))
@@ -203,7 +206,8 @@ def _walks(out_dir: Path, arm, head, say: _Say) -> list:
 
     t = say.step("walking along a path (an S through four points, ends standing)")
     points = [(0.0, 0.0), (0.0, -3.0), (2.5, -5.0), (2.5, -8.0)]
-    walk = locomotion_scene.walk_along_path(arm, points, style="normal", speed=1.3, controller=controller)
+    walk = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=points, style="normal", speed=1.3),
+                                            controller=controller)
     a, b = (int(round(x)) for x in walk.frame_range)
     say(f"  '{walk.name}': {(b - a) / 30:.1f} s ({time.perf_counter() - t:.1f} s)")
     blend = out_dir / "walk_along_path.blend"

@@ -103,3 +103,22 @@ def finish(job, poll_seconds: float = 0.02, on_progress=None):
             time.sleep(poll_seconds)
     finally:
         job.close()
+
+
+def with_callbacks(work, progress=None, cancel=None):
+    """``work(progress, cancel)`` that also reports to a caller's own
+    ``progress(fraction)`` (clipped to 0..1) and stops when the caller's
+    ``cancel()`` says so: a synchronous API's callbacks on top of the task
+    runner's. ``work`` itself when both are None."""
+    if progress is None and cancel is None:
+        return work
+
+    def wrapped(report, stop):
+        def both(f):
+            report(f)
+            if progress is not None:
+                progress(float(min(max(f, 0.0), 1.0)))
+
+        return work(both, lambda: stop() or bool(cancel is not None and cancel()))
+
+    return wrapped

@@ -7,17 +7,17 @@ STYLE and the share of frames under 0.9 m/s. No Blender. Usage:
 """
 import sys, time, numpy as np
 from rigmind.backend.locomotion import eval as E, features as FT, path_sets as PS, style_classifier as SC
-from rigmind.operators import locomotion_scene as LS
+from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 seed = int(sys.argv[1]); count = int(sys.argv[2]); style = sys.argv[3] if len(sys.argv) > 3 else "active"
 paths = PS.random_paths(seed, count)
-ctl = LS.load_controller("neural")
+ctl = controllers.load_controller("neural")
 cache = FT.DEFAULT_CACHE_DIR
-clf = E._cached_classifier(cache, 0)
-default = LS.style_speeds(style, "walk")[0]
+clf = E.cached_classifier(cache, 0)
+default = walk_speeds.style_speeds(style, "walk")[0]
 k = clf.styles.index(style)
 for p in paths:
     t = time.time()
-    motion, _ = LS.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
+    motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
     c = SC._as_features(motion)
     probs = clf.window_probs(SC.frame_features(c))
     m = probs.mean(0)

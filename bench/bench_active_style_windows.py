@@ -30,7 +30,7 @@ from rigmind.backend.locomotion import features as FT
 from rigmind.backend.locomotion import path_follow as PF
 from rigmind.backend.locomotion import path_sets as PS
 from rigmind.backend.locomotion import style_classifier as SC
-from rigmind.operators import locomotion_scene as LS
+from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 BINS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.1), (1.1, 1.3), (1.3, 9.0))
 
@@ -45,11 +45,11 @@ def window_starts(frames: int, window: int, hop: int) -> list:
 def style_windows(ctl, clf, paths, style: str):
     """Per window ``(mean speed m/s, read as style, phase)``; per path
     ``(mean P(style), read as style)`` (the evaluation's verdict)."""
-    default = LS.style_speeds(style, "walk")[0]
+    default = walk_speeds.style_speeds(style, "walk")[0]
     k = clf.styles.index(style)
     rows, per_path = [], []
     for p in paths:
-        motion, _ = LS.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
+        motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
         c = SC._as_features(motion)
         probs = clf.window_probs(SC.frame_features(c))
         speed = np.linalg.norm(np.asarray(c.root_vel), axis=1)
@@ -80,7 +80,7 @@ def turn_clips(data_dir):
         acc = np.abs(np.diff(sps)) * m.fps
         out.setdefault(c.style_key, []).append((
             float(np.degrees(abs(heading[-1] - heading[0]))) if len(heading) > 2 else 0.0,
-            float(inner.min() / LS.style_speeds(c.style_key, "walk")[0]),
+            float(inner.min() / walk_speeds.style_speeds(c.style_key, "walk")[0]),
             float(np.percentile(acc[sps[1:] > 0.3], 95))))
     return out
 
@@ -91,11 +91,11 @@ def main(argv=None) -> int:
     ap.add_argument("--draw", type=int, default=80, help="validation paths drawn")
     ap.add_argument("--paths", type=int, default=16, help="of those, how many with a U-turn (>= 150 deg)")
     ap.add_argument("--accel-scale", type=float, nargs="+", default=[1.0])
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--data", default=str(controllers.default_data_dir()))
     args = ap.parse_args(argv)
     FT.build_cache(args.data, FT.DEFAULT_CACHE_DIR, seed=0)
-    clf = E._cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
-    ctl = LS.load_controller("neural")
+    clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+    ctl = controllers.load_controller("neural")
     paths = [p for p in PS.random_paths(PS.VALIDATION_SEED, args.draw) if np.any(np.abs(p.turns_deg) >= 150)]
     paths = paths[:args.paths]
     print(f"{len(paths)} validation paths with a U-turn: {', '.join(p.name for p in paths)}")

@@ -36,9 +36,9 @@ from rigmind.backend.locomotion import drive_input as DI  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
 from rigmind.backend.locomotion import metrics as MX  # noqa: E402
 from rigmind.backend.locomotion import style_classifier as SC  # noqa: E402
-from rigmind.backend.locomotion.eval import _cached_classifier, machine_description  # noqa: E402
+from rigmind.backend.locomotion.eval import cached_classifier, machine_description  # noqa: E402
 from rigmind.operators import drive_scene as DS  # noqa: E402
-from rigmind.operators import locomotion_scene as LS  # noqa: E402
+from rigmind.backend.locomotion import controllers
 from rigmind.operators import mannequin, retarget_scene, rig_files  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -237,9 +237,9 @@ def main():
     mocap = [c for c in FT.load_cache(args.cache, split="validation", mirrored=False, styles=DI.STYLES) if c.labels.get("gait") == "walk"]
     mocap_skate = float(np.mean([MX.foot_skate(c.to_motion())["skate_cm_per_frame"] for c in mocap]))
     print(f"validation mocap: {len(mocap)} walking clips, mean foot skate {mocap_skate:.2f} cm/frame")
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     part1_2(data, ctl, mocap_skate)
-    part3(data, ctl, _cached_classifier(args.cache, 0))
+    part3(data, ctl, cached_classifier(args.cache, 0))
     part4(data, ctl)
 
 

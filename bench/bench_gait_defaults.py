@@ -26,7 +26,7 @@ from rigmind.backend.locomotion import features as FT
 from rigmind.backend.locomotion.cleanup import pin_feet
 from rigmind.backend.locomotion.metrics import BANDAI_PLANTED_HEIGHT, FOOT_JOINTS
 from rigmind.backend.locomotion.path_follow import walk_cycle
-from rigmind.operators import locomotion_scene as LS
+from rigmind.backend.locomotion import controllers, walk_speeds
 
 REPO = Path(__file__).resolve().parents[1]
 OFF = 0.02
@@ -58,7 +58,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     args = ap.parse_args()
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     split = D.split_of(D.load_split())
     clips = [c for c in D.list_clips(args.data, datasets=("d2",)) if split.get(c.file) == "validation"]
     print("| style | gait | default (m/s) | achieved (m/s) | achieved / default | strides with flight | "
@@ -66,7 +66,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for style in D.D2_STYLES:
         for gait in ("walk", "run"):
-            default, _ = LS.style_speeds(style, gait)
+            default, _ = walk_speeds.style_speeds(style, gait)
             rec = {}
             clip = walk_cycle(ctl, speed=default, style=style, seconds=6.0, record=rec)
             clip = pin_feet(clip, predicted=rec.get("contacts"), feet=rec.get("feet"))

@@ -3,7 +3,7 @@
 
 For each rig and style, bake the issue's L path ``0,0;4,0;4,3`` at the
 style's default speed and read the evaluated pose
-(:func:`rigmind.operators.locomotion_rig_eval.end_stance`): the last
+(:func:`rigmind.evaluation.locomotion_rigs.end_stance`): the last
 frame's ankle distance, hip-joint width and knee flexion, and the ankles'
 speed over the held frames and the feet's skate over the final settle
 (the steps into the stance + the hold).
@@ -28,8 +28,8 @@ import bpy  # noqa: E402,F401  (before rigmind: Blender's user folder is set abo
 import numpy as np  # noqa: E402
 
 from rigmind.backend.locomotion import vector_layout as IO  # noqa: E402
-from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
-from rigmind.operators import locomotion_scene as LS  # noqa: E402
+from rigmind.evaluation import locomotion_rigs as E  # noqa: E402
+from rigmind.backend.locomotion import controllers
 
 PATH = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
 
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--stored-start-pose", action="store_true", help="before: stand in the stored start pose")
     a = ap.parse_args(argv)
     styles = IO.STYLES if a.styles == "all" else a.styles.split(",")
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     if a.stored_start_pose:
         def stored(name):
             start = ctl.start_poses.get(name, ctl.start_poses["normal"])

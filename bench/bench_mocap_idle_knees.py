@@ -8,7 +8,7 @@ frame counts as standing still when both ankles are within 2 cm of their
 clip's lowest height and move less than 2 cm/s horizontally, and the hips
 move less than 5 cm/s. The knee flexion is the angle between thigh and
 shin (hip joint -> knee -> ankle; 0 = straight), the larger of the two
-legs, as :func:`rigmind.operators.locomotion_rig_eval.end_stance` measures
+legs, as :func:`rigmind.evaluation.locomotion_rigs.end_stance` measures
 the baked take's last frame; the smaller of the two is reported too (many
 actors stand with their weight on one straight leg and the other knee
 relaxed).

@@ -36,8 +36,9 @@ from rigmind.backend.locomotion import cleanup as C
 from rigmind.backend.locomotion import path_sets as PS
 from rigmind.backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 from rigmind.backend.locomotion.swing_pitch import style_profiles
-from rigmind.operators import locomotion_rig_eval as E
-from rigmind.operators import locomotion_scene as LS
+from rigmind.evaluation import locomotion_rigs as E
+from rigmind.evaluation import locomotion_rig_scores as rig_scores
+from rigmind.backend.locomotion import controllers, walk_speeds
 
 #: Knee move (leg lengths, one frame, relative to the hips) counted as a sweep:
 #: above the validation mocap's largest (0.067 on this skeleton).
@@ -59,7 +60,7 @@ def measures(motion, leg: float) -> dict:
     for side in "LR":
         toe = pos[f"Toes_{side}"][:, 2]
         toe = toe - np.percentile(toe, 2)
-        peaks += E.swing_peaks(toe, ~E._contacts(pos[f"Foot_{side}"], fps, leg))
+        peaks += rig_scores.swing_peaks(toe, ~rig_scores.planted_contacts(pos[f"Foot_{side}"], fps, leg))
     knee = np.degrees(C.knee_angles(motion))
     kj = [legs.index("LowerLeg_L"), legs.index("LowerLeg_R")]
     kfr, kside = np.unravel_index(np.argmax(rel[:, kj]), (len(rel), 2))
@@ -93,7 +94,7 @@ def mocap_reference(data_dir, leg: float) -> dict:
 def walks(ctl, paths, style="normal", scale: float = 1.0):
     """The controller's walks as Walk Along Path makes them for a rig whose
     legs are ``scale`` x the controller's (the path shrunk by it)."""
-    default = LS.resolve_speed(None, style, "walk", 1.0)[0]
+    default = walk_speeds.resolve_speed(None, style, "walk", 1.0)[0]
     out = []
     for p in paths:
         path = Path2D(p.points / scale)
@@ -113,12 +114,12 @@ def main(argv=None) -> int:
                     help="leave the swing foot's pitch to the network (Walk Along Path sets it: PinConfig.swing_pitch)")
     ap.add_argument("--scale", type=float, nargs="+", default=[1.0],
                     help="rig leg length / the controller's (mannequin 1.055, X Bot 1.110, RPM 1.120, Rigify 1.237)")
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--data", default=str(controllers.default_data_dir()))
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     seed = PS.VALIDATION_SEED if args.set == "validation" else PS.HELD_OUT_SEED
-    ctl = LS.load_controller("neural")
-    leg = LS.controller_leg_length(ctl)
+    ctl = controllers.load_controller("neural")
+    leg = controllers.controller_leg_length(ctl)
     ref = mocap_reference(args.data, leg)
     print(f"mocap (validation, normal): toe peak {ref['toe_peak_cm']:.1f} cm, p99.9 step {ref['p999']:.4f} leg, "
           f"knee p99.9 step {ref['knee_p999']:.4f}, knee max step {ref['knee_max']:.4f}")

@@ -38,8 +38,9 @@ from rigmind.backend.locomotion import dataset as D  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
 from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
 from rigmind.backend.locomotion.swing_pitch import foot_pitch  # noqa: E402
-from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
-from rigmind.operators import locomotion_scene as LS  # noqa: E402
+from rigmind.evaluation import locomotion_rigs as E  # noqa: E402
+from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
+from rigmind.backend.locomotion import controllers, path_pin
 
 
 def pitch_deg(ankle: np.ndarray, toe: np.ndarray) -> np.ndarray:
@@ -74,7 +75,7 @@ def rig_offsets(data_dir, clip) -> dict:
             continue
         action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
                                                     RetargetRequest(action_name=f"mocap {clip.file}"))
-        pos, _, _ = E._positions_of_action(arm, action)
+        pos, _, _ = E.positions_of_action(arm, action)
         p = pitch_deg(pos["foot_l"], pos["toes_l"])
         out[rig] = float(np.mean(p - src[: len(p)]))
     return out
@@ -99,10 +100,10 @@ def swing_peaks_cm(motion, leg: float, angles) -> dict:
     out = {a: [] for a in angles}
     for s in "LR":
         ankle, toe = wp[:, names.index(f"Foot_{s}")], wp[:, names.index(f"Toes_{s}")]
-        swing = ~E._contacts(ankle, motion.fps, leg)
+        swing = ~rig_scores.planted_contacts(ankle, motion.fps, leg)
         for a in angles:
             z = turned_point(ankle, toe, hl, hr, a)[:, 2]
-            out[a] += E.swing_peaks(z - np.percentile(z, 2), swing)
+            out[a] += rig_scores.swing_peaks(z - np.percentile(z, 2), swing)
     return {a: float(np.median(v) * 100) for a, v in out.items()}
 
 
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=16)
     ap.add_argument("--angles", type=float, nargs="+", default=[-12.0, -6.0, 0.0, 6.0])
     ap.add_argument("--no-rigs", action="store_true")
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--data", default=str(controllers.default_data_dir()))
     ap.add_argument("--no-swing-pitch", action="store_true", help="leave the swing foot's pitch to the network")
     args = ap.parse_args(argv)
     clips = validation_mocap(args.data)
@@ -122,10 +123,10 @@ def main(argv=None) -> int:
               ", ".join(f"{r} {v:+.1f}" for r, v in offs.items()))
         angles += [round(v, 1) for v in offs.values()]
     angles = sorted(set(angles))
-    ctl = LS.load_controller("neural")
-    leg = LS.controller_leg_length(ctl)
+    ctl = controllers.load_controller("neural")
+    leg = controllers.controller_leg_length(ctl)
     mocap = [swing_peaks_cm(FT.load_clip(c), leg, angles) for c in clips]
-    cfg = LS.path_pin_config("normal")  # as Walk Along Path cleans (swing pitch included)
+    cfg = path_pin.path_pin_config("normal")  # as Walk Along Path cleans (swing pitch included)
     if args.no_swing_pitch:
         cfg = replace(cfg, swing_pitch=None)
     gen = [swing_peaks_cm(C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), leg, angles)

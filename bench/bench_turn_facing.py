@@ -22,7 +22,7 @@ least 0.4 rad/s, both averaged over 0.5 s (a stride's sway left out;
    (how far ahead along the path, in seconds at the commanded speed, the
    facing asked of the controller is taken).
 3. With ``--accuracy``: per lead, the style accuracy of `rigmind eval
-   locomotion` (`locomotion_rig_eval.style_accuracy`) on the first
+   locomotion` (`evaluation.locomotion_rig_scores.style_accuracy`) on the first
    ``--accuracy-count`` validation paths, and for each ``--margin-style``
    the classifier's margin (P(style) minus the best other style's) on the
    first ``--margin-paths`` validation paths.
@@ -46,8 +46,8 @@ from rigmind.backend.locomotion import metrics as MX
 from rigmind.backend.locomotion import path_follow as PF
 from rigmind.backend.locomotion import path_sets as PS
 from rigmind.backend.locomotion import style_classifier as SC
-from rigmind.operators import locomotion_rig_eval as RE
-from rigmind.operators import locomotion_scene as LS
+from rigmind.evaluation import locomotion_rig_scores as rig_scores
+from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 
 def turning_frames(root_vel, yaw_rate):
@@ -79,10 +79,10 @@ def generated_leads(ctl, paths, styles) -> dict:
     """``{style: (lead s, frames)}`` of Walk Along Path's walks."""
     out = {}
     for style in styles:
-        default = LS.style_speeds(style, "walk")[0]
+        default = walk_speeds.style_speeds(style, "walk")[0]
         bs, ws = [], []
         for p in paths:
-            motion, _ = LS.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
+            motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
             c = SC._as_features(motion)
             b, w = turning_frames(c.root_vel, c.root_ang_vel)
             bs.append(b)
@@ -95,10 +95,10 @@ def margins(ctl, clf, paths, style: str) -> np.ndarray:
     """Per path: P(style) minus the largest other style's P (the
     evaluation's verdict is right when > 0)."""
     k = clf.styles.index(style)
-    default = LS.style_speeds(style, "walk")[0]
+    default = walk_speeds.style_speeds(style, "walk")[0]
     out = []
     for p in paths:
-        motion, _ = LS.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
+        motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
         m = SC.predict_style(clf, motion)
         out.append(float(m[k] - np.delete(m, k).max()))
     return np.array(out)
@@ -117,7 +117,7 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     styles = a.styles.split(",")
 
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     if a.paths > 0:
         print("### Facing lead in turns (s; + = the body faces ahead of its travel)\n")
         mocap = {split: mocap_leads(split) for split in ("validation", "train")}
@@ -136,14 +136,14 @@ def main(argv=None) -> None:
         print(f"\n(frames in brackets; Walk Along Path on the first {a.paths} validation paths)")
 
     if a.accuracy:
-        clf = E._cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+        clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
         if a.accuracy_count > 0:
             print(f"\n### Style accuracy (first {a.accuracy_count} validation paths)\n")
             print("| lead (s) | mean | " + " | ".join(D.D2_STYLES) + " |")
             print("|" + "---|" * (2 + len(D.D2_STYLES)))
         for lead in a.lead if a.accuracy_count > 0 else ():
             PF.FACING_LEAD_SECONDS = lead
-            acc = RE.style_accuracy(PS.random_paths(PS.VALIDATION_SEED, a.accuracy_count), ctl)
+            acc = rig_scores.style_accuracy(PS.random_paths(PS.VALIDATION_SEED, a.accuracy_count), ctl)
             print(f"| {lead:g} | {acc['mean']:.0%} | " + " | ".join(f"{acc['styles'][s]:.0%}" for s in D.D2_STYLES)
                   + " |", flush=True)
         print(f"\n### Margin: P(style) minus the best other style's P (first {a.margin_paths} validation paths)\n")

@@ -26,7 +26,9 @@ import numpy as np  # noqa: E402
 from rigmind.backend.locomotion.controller import LocomotionController  # noqa: E402
 from rigmind.backend.locomotion.motion_matching import Control  # noqa: E402
 from bench_rig import load_bench_rig  # noqa: E402
+from rigmind.backend.locomotion import controllers
 from rigmind.operators import locomotion_scene  # noqa: E402
+from rigmind.backend.requests.walk import WalkPathRequest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,9 +60,9 @@ def main():
     arm = load_bench_rig(args.data)
     # A 78 m square-ish loop walked at 1.3 m/s: about 60 s.
     path = np.array([(0, 0), (20, 0), (20, 19), (0, 19), (0, 2)], dtype=float)
-    ctl = locomotion_scene.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     t0 = time.perf_counter()
-    action = locomotion_scene.walk_along_path(arm, path, style="normal", speed=1.3, controller=ctl)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path, style="normal", speed=1.3), controller=ctl)
     wall = time.perf_counter() - t0
     a, b = action.frame_range
     print()

@@ -27,13 +27,13 @@ import numpy as np
 from rigmind.backend.locomotion import dataset as D
 from rigmind.backend.locomotion import path_follow as PF
 from rigmind.backend.locomotion import path_sets as PS
-from rigmind.operators import locomotion_scene as LS
+from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 
 def start_pitch(ctl, style: str):
     """``(largest pitch over the first 1.5 s, over 2.5-4 s, hips speed over 0.5-1 s)``."""
-    v = LS.style_speeds(style, "walk")[0]
-    motion, _ = LS.generate_path(ctl, np.array([[0.0, 0.0], [8.0, 0.0]]), style=style, speed=v)
+    v = walk_speeds.style_speeds(style, "walk")[0]
+    motion, _ = walk_generation.generate_path(ctl, np.array([[0.0, 0.0], [8.0, 0.0]]), style=style, speed=v)
     fps = motion.fps
     wp = motion.world_positions()
     names = list(motion.skeleton.names)
@@ -50,9 +50,9 @@ def stalls(ctl, paths, styles) -> list:
     """``(style, path, stopped_at, longest still run in frames)`` of the walks that stall."""
     out = []
     for style in styles:
-        v = LS.style_speeds(style, "walk")[0]
+        v = walk_speeds.style_speeds(style, "walk")[0]
         for p in paths:
-            _, res = LS.generate_path(ctl, p.points, style=style, speed=p.speeds(v))
+            _, res = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(v))
             fps = res.motion.fps
             sp = np.linalg.norm(np.diff(res.root_xy, axis=0), axis=1) * fps
             still = (sp < 0.05) & ~res.stopping[1:]
@@ -70,7 +70,7 @@ def main(argv=None) -> None:
     ap.add_argument("--lead", type=float, nargs="+", default=[PF.FACING_LEAD_SECONDS])
     ap.add_argument("--stall-paths", type=int, default=0, help="validation paths per style for the stall check")
     a = ap.parse_args(argv)
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     print("| lead (s) | style | torso pitch, first 1.5 s (deg, max) | steady 2.5-4 s | hips speed 0.5-1 s (m/s) |")
     print("|---|---|---|---|---|")
     for lead in a.lead:

@@ -16,7 +16,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 import soundfile as sf  # noqa: E402
 
-from rigmind.operators.gesture_viewer_eval import load_rig  # noqa: E402
+from rigmind.evaluation.gesture_viewer import load_rig  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -27,8 +27,8 @@ from take_pictures import Canvas, write_png  # noqa: E402
 
 from rigmind.backend.locomotion import cleanup as C  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
-from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
-from rigmind.operators import locomotion_scene as LS  # noqa: E402
+from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
+from rigmind.backend.locomotion import controllers, path_pin, walk_generation, walk_speeds
 
 
 def panel(motion, frames, leg, title_color):
@@ -44,7 +44,7 @@ def panel(motion, frames, leg, title_color):
         return np.stack([p[:, :2] @ d, p[:, 2] - floor], 1)
 
     ku, au, tu = uv(k), uv(a), uv(t)
-    planted = E._contacts(wp[:, names.index("Foot_R")], motion.fps, leg)[frames]
+    planted = rig_scores.planted_contacts(wp[:, names.index("Foot_R")], motion.fps, leg)[frames]
     lo, hi = au[:, 0].min() - 0.15, au[:, 0].max() + 0.25
     cv = Canvas(int((hi - lo) * 400), 260, ((lo + hi) / 2, 0.2), 400)
     cv.line((lo, 0.0), (hi, 0.0), (170, 170, 170))
@@ -60,18 +60,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--frames", type=int, nargs=2, default=[75, 115], help="frame window of the walk")
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--data", default=str(controllers.default_data_dir()))
     args = ap.parse_args(argv)
-    ctl = LS.load_controller("neural")
-    leg = LS.controller_leg_length(ctl)
+    ctl = controllers.load_controller("neural")
+    leg = controllers.controller_leg_length(ctl)
     frames = np.arange(*args.frames)
     import bench_swing_toe_angle as T
 
     mocap = FT.load_clip(next(c for c in T.validation_mocap(args.data) if c.content == "walk"))
     scale = 1.11  # X Bot's legs over the controller's
-    default = LS.resolve_speed(None, "normal", "walk", 1.0)[0]
-    _, res = LS.generate_path(ctl, np.array([[0.0, 0.0], [8.0, 0.0]]), style="normal", speed=default, scale=scale)
-    cfg = LS.path_pin_config("normal")
+    default = walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]
+    _, res = walk_generation.generate_path(ctl, np.array([[0.0, 0.0], [8.0, 0.0]]), style="normal", speed=default, scale=scale)
+    cfg = path_pin.path_pin_config("normal")
     takes = [(mocap, (120, 120, 120)),
              (C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=replace(cfg, swing_pitch=None)),
               (40, 40, 200)),

@@ -20,7 +20,7 @@ import numpy as np
 
 from rigmind.backend.locomotion import path_sets as PS
 from rigmind.backend.locomotion.cleanup import PinConfig, pin_feet
-from rigmind.operators import locomotion_scene as LS
+from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 
 def digest(motion) -> str:
@@ -28,15 +28,15 @@ def digest(motion) -> str:
 
 
 def hashes() -> dict:
-    ctl = LS.load_controller("neural")
-    default = LS.resolve_speed(None, "normal", "walk", 1.0)[0]
+    ctl = controllers.load_controller("neural")
+    default = walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]
     fields = PinConfig.__dataclass_fields__
     path_cfg = dict(swing_clearance=0.115, swing_landing_slope=0.25, knee_speed=float(np.radians(400.0)))
     if "swing_pitch" in fields:
         path_cfg["swing_pitch"] = None
     out = {}
     for p in PS.validation_paths(2):
-        _, res = LS.generate_path(ctl, p.points, style="normal", speed=p.speeds(default))
+        _, res = walk_generation.generate_path(ctl, p.points, style="normal", speed=p.speeds(default))
         kw = dict(predicted=res.contacts, feet=res.feet)
         out[p.name] = {"default": digest(pin_feet(res.motion, **kw)),
                        "path": digest(pin_feet(res.motion, **kw, config=PinConfig(**path_cfg)))}

@@ -31,8 +31,9 @@ import bench_swing_toe_angle as T  # noqa: E402
 from rigmind.backend.locomotion import cleanup as C  # noqa: E402
 from rigmind.backend.locomotion import features as FT  # noqa: E402
 from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
-from rigmind.operators import locomotion_rig_eval as E  # noqa: E402
-from rigmind.operators import locomotion_scene as LS  # noqa: E402
+from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
+from rigmind.backend.foot_contacts import runs  # noqa: E402
+from rigmind.backend.locomotion import controllers, path_pin
 
 PHASES = np.linspace(0.0, 1.0, 11)
 
@@ -45,9 +46,9 @@ def swing_profiles(motion, leg: float) -> np.ndarray:
     for s in "LR":
         ankle, toe = wp[:, names.index(f"Foot_{s}")], wp[:, names.index(f"Toes_{s}")]
         pitch = T.pitch_deg(ankle, toe)
-        swing = ~E._contacts(ankle, motion.fps, leg)
+        swing = ~rig_scores.planted_contacts(ankle, motion.fps, leg)
         flat = np.median(pitch[~swing])
-        for a, b in zip(*E.runs(swing)):
+        for a, b in zip(*runs(swing)):
             if b - a >= 5:
                 rows.append(np.interp(PHASES, np.linspace(0.0, 1.0, b - a), pitch[a:b] - flat))
     return np.array(rows)
@@ -55,13 +56,13 @@ def swing_profiles(motion, leg: float) -> np.ndarray:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
+    ap.add_argument("--data", default=str(controllers.default_data_dir()))
     ap.add_argument("--count", type=int, default=16)
     args = ap.parse_args(argv)
-    ctl = LS.load_controller("neural")
-    leg = LS.controller_leg_length(ctl)
+    ctl = controllers.load_controller("neural")
+    leg = controllers.controller_leg_length(ctl)
     mocap = np.concatenate([swing_profiles(FT.load_clip(c), leg) for c in T.validation_mocap(args.data)])
-    cfg = LS.path_pin_config("normal")
+    cfg = path_pin.path_pin_config("normal")
     walks = B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)
     cleaned = np.concatenate([swing_profiles(C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cfg), leg)
                               for _, r in walks])

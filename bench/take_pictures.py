@@ -37,6 +37,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
+from rigmind.backend.requests.walk import WalkPathRequest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -273,6 +274,7 @@ def main():
     pts = parse_points(args.path)
     pauses = [p for t in args.pause for p in parse_pauses(t, "--pause")]
     if args.rig:
+        from rigmind.backend.locomotion import controllers
         from rigmind.operators import locomotion_scene as LS
 
         arm = load_rig(args.rig, args.data)
@@ -280,7 +282,7 @@ def main():
         if pauses:
             kw["pauses"] = pauses
         walk_pts = pts if np.isfinite(pts[:, 2]).any() else pts[:, :2]
-        action = LS.walk_along_path(arm, walk_pts, style=args.style, controller=LS.load_controller("neural"), **kw)
+        action = LS.walk_along_path(arm, WalkPathRequest(points=walk_pts, style=args.style, **kw), controller=controllers.load_controller("neural"))
     else:
         bpy.ops.wm.open_mainfile(filepath=str(Path(args.blend).resolve()))
         arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
@@ -302,7 +304,7 @@ def main():
 def load_rig(name, data_dir):
     """The rig in a fresh scene (as ``rigmind eval locomotion --rigs`` loads it)."""
     try:
-        from rigmind.operators.locomotion_rig_eval import load_rig as _load
+        from rigmind.evaluation.locomotion_rigs import load_rig as _load
 
         return _load(name, data_dir)
     except ImportError:  # an older checkout: the mannequin and the glTF characters

@@ -101,4 +101,18 @@ def get_preferences(context=None):
     return addon.preferences if addon is not None else None
 
 
+def controller_options(context=None) -> dict:
+    """The inference engine and models folder the preferences choose:
+    ``{"engine": "onnxruntime" | "torch", "models_dir": absolute path}``
+    (``models_dir`` only when set), for the locomotion controller and the
+    other models' runtime; empty when the add-on is not enabled."""
+    prefs = get_preferences(context)
+    if prefs is None:
+        return {}
+    opts = {"engine": effective_runtime(prefs)}
+    if prefs.models_dir:
+        opts["models_dir"] = bpy.path.abspath(prefs.models_dir)
+    return opts
+
+
 CLASSES = (RigMindPreferences,)

@@ -115,9 +115,9 @@ class TakeWorker:
 
                 load_default_model()
         if kind == "walk":
-            from . import locomotion_scene as LS
+            from ..backend.locomotion.controllers import load_controller
 
-            LS.load_controller(self.config.controller, self.config.data)
+            load_controller(self.config.controller, self.config.data)
 
     def _reset_scene(self):
         import bpy
@@ -231,23 +231,32 @@ class TakeWorker:
     def _walk(self, item, source, seed, out) -> None:
         import bpy
 
-        from ..backend.errors import UserError
-        from ..backend.locomotion.dataset import D2_STYLES
+        from ..backend.locomotion.controllers import load_chosen
         from . import export
         from . import locomotion_scene as LS
 
-        p = item.params
-        style, gait, speed = p.get("style", "normal"), p.get("gait", "walk"), p.get("speed")
-        if style not in D2_STYLES:
-            raise UserError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
-        points = LS.parse_path(p["path"])
+        request = self._walk_request(item.params)
         arm, _ = self._reset_scene()
-        ctl = LS.load_controller(self.config.controller, self.config.data, styles=(style,), gait=gait)
-        kwargs = {} if speed is None else {"speed": float(speed)}
-        LS.walk_along_path(arm, points, style=style, gait=gait, controller=ctl, **kwargs)
+        ctl = load_chosen(request.controller, request.style, request.gait)
+        LS.walk_along_path(arm, request, controller=ctl)
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None
         export.export_character(arm, out, frame_range=rng)
+
+    def _walk_request(self, params: dict):
+        """A walk manifest entry's ``params`` (path text, style, gait, speed)
+        as a Walk Along Path request on the batch's controller."""
+        from ..backend.errors import UserError
+        from ..backend.locomotion.dataset import D2_STYLES
+        from ..backend.locomotion.path_input import parse_path
+        from ..backend.requests.walk import ControllerChoice, WalkPathRequest
+
+        style, gait, speed = params.get("style", "normal"), params.get("gait", "walk"), params.get("speed")
+        if style not in D2_STYLES:
+            raise UserError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
+        return WalkPathRequest(points=parse_path(params["path"]), style=style, gait=gait,
+                               speed=None if speed is None else float(speed),
+                               controller=ControllerChoice(kind=self.config.controller, data_dir=self.config.data))
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)

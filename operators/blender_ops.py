@@ -17,6 +17,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ImportHelper
 
 from ..blender_addon import properties as P
+from ..blender_addon.preferences import controller_options
 from .op_common import (
     ModalJobMixin,
     SceneFilledMixin,
@@ -368,24 +369,11 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
 # --- locomotion ------------------------------------------------------------------------
 
 
-def _controller_options(context) -> dict:
-    """Inference engine and models folder from the add-on preferences."""
-    from ..blender_addon.preferences import effective_runtime, get_preferences
-
-    prefs = get_preferences(context)
-    if prefs is None:
-        return {}
-    opts = {"engine": effective_runtime(prefs)}
-    if prefs.models_dir:
-        opts["models_dir"] = bpy.path.abspath(prefs.models_dir)
-    return opts
-
-
 def _runtime(context):
     """The gesture and face models' runtime from the add-on preferences:
     "torch", or None for ONNX Runtime whenever the exports match the weights
     (the backend's default, which falls back to torch for retrained weights)."""
-    return "torch" if _controller_options(context).get("engine") == "torch" else None
+    return "torch" if controller_options(context).get("engine") == "torch" else None
 
 
 def _path_object(context, name: str = ""):
@@ -446,10 +434,14 @@ class _LocomotionOperator(ModalJobMixin):
     def poll(cls, context):
         return poll_armature(cls, context)
 
-    def _common(self, context) -> dict:
+    def _request_fields(self, context) -> dict:
+        """The fields both walk requests take, from the properties (and the
+        add-on preferences' engine and models folder)."""
+        from ..backend.requests.walk import ControllerChoice
+
         return dict(style=self.style, gait=self.gait, speed=None if self.speed_from_style else float(self.speed),
-                    controller=self.controller, controller_options=_controller_options(context),
-                    in_place=self.in_place, frame_start=int(self.start_frame), user_scene=True)
+                    in_place=self.in_place, start_frame=int(self.start_frame), user_scene=True,
+                    controller=ControllerChoice(kind=self.controller, **controller_options(context)))
 
     def done(self, context, result):
         return _done_action(self, result)
@@ -462,9 +454,11 @@ class RIGMIND_OT_bake_walk_cycle(_LocomotionOperator, bpy.types.Operator):
     bl_label = "Bake Walk Cycle"
 
     def make_job(self, context):
+        from ..backend.requests.walk import WalkCycleRequest
         from . import locomotion_scene as LS
 
-        return LS.walk_cycle_job(_armature_or_error(context, self.armature), **self._common(context))
+        arm = _armature_or_error(context, self.armature)
+        return LS.walk_cycle_job(arm, WalkCycleRequest(**self._request_fields(context)))
 
 
 class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
@@ -482,12 +476,13 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
 
     def make_job(self, context):
         from ..backend.locomotion.path_follow import parse_pauses
+        from ..backend.requests.walk import WalkPathRequest
         from . import locomotion_scene as LS
 
         arm = _armature_or_error(context, self.armature)
         pauses = parse_pauses(self.pauses)   # bad text fails before the curve is read
         points = LS.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
-        return LS.walk_path_job(arm, points, pauses=pauses, **self._common(context))
+        return LS.walk_path_job(arm, WalkPathRequest(points=points, pauses=pauses, **self._request_fields(context)))
 
 
 def _absolute_audio(props: dict) -> dict:

@@ -10,6 +10,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from ..blender_addon import properties as P
+from ..blender_addon.preferences import controller_options
 from .op_common import fill_from_scene, poll_armature, report_failure, resolve_armature
 
 # The backend (locomotion, SciPy) is imported when Drive starts, never at
@@ -68,16 +69,16 @@ class RIGMIND_OT_drive(bpy.types.Operator):
         return {"CANCELLED"}
 
     def invoke(self, context, event):
+        from ..backend.requests.walk import ControllerChoice
         from . import drive_scene
-        from .blender_ops import _controller_options
 
         fill_from_scene(self, context, self.scene_props)
         if context.window is None or context.area is None or context.area.type != "VIEW_3D":
             return self.execute(context)
-        opts = {k: v for k, v in _controller_options(context).items() if k in ("engine", "models_dir")}
+        choice = ControllerChoice(kind="neural", **controller_options(context))
         try:
             self._session = drive_scene.DriveSession(resolve_armature(context, self.armature), style=self.style,
-                                                     controller_options=opts)
+                                                     controller=choice)
         except Exception as e:  # reported by kind: a user error as one line, anything else as an internal error
             return report_failure(self, e)
         self._rate = _di().TickRate(self._session.scene_fps)

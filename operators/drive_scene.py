@@ -38,7 +38,9 @@ import time
 import numpy as np
 
 from ..backend.locomotion import drive_input as DI
+from ..backend.locomotion.controllers import GENERATE_LOCK, ControllerError, bandai_bone_map, load_controller
 from ..backend.motion import Motion
+from ..backend.requests.walk import ControllerChoice
 from . import locomotion_scene as LS
 from . import scene_io
 
@@ -126,21 +128,21 @@ class DriveSession:
 
     Args:
         arm: the armature object.
-        controller: a neural ``LocomotionController`` (or a kind for
-            :func:`~.locomotion_scene.load_controller`; default "neural").
+        controller: a neural ``LocomotionController``, or a
+            :class:`~rigmind.backend.requests.walk.ControllerChoice` to load
+            (:func:`~rigmind.backend.locomotion.controllers.load_controller`;
+            None: the neural one from the shipped models).
         style: the starting style.
         config: :class:`~rigmind.backend.locomotion.drive_input.DriveConfig`.
-        controller_options: for :func:`~.locomotion_scene.load_controller`.
     """
 
-    def __init__(self, arm, *, controller=None, style: str = "normal", config: DI.DriveConfig = None,
-                 controller_options=None):
+    def __init__(self, arm, *, controller=None, style: str = "normal", config: DI.DriveConfig = None):
         import bpy
 
         from . import retarget_scene as RS
         from . import rigify
 
-        LS._check_armature(arm)
+        LS.check_armature(arm)
         if rigify.is_rigify(arm):
             raise scene_io.SceneError(
                 f"'{arm.name}' is a generated Rigify rig: Drive writes the deform bones directly and Rigify's "
@@ -149,12 +151,14 @@ class DriveSession:
         self.arm = arm
         self.arm_name = arm.name
         self.scene = bpy.context.scene
-        if controller is None or isinstance(controller, str):
-            controller = LS.load_controller(controller or "neural", **(controller_options or {}))
+        if controller is None or isinstance(controller, ControllerChoice):
+            choice = controller or ControllerChoice(kind="neural")
+            controller = load_controller(choice.kind, choice.data_dir, engine=choice.engine,
+                                         models_dir=choice.models_dir)
         if not hasattr(controller, "feet"):
-            raise LS.ControllerError("Drive needs the neural locomotion controller (models/locomotion.onnx)")
-        if not LS._GENERATE_LOCK.acquire(blocking=False):
-            raise LS.ControllerError("a walk is being generated with the locomotion controller: wait for it to finish")
+            raise ControllerError("Drive needs the neural locomotion controller (models/locomotion.onnx)")
+        if not GENERATE_LOCK.acquire(blocking=False):
+            raise ControllerError("a walk is being generated with the locomotion controller: wait for it to finish")
         self._locked = True
         try:
             self.ctl = controller
@@ -167,7 +171,7 @@ class DriveSession:
             rot, scale, trans = RS.object_transform(arm)
             world = RS.skeleton_to_world(skel, rot, scale, trans)
             calib = self._calibration_clip(style)
-            src_map = LS._source_map(calib)
+            src_map = bandai_bone_map(calib.skeleton)
             tgt_map = RS.target_mapping(arm)
             from ..backend.live_retarget import LiveRetarget
 
@@ -208,11 +212,11 @@ class DriveSession:
         the retarget would take the most upright frame of each clip, which
         for a varied take can turn the head or hands 10-25° away from what
         the preview showed)."""
-        from ..backend.locomotion.path_follow import _concat
+        from ..backend.locomotion.path_follow import concat_poses
 
         self.ctl.reset(style=style)
         pose = self.ctl.pose()
-        return _concat([pose] * int(round(CALIBRATION_SECONDS * self.fps)), self.fps)
+        return concat_poses([pose] * int(round(CALIBRATION_SECONDS * self.fps)), self.fps)
 
     def _prepare_rig(self) -> None:
         arm = self.arm
@@ -226,7 +230,7 @@ class DriveSession:
 
     def _release(self) -> None:
         if getattr(self, "_locked", False):
-            LS._GENERATE_LOCK.release()
+            GENERATE_LOCK.release()
             self._locked = False
 
     # -- input -----------------------------------------------------------------------
@@ -323,10 +327,10 @@ class DriveSession:
         feet [F, 4, 3])`` at the controller's rate, or None."""
         if self.take is None or len(self.take["poses"]) < 2:
             return None
-        from ..backend.locomotion.path_follow import _concat
+        from ..backend.locomotion.path_follow import concat_poses
 
         t = self.take
-        return _concat(t["poses"], self.fps), np.array(t["contacts"]), np.array(t["feet"])
+        return concat_poses(t["poses"], self.fps), np.array(t["contacts"]), np.array(t["feet"])
 
     def cleaned_take(self):
         """The take with the feet pinned (as a baked walk: the controller's

@@ -13,6 +13,7 @@ import soundfile as sf
 from conftest import data_file
 from rigmind.backend.requests.face import FaceRequest
 from rigmind.backend.requests.gesture import GestureRequest
+from rigmind.backend.requests.walk import ControllerChoice, WalkCycleRequest
 
 BVH_CLIP = "bandai_namco_d2_locomotion/bvh/dataset-2_walk_normal_001.bvh.gz"
 
@@ -464,7 +465,7 @@ def test_closing_a_job_leaves_the_scene_as_it_was(character, speech_2s, tmp_path
     assert scene.render.image_settings.file_format == fmt and len(bpy.data.scenes) == 1
     actions = set(bpy.data.actions)
     for job in (gesture_scene.gesture_job(arm, GestureRequest(audio_path=speech_2s)), face_scene.face_job(head, FaceRequest(audio_path=speech_2s)),
-                locomotion_scene.walk_cycle_job(arm, style="normal", controller="neural")):
+                locomotion_scene.walk_cycle_job(arm, WalkCycleRequest(style="normal", controller=ControllerChoice(kind="neural")))):
         next(job)
         job.close()
     assert set(bpy.data.actions) == actions

@@ -148,9 +148,9 @@ def test_walk_path_with_a_pause(tmp_path):
     """``rigmind walk --path ... --pause 2,1``: the exported take stands
     about a second 2 m along the path, then walks on to the end."""
     from rigmind.backend.bvh import read_bvh
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/")
     blend = tmp_path / "m.blend"
     assert run("mannequin", "--out", blend).returncode == 0

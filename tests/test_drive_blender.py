@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rigmind.backend.locomotion.drive_input import InputEvent as E
+from rigmind.backend.requests.walk import WalkPathRequest
 
 bpy = pytest.importorskip("bpy")
 
@@ -30,11 +31,11 @@ TEN_SECONDS = [
 
 @pytest.fixture(scope="module")
 def controller():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no trained locomotion model in models/: train one with `rigmind train locomotion`")
-    return LS.load_controller("neural")
+    return controllers.load_controller("neural")
 
 
 @pytest.fixture
@@ -181,7 +182,7 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
     assert np.linalg.norm(xy[0] - roots[0]) < 1e-3 and np.linalg.norm(xy[-1] - roots[-1]) < 1e-3
     length = np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))
     assert length > 8.0
-    rebaked = LS.walk_along_path(rig, xy, controller=controller)
+    rebaked = LS.walk_along_path(rig, WalkPathRequest(points=xy), controller=controller)
     assert rebaked != action and rig.animation_data.action == rebaked and action.use_fake_user
 
 
@@ -283,7 +284,7 @@ def test_live_mapping_matches_the_full_retarget(rig, controller):
     few degrees, the hips within a few centimetres."""
     from rigmind.backend import rotations as R
     from rigmind.operators import drive_scene as DS
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
     from rigmind.operators import retarget_scene as RS
     from rigmind.operators import scene_io
 
@@ -299,7 +300,7 @@ def test_live_mapping_matches_the_full_retarget(rig, controller):
     world = RS.skeleton_to_world(skel, rot, scale, trans)
     from rigmind.backend.retarget import RetargetConfig, retarget
 
-    res = retarget(motion, dict(LS._source_map(motion).bones), world, dict(RS.target_mapping(rig).bones),
+    res = retarget(motion, dict(controllers.bandai_bone_map(motion.skeleton).bones), world, dict(RS.target_mapping(rig).bones),
                    RetargetConfig(root_mode="hips", ik=True, ground_height=None), reference=session.reference)
     on_rig = RS.motion_to_armature_space(res.motion, skel, rot, scale, trans)
     full = R.mul(R.inv(skel.rest_rotations)[None], on_rig.rotations)
@@ -338,10 +339,10 @@ def test_drive_operator_and_panel_button(bpy_clean, controller):
 
 def test_drive_refuses_a_busy_controller(rig, controller):
     from rigmind.operators import drive_scene as DS
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    with LS._GENERATE_LOCK:
-        with pytest.raises(LS.ControllerError, match="being generated"):
+    with controllers.GENERATE_LOCK:
+        with pytest.raises(controllers.ControllerError, match="being generated"):
             DS.DriveSession(rig, controller=controller)
     s = DS.DriveSession(rig, controller=controller)  # free again
     s.cancel()

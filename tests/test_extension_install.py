@@ -154,6 +154,8 @@ def test_zip_layout_is_flat_and_deterministic(built_zip, tmp_path):
         parts = name.split("/")
         assert "__pycache__" not in parts and not name.endswith(".pyc"), name
         assert parts[0] not in {"tests", "bench", "tools", ".venv", ".venv-bpy52", ".git", "dist", "build", ".cache"}, name
+        # The evaluation drivers are the pip package's (`rigmind eval`), never the add-on's.
+        assert parts[0] != "evaluation", name
         assert name != "install.py", name
     # No set-up tool anywhere in the tree (they live in tools/, never shipped).
     for tool in ("build_extension.py", "install_into_blender.py", "install.py"):

@@ -193,8 +193,8 @@ pkg = {module!r}
 import importlib
 DS = importlib.import_module(pkg + ".operators.drive_scene")
 DI = importlib.import_module(pkg + ".backend.locomotion.drive_input")
-LS = importlib.import_module(pkg + ".operators.locomotion_scene")
-session = DS.DriveSession(arm, controller=LS.load_controller("neural"))
+CT = importlib.import_module(pkg + ".backend.locomotion.controllers")
+session = DS.DriveSession(arm, controller=CT.load_controller("neural"))
 script = [(0.0, DI.InputEvent("R")), (0.0, DI.InputEvent("W")), (2.0, DI.InputEvent("W", "RELEASE")),
           (2.5, DI.InputEvent("RET"))]
 fps, k, cmds = 24.0, 0, []

@@ -17,6 +17,7 @@ import soundfile as sf
 
 import rig_factory
 from rigmind.backend.requests.gesture import GestureRequest
+from rigmind.backend.requests.walk import WalkCycleRequest
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 
@@ -109,7 +110,7 @@ def test_keep_legs_layers_over_walk(mannequin, speech_wav):
     from rigmind.operators import gesture_scene, locomotion_scene, retarget_scene
 
     arm = mannequin["armature"]
-    walk = locomotion_scene.bake_walk_cycle(arm, style="normal", gait="walk", speed=1.3, in_place=False)
+    walk = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=False))
     legs = ["LeftUpLeg", "LeftLeg", "RightFoot", "Hips"]
     frames = np.arange(1, 20, 3)
     before = retarget_scene.sample_positions_world(arm, {b: b for b in legs + ["LeftHand"]}, frames)

@@ -14,6 +14,7 @@ from conftest import data_file
 from rigmind.backend.gesture import viewer_metrics as VM
 from rigmind.backend.requests.gesture import GestureRequest
 from rigmind.backend.requests.retarget import RetargetRequest
+from rigmind.backend.requests.walk import WalkCycleRequest
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +216,7 @@ def test_keep_legs_keeps_the_walks_trunk(speech_20s):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     arm = _mannequin()
-    walk = locomotion_scene.bake_walk_cycle(arm, style="normal", gait="walk", speed=1.3, in_place=False)
+    walk = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=False))
     wpos = _sample(arm, range(1, int(walk.frame_range[1]) + 1))
     walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])).mean()
     res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=0, base="keep_legs"))
@@ -276,7 +277,7 @@ def test_eval_viewer_command(tmp_path, data_dir):
     reference row and our row with every viewer metric."""
     import json
 
-    from rigmind.operators.gesture_viewer_eval import main_viewer_eval
+    from rigmind.evaluation.gesture_viewer import main_viewer_eval
 
     out = tmp_path / "viewer.json"
     assert main_viewer_eval(["--data", str(data_dir), "--rigs", "mannequin", "--langs", "silero_de.wav",

@@ -30,81 +30,30 @@ from pathlib import Path
 #: The repository root (the package `rigmind`), wherever in tests/ this file sits.
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PACKAGE = "rigmind"
-SHIPPED_FOLDERS = ("backend", "operators", "blender_addon", "presets")
+#: The package's folders: what the extension ships, and ``evaluation`` (in the
+#: pip package for ``rigmind eval``, not in the extension zip).
+SHIPPED_FOLDERS = ("backend", "operators", "blender_addon", "presets", "evaluation")
 NOT_SHIPPED_ROOT = {"install.py"}
 BLENDER_MODULES = {"bpy", "bpy_extras", "mathutils", "addon_utils"}
 #: Ten or more parameters is a request dataclass waiting to be written.
 MAX_PARAMETERS = 9
 
 # --- what other branches of issue #26 are fixing right now ------------------------
-# Today's offenders, each marked with the branch that removes it. Empty these
-# sets as those branches merge: the test fails on an entry that is no longer
-# needed ("gone now, take them out"), so they cannot go stale.
+# The project's rules hold with no exception today; an entry here is a
+# deliberate, temporary exception with its reason (the test fails on an
+# entry that is no longer needed, so these cannot go stale).
 
 #: Import cycles, each as its strongly connected component (module names
 #: sorted, joined by " <-> ").
-KNOWN_UNTIL_MERGE = {
-    "operators.face_scene <-> operators.gesture_scene",       # jobs agent
-    "operators.retarget_scene <-> operators.rig_checks",      # jobs agent
-    "operators.blender_ops <-> operators.drive_op",           # walk agent
-}
+KNOWN_UNTIL_MERGE: set = set()
 
 #: Private names one module takes from another, as "importer -> module._name"
 #: (``from module import _name``, or ``module._name`` through an imported
 #: module).
-KNOWN_UNTIL_MERGE_PRIVATE = {
-    # jobs agent (Gesture/Face/Retarget requests)
-    "operators.face_scene -> operators.gesture_scene._audio_and_start",
-    "operators.face_scene -> operators.gesture_scene._needs_sound_strip",
-    "operators.retarget_scene -> operators.rig_files._first_line",
-    "operators.take_sampling -> operators.retarget_scene._object_transform",
-    "operators.drive_scene -> operators.retarget_scene._object_transform",
-    # walk agent (the walk pipeline into backend/locomotion, evaluation/)
-    "operators.drive_op -> operators.blender_ops._controller_options",
-    "operators.drive_scene -> backend.locomotion.path_follow._concat",
-    "operators.locomotion_scene -> backend.retarget._resolve",
-    "operators.drive_scene -> operators.locomotion_scene._GENERATE_LOCK",
-    "operators.drive_scene -> operators.locomotion_scene._check_armature",
-    "operators.drive_scene -> operators.locomotion_scene._source_map",
-    "operators.locomotion_rig_eval -> backend.locomotion.eval._cached_classifier",
-    "backend.locomotion.eval -> backend.locomotion.metrics._default_controls",
-    # scene_io's key writers, used by face_scene, gesture_scene (jobs agent's
-    # files) and rigify: to make public once those files are free.
-    "operators.face_scene -> operators.scene_io._new_action",
-    "operators.face_scene -> operators.scene_io._write_curves",
-    "operators.gesture_scene -> operators.scene_io._write_curves",
-    "operators.rigify -> operators.scene_io._write_curves",
-}
+KNOWN_UNTIL_MERGE_PRIVATE: set = set()
 
-#: Functions with ten or more parameters, as "module.qualname", the 21 of
-#: today: the request dataclasses (GestureRequest, FaceRequest, WalkRequest,
-#: RetargetRequest, ExportRequest) replace most of them.
-KNOWN_UNTIL_MERGE_PARAMS = {
-    # jobs agent
-    "operators.gesture_scene.apply",
-    "operators.gesture_scene.generate_gesture_on_rig",
-    "operators.gesture_scene.gesture_job",
-    "operators.face_scene.face_job",
-    "operators.face_scene.generate_face_on_mesh",
-    "operators.retarget_scene.retarget_onto",
-    "backend.live_retarget.LiveRetarget.__init__",
-    "backend.retarget._arm_ik",
-    # walk agent
-    "operators.locomotion_scene.bake_walk_cycle",
-    "operators.locomotion_scene.walk_along_path",
-    "operators.locomotion_scene.walk_cycle_job",
-    "operators.locomotion_scene.walk_path_job",
-    "backend.locomotion.eval.evaluate_locomotion",
-    "backend.locomotion.cleanup._solve_leg",
-    "backend.locomotion.cleanup.stance_contacts",
-    "backend.locomotion.motion_matching.MotionMatchingController.__init__",
-    "backend.locomotion.style_classifier._fit",
-    "backend.locomotion.swing_pitch._pitch_changes",
-    "backend.locomotion.swing_pitch.pitch_swing",
-    # the mannequin's builders (operators/mannequin.py)
-    "operators.mannequin._arkit_side_fields",
-    "operators.mannequin._capsule",
-}
+#: Functions with ten or more parameters, as "module.qualname".
+KNOWN_UNTIL_MERGE_PARAMS: set = set()
 
 #: Modules in operators/ that import none of bpy, bpy_extras, mathutils,
 #: addon_utils, and why each belongs there all the same.
@@ -112,7 +61,9 @@ PURE_OPERATORS_ALLOWED = {
     "operators.blender_compat": "works on the Blender objects it is handed (a sequencer Strip): the "
                                 "differences between Blender versions' Python APIs, nothing else",
     "operators.rig_checks": "checks the armature object it is handed (its matrix_world) before a "
-                            "generation; the jobs agent is untangling it from retarget_scene",
+                            "generation",
+    "operators.rig_mapping": "reads the armature object it is handed (its saved bone map, a custom "
+                             "property, and its rest pose through scene_io)",
 }
 
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from rigmind.backend import limits
+from rigmind.backend.requests.walk import ControllerChoice, WalkPathRequest
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 
@@ -95,7 +96,7 @@ def test_walk_path_operator_refuses_a_huge_curve(bpy_clean):
     try:
         arm = mannequin.build_mannequin()["armature"]
         with pytest.raises(limits.OutOfRange, match="from the origin"):
-            LS.walk_along_path(arm, np.array([[0.0, 0.0], [1e9, 0.0]]), controller="auto")
+            LS.walk_along_path(arm, WalkPathRequest(points=np.array([[0.0, 0.0], [1e9, 0.0]]), controller=ControllerChoice(kind="auto")))
         assert arm.animation_data is None or arm.animation_data.action is None
     finally:
         rigmind.unregister()

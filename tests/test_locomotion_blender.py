@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, call_as_panel, data_file
+from rigmind.backend.requests.walk import WalkCycleRequest, WalkPathRequest
 
 D2 = "bandai_namco_d2_locomotion/bvh/dataset-2_"
 CLIPS = (
@@ -71,8 +72,7 @@ def test_bake_walk_cycle_loops(rig, controller):
     from rigmind.operators import locomotion_scene as LS
 
     seen = []
-    action = LS.bake_walk_cycle(rig, style="normal", gait="walk", speed=1.4, in_place=True,
-                                controller=controller, progress=seen.append)
+    action = LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.4, in_place=True), controller=controller, progress=seen.append)
     assert action.name == "RigMind Walk · normal · 1.4 m/s"
     assert rig.animation_data.action == action
     curves = _fcurves(action, rig)
@@ -100,7 +100,7 @@ def test_bake_root_motion_cycle_keeps_moving(rig, controller):
 
     from rigmind.operators import locomotion_scene as LS
 
-    LS.bake_walk_cycle(rig, style="normal", speed=1.3, in_place=False, controller=controller)
+    LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=False), controller=controller)
     n = bpy.context.scene.frame_end
     hips = _heads(rig, [1, n + 1, 2 * n + 1])[:, 0]
     step = hips[1] - hips[0]
@@ -124,7 +124,7 @@ def test_walk_along_bezier_curve(rig, controller):
     length = np.sum(np.linalg.norm(np.diff(pts, axis=0), axis=1))
     assert 4.0 < length < 5.0
 
-    action = LS.walk_along_path(rig, pts, style="normal", speed=1.3, controller=controller)
+    action = LS.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.3), controller=controller)
     assert action.name == "RigMind Walk Along Path · normal · 1.3 m/s"
     scene = bpy.context.scene
     hips = _heads(rig, [scene.frame_start, scene.frame_end])[:, 0, :2]
@@ -143,7 +143,7 @@ def test_walk_around_bezier_circle(rig, controller):
     curve = bpy.context.active_object
     pts = LS.curve_to_polyline(curve)
     np.testing.assert_allclose(pts[0], pts[-1], atol=1e-4)
-    LS.walk_along_path(rig, pts, style="normal", speed=1.1, controller=controller)
+    LS.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.1), controller=controller)
     scene = bpy.context.scene
     frames = list(range(scene.frame_start, scene.frame_end + 1, 5))
     hips = _heads(rig, frames)[:, 0, :2]
@@ -155,9 +155,10 @@ def test_walk_around_bezier_circle(rig, controller):
 def test_cancel_leaves_scene_unchanged(rig, controller):
     import bpy
 
+    from rigmind.backend import errors
     from rigmind.operators import locomotion_scene as LS
 
-    previous = LS.bake_walk_cycle(rig, style="normal", speed=1.3, in_place=True, controller=controller)
+    previous = LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=True), controller=controller)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 5, 77
     actions = set(bpy.data.actions)
@@ -168,10 +169,10 @@ def test_cancel_leaves_scene_unchanged(rig, controller):
         calls.append(1)
         return len(calls) > 1
 
-    with pytest.raises(LS.Cancelled):
-        LS.bake_walk_cycle(rig, style="normal", speed=1.3, controller=controller, cancel=cancel)
-    with pytest.raises(LS.Cancelled):
-        LS.walk_along_path(rig, [[0, 0], [3, 0]], controller=controller, cancel=cancel)
+    with pytest.raises(errors.Cancelled):
+        LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3), controller=controller, cancel=cancel)
+    with pytest.raises(errors.Cancelled):
+        LS.walk_along_path(rig, WalkPathRequest(points=[[0, 0], [3, 0]]), controller=controller, cancel=cancel)
     assert set(bpy.data.actions) == actions
     assert rig.animation_data.action == previous
     assert _fcurves(previous, rig)[0].keyframe_points[3].co[1] == before
@@ -185,11 +186,11 @@ def test_job_generator_cancel_and_finish(rig, controller):
     from rigmind.operators import locomotion_scene as LS
 
     actions = set(bpy.data.actions)
-    job = LS.walk_path_job(rig, [[0, 0], [0, -2]], style="normal", speed=1.3, controller=controller)
+    job = LS.walk_path_job(rig, WalkPathRequest(points=[[0, 0], [0, -2]], style="normal", speed=1.3), controller=controller)
     next(job)
     job.close()
     assert set(bpy.data.actions) == actions
-    job = LS.walk_cycle_job(rig, style="normal", gait="walk", speed=1.3, in_place=True, controller=controller)
+    job = LS.walk_cycle_job(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=True), controller=controller)
     fractions = []
     try:
         while True:

@@ -245,7 +245,7 @@ def test_motion_matching(tiny_db):
 
     # Style restriction, also when the style changes mid-way; brute force agrees with the KD-tree.
     ctl.reset(style="elderly")
-    brute = MM.MotionMatchingController(db, method="brute")
+    brute = MM.MotionMatchingController(db, MM.MatchingConfig(method="brute"))
     brute.reset(style="elderly")
     controls = [MM.Control(velocity=(0.0, 1.0), style="elderly")] * 60 + [MM.Control(velocity=(0.0, 1.0), style="normal")] * 60
     a = ctl.run(controls)

@@ -22,19 +22,19 @@ def test_only_the_elderly_run_is_grounded():
 
 
 def test_action_names_and_the_warning_say_what_was_made():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import walk_names, walk_speeds
 
-    assert LS.path_action_name("elderly", 1.47, "run").startswith("RigMind Grounded Run Along Path · elderly")
-    assert LS.cycle_action_name("elderly", 1.47, "run").startswith("RigMind Grounded Run · elderly")
-    assert LS.path_action_name("normal", 2.88, "run").startswith("RigMind Run Along Path · normal")
-    speed, warning = LS.resolve_speed(None, "elderly", "run")
-    assert speed == pytest.approx(LS.style_speeds("elderly", "run")[0], abs=1e-3)
+    assert walk_names.path_action_name("elderly", 1.47, "run").startswith("RigMind Grounded Run Along Path · elderly")
+    assert walk_names.cycle_action_name("elderly", 1.47, "run").startswith("RigMind Grounded Run · elderly")
+    assert walk_names.path_action_name("normal", 2.88, "run").startswith("RigMind Run Along Path · normal")
+    speed, warning = walk_speeds.resolve_speed(None, "elderly", "run")
+    assert speed == pytest.approx(walk_speeds.style_speeds("elderly", "run")[0], abs=1e-3)
     assert "no flight phase" in warning and "grounded run" in warning and "\n" not in warning
     # Clamping still says the range, and the gait note comes with it.
-    _, warning = LS.resolve_speed(9.0, "elderly", "run")
+    _, warning = walk_speeds.resolve_speed(9.0, "elderly", "run")
     assert "clamped" in warning and "grounded run" in warning
-    assert LS.resolve_speed(None, "normal", "run")[1] is None
-    assert LS.resolve_speed(None, "elderly", "walk")[1] is None
+    assert walk_speeds.resolve_speed(None, "normal", "run")[1] is None
+    assert walk_speeds.resolve_speed(None, "elderly", "walk")[1] is None
 
 
 def _lowest_foot_peak(motion) -> float:

@@ -207,14 +207,9 @@ def test_eval_quick_end_to_end(small_set, data_dir, tmp_path):
     classifier = SC.train_style_classifier(train, SC.StyleTrainConfig(seed=0, epochs=2))
     result = E.evaluate_locomotion(
         {"motion matching": mm},
-        data_dir,
-        paths=E.QUICK_PATHS,
-        styles=E.QUICK_STYLES,
-        classifier=classifier,
-        mocap_clips=val,
-        train_clips=[c for c in train if not c.mirrored],
-        timing_steps=30,
-        cleanup=False,
+        E.EvalConfig(paths=E.QUICK_PATHS, styles=E.QUICK_STYLES, timing_steps=30, cleanup=False),
+        E.EvalReferences(data_dir=data_dir, classifier=classifier, mocap_clips=val,
+                         train_clips=[c for c in train if not c.mirrored]),
     )
     names = [r["name"] for r in result["rows"]]
     assert names[0] == "motion matching" and names[-1].startswith("validation mocap")

@@ -5,7 +5,7 @@ U-turn, follow a per-point speed profile, walk in place, and honour the
 curve object's own transform.
 
 Everything is read from Blender's evaluated pose
-(:mod:`rigmind.operators.locomotion_rig_eval`). The controller is the
+(:mod:`rigmind.evaluation.locomotion_rigs`). The controller is the
 committed neural model (``models/locomotion.onnx``); tests skip without it.
 """
 
@@ -15,15 +15,16 @@ import math
 
 import numpy as np
 import pytest
+from rigmind.backend.requests.walk import WalkPathRequest
 
 
 @pytest.fixture(scope="module")
 def controller():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/ (train with `rigmind train locomotion`)")
-    return LS.load_controller("neural")
+    return controllers.load_controller("neural")
 
 
 def _take(arm, action):
@@ -31,7 +32,8 @@ def _take(arm, action):
     import bpy
 
     from rigmind.operators import retarget_scene
-    from rigmind.operators.locomotion_rig_eval import CANONICAL_BODY, evaluated_positions
+    from rigmind.evaluation.locomotion_rig_scores import CANONICAL_BODY
+    from rigmind.evaluation.locomotion_rigs import evaluated_positions
 
     tmap = retarget_scene.target_mapping(arm)
     bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
@@ -42,7 +44,7 @@ def _take(arm, action):
 
 def _score(arm, action, path_xy):
     from rigmind.operators import locomotion_scene as LS
-    from rigmind.operators.locomotion_rig_eval import score_take
+    from rigmind.evaluation.locomotion_rig_scores import score_take
 
     pos, fps = _take(arm, action)
     return score_take(pos, path_xy, fps, LS.rig_leg_length(arm)), pos
@@ -82,7 +84,7 @@ def test_arrival_on_transformed_rig(bpy_clean, controller, kind):
 
     arm, _ = transformed_rig(kind)
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, path, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, _ = _score(arm, action, path)
     _assert_on_path(s)
 
@@ -105,7 +107,7 @@ def test_scaled_rig_walks_the_path_not_a_scaled_path(bpy_clean, controller):
     scale = LS.path_scale(arm, controller)
     assert 1.4 < scale < 1.7, scale
     path = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 4.0]])
-    action = LS.walk_along_path(arm, path, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     # It walks the 9 m at the asked speed, not for longer.
@@ -120,7 +122,7 @@ def test_u_turn(bpy_clean, controller):
 
     arm = mannequin.build_mannequin()["armature"]
     path = np.array([[0.0, 0.0], [4.0, 0.0], [1.0, 0.0]])
-    action = LS.walk_along_path(arm, path, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s, worst=20.0)
     # It went to the turn: the hips got within 25 cm of x = 4.
@@ -132,13 +134,14 @@ def test_u_turn(bpy_clean, controller):
 def test_speed_profile(bpy_clean, controller):
     """``x,y,speed`` points: slow on the first half, fast on the second; the
     hips' speed follows."""
+    from rigmind.backend.locomotion import path_input
     from rigmind.operators import locomotion_scene as LS
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
-    path = LS.parse_path("0,0,0.8;5,0,0.8;5.5,0,1.8;12,0,1.8")
+    path = path_input.parse_path("0,0,0.8;5,0,0.8;5.5,0,1.8;12,0,1.8")
     assert path.shape == (4, 3)
-    action = LS.walk_along_path(arm, path, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path[:, :2])
     _assert_on_path(s)
     x = pos["hips"][:, 0]
@@ -157,7 +160,7 @@ def test_in_place_path(bpy_clean, controller):
 
     arm = mannequin.build_mannequin()["armature"]
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, path, controller=controller, in_place=True)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path, in_place=True), controller=controller)
     assert "in place" in action.name
     pos, _ = _take(arm, action)
     hips = pos["hips"][:, :2]
@@ -189,24 +192,24 @@ def test_curve_object_transform(bpy_clean, controller):
     start = (mw @ np.append(np.array(spl[0].co), 1.0))[:2]
     np.testing.assert_allclose(pts[-1], end, atol=1e-4)
     np.testing.assert_allclose(pts[0], start, atol=1e-4)
-    action = LS.walk_along_path(arm, pts, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=pts), controller=controller)
     s, pos = _score(arm, action, pts)
     _assert_on_path(s)
     assert np.linalg.norm(pos["hips"][0, :2] - start) < 0.1
 
 
 def test_parse_path_speeds():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import path_input
 
-    p = LS.parse_path("0,0;3,0,0.8;3,3")
+    p = path_input.parse_path("0,0;3,0,0.8;3,3")
     assert p.shape == (3, 3) and np.isnan(p[0, 2]) and p[1, 2] == 0.8
-    xy, sp = LS.path_points_and_speeds(p, 1.2)
+    xy, sp = path_input.path_points_and_speeds(p, 1.2)
     np.testing.assert_allclose(sp, [1.2, 0.8, 1.2])
-    assert LS.parse_path("0,0;3,0").shape == (2, 2)
+    assert path_input.parse_path("0,0;3,0").shape == (2, 2)
     with pytest.raises(ValueError, match="x,y or x,y,speed"):
-        LS.parse_path("0,0;3,0,1,2")
+        path_input.parse_path("0,0;3,0,1,2")
     with pytest.raises(ValueError, match="between 0.1 and 8"):
-        LS.parse_path("0,0;3,0,20")
+        path_input.parse_path("0,0;3,0,20")
 
 
 # The knee bound is the mocap's idle: people of the normal style standing
@@ -227,13 +230,13 @@ def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig,
     apart, a knee bent 55 degrees on the mannequin)."""
     from conftest import data_file
 
-    from rigmind.operators import locomotion_rig_eval as E
+    from rigmind.evaluation import locomotion_rigs as E
     from rigmind.operators import locomotion_scene as LS
 
     data = data_file("characters/Xbot.glb").parents[1] if rig == "xbot" else "."
     arm = E.load_rig(rig, data)
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, path, style=style, controller=controller)
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path, style=style), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     assert s["end_hip_width_cm"] * 1.2 < s["end_ankle_cm"] < s["end_hip_width_cm"] * 2.0, s
@@ -262,9 +265,9 @@ def test_pause_on_a_scaled_rig(bpy_clean, controller):
     path = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 4.0]])
     for bad in ([(3.0, -1.0)], [(9.5, 1.0)]):
         with pytest.raises(UserError, match="pause"):
-            LS.walk_along_path(arm, path, controller=controller, pauses=bad)
+            LS.walk_along_path(arm, WalkPathRequest(points=path, pauses=bad), controller=controller)
         assert arm.animation_data is None or arm.animation_data.action is None
-    action = LS.walk_along_path(arm, path, controller=controller, pauses=[(3.0, 1.5)])
+    action = LS.walk_along_path(arm, WalkPathRequest(points=path, pauses=[(3.0, 1.5)]), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     fps = s.get("fps", 30.0)
@@ -326,7 +329,7 @@ def test_rig_style_accuracy_defaults_to_the_data_folder(monkeypatch):
     ``backend.paths`` module: AttributeError)."""
     from rigmind.backend import paths
     from rigmind.backend.locomotion import features as FT
-    from rigmind.operators import locomotion_rig_eval as RE
+    from rigmind.evaluation import locomotion_rig_scores as rig_scores
 
     class Built(Exception):
         pass
@@ -336,5 +339,5 @@ def test_rig_style_accuracy_defaults_to_the_data_folder(monkeypatch):
 
     monkeypatch.setattr(FT, "build_cache", build_cache)
     with pytest.raises(Built) as e:
-        RE.style_accuracy([], None)
+        rig_scores.style_accuracy([], None)
     assert e.value.args[0] == paths.data_dir()

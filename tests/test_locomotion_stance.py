@@ -18,11 +18,11 @@ from rigmind.backend.locomotion.stance import (KNEE_FLEX, STANCE_WIDTH, settle_s
 
 @pytest.fixture(scope="module")
 def controller():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/ (train with `rigmind train locomotion`)")
-    return LS.load_controller("neural")
+    return controllers.load_controller("neural")
 
 
 def _side_by_side(p, names):
@@ -96,12 +96,12 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
     nearly straight) and the held frames have the feet still."""
     from rigmind.backend.locomotion.cleanup import pin_feet
     from rigmind.backend.locomotion.path_follow import follow_path, snap_to_path
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import path_pin
 
     pts = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 2.0]])
     for style in ("active", "youthful"):
         res = snap_to_path(follow_path(controller, pts, speed=1.3, style=style), pts)
-        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=LS.path_pin_config(style))
+        m = pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config(style))
         p = m.world_positions()
         names = list(m.skeleton.names)
         end = stance_measures(p[-1], names)

@@ -19,21 +19,21 @@ from rigmind.backend.locomotion.cleanup import PinConfig, knee_angles, pin_feet
 
 @pytest.fixture(scope="module")
 def walk():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/ (train with `rigmind train locomotion`)")
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     path = PS.validation_paths(2)[1]  # 7.9 m, one 87 degree turn (validation set)
-    default = LS.resolve_speed(None, "normal", "walk", 1.0)[0]
-    motion, result = LS.generate_path(ctl, path.points, style="normal", speed=path.speeds(default))
-    return motion, result, LS.controller_leg_length(ctl)
+    default = walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]
+    motion, result = walk_generation.generate_path(ctl, path.points, style="normal", speed=path.speeds(default))
+    return motion, result, controllers.controller_leg_length(ctl)
 
 
 def _toe_peaks(motion, leg):
     """Median swing peak (m) of the toes over their planted level, swings
     counted as the rig evaluation counts them (>= 5 frames, ankle not planted)."""
-    from rigmind.operators.locomotion_rig_eval import _contacts, swing_peaks
+    from rigmind.evaluation.locomotion_rig_scores import planted_contacts, swing_peaks
 
     names = list(motion.skeleton.names)
     p = motion.world_positions()
@@ -41,7 +41,7 @@ def _toe_peaks(motion, leg):
     for side in "LR":
         toe = p[:, names.index(f"Toes_{side}"), 2]
         toe = toe - np.percentile(toe, 2)
-        peaks += swing_peaks(toe, ~_contacts(p[:, names.index(f"Foot_{side}")], motion.fps, leg))
+        peaks += swing_peaks(toe, ~planted_contacts(p[:, names.index(f"Foot_{side}")], motion.fps, leg))
     return float(np.median(peaks))
 
 
@@ -73,13 +73,13 @@ def test_the_knee_does_not_sweep(walk):
     validation mocap's largest knee move is 0.067). Walk Along Path brings
     the foot down along a gentler cone and bounds the knee at 13.3 degrees
     a frame."""
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import path_pin
 
     motion, result, leg = walk
     flex = np.degrees(np.abs(np.diff(knee_angles(motion), axis=0)))
-    assert flex.max() <= np.degrees(LS.KNEE_SPEED) / motion.fps + 1e-6
+    assert flex.max() <= np.degrees(path_pin.KNEE_SPEED) / motion.fps + 1e-6
     steep = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                     config=PinConfig(swing_clearance=LS.SWING_CLEARANCE))
+                     config=PinConfig(swing_clearance=path_pin.SWING_CLEARANCE))
     assert (_knee_steps(motion, leg) > 0.08).sum() < (_knee_steps(steep, leg) > 0.08).sum()
 
 
@@ -107,7 +107,8 @@ def _late_swing_pitch(motion, leg):
     planted), the lowest foot pitch (deg, ankle -> toe below the horizontal)
     over its last 30 %, relative to the stance pitch: negative = toes up."""
     from rigmind.backend.locomotion.swing_pitch import foot_pitch
-    from rigmind.operators.locomotion_rig_eval import _contacts, runs
+    from rigmind.backend.foot_contacts import runs
+    from rigmind.evaluation.locomotion_rig_scores import planted_contacts
 
     names = list(motion.skeleton.names)
     p = motion.world_positions()
@@ -115,7 +116,7 @@ def _late_swing_pitch(motion, leg):
     for side in "LR":
         ankle, toe = p[:, names.index(f"Foot_{side}")], p[:, names.index(f"Toes_{side}")]
         pitch = np.degrees(foot_pitch(ankle, toe))
-        swing = ~_contacts(ankle, motion.fps, leg)
+        swing = ~planted_contacts(ankle, motion.fps, leg)
         flat = np.median(pitch[~swing])
         for i, j in zip(*runs(swing)):
             if j - i >= 5:
@@ -134,11 +135,11 @@ def test_heel_strike_toes_up_and_above_the_floor(walk):
     from dataclasses import replace
 
     from rigmind.backend.locomotion.cleanup import foot_floors, planted_skate, stance_contacts
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import path_pin
 
     motion, result, leg = walk
     flat = pin_feet(result.motion, predicted=result.contacts, feet=result.feet,
-                    config=replace(LS.path_pin_config("normal"), swing_pitch=None))
+                    config=replace(path_pin.path_pin_config("normal"), swing_pitch=None))
     assert np.median(_late_swing_pitch(motion, leg)) < -10.0
     assert np.median(_late_swing_pitch(flat, leg)) > -5.0
     names = list(motion.skeleton.names)
@@ -157,25 +158,25 @@ def test_other_callers_clean_up_is_unchanged(monkeypatch):
     bench/results/walk_along_path.md, "Swing pitch and heel strike"; hashes differ across CPUs, so the test
     checks the code path instead). Walk Along Path's config turns it on."""
     from rigmind.backend.locomotion import cleanup as C
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers, path_pin, walk_generation, walk_speeds
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/ (train with `rigmind train locomotion`)")
     assert PinConfig().swing_pitch is None
-    assert LS.path_pin_config("normal").swing_pitch is not None
+    assert path_pin.path_pin_config("normal").swing_pitch is not None
 
     def entered(*args, **kwargs):
         raise AssertionError("the default clean-up ran the swing pitch")
 
-    ctl = LS.load_controller("neural")
+    ctl = controllers.load_controller("neural")
     p = PS.validation_paths(1)[0]
-    _, res = LS.generate_path(ctl, p.points, style="normal", speed=p.speeds(LS.resolve_speed(None, "normal", "walk", 1.0)[0]))
-    with_pitch = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=LS.path_pin_config("normal"))
+    _, res = walk_generation.generate_path(ctl, p.points, style="normal", speed=p.speeds(walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]))
+    with_pitch = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
     monkeypatch.setattr(C, "pitch_swing", entered)
     default = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
     assert default.rotations.shape == with_pitch.rotations.shape
     with pytest.raises(AssertionError, match="ran the swing pitch"):
-        C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=LS.path_pin_config("normal"))
+        C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
 
 
 def test_pitch_profile_shape_from_the_mocap():
@@ -184,7 +185,6 @@ def test_pitch_profile_shape_from_the_mocap():
     heel strike, near flat at it; and a swing pitched along it keeps a
     planted toe and a landing ankle where they were."""
     from rigmind.backend.locomotion import swing_pitch as SP
-    from rigmind.operators import locomotion_scene as LS
 
     walk_profile, run_profile = SP.style_profiles("normal")
     deg = np.degrees(walk_profile.pitch)

@@ -25,20 +25,20 @@ def neural():
 
     if not (REPO / "models" / "locomotion.onnx").exists():
         pytest.skip("models/locomotion.onnx is absent: train it with `rigmind train locomotion --data ../shared/data`")
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    return LS.load_controller("neural")
+    return controllers.load_controller("neural")
 
 
 def _lead(controller, style: str, lead: float) -> float:
     from rigmind.backend.locomotion import path_follow as PF
     from rigmind.backend.locomotion import style_classifier as SC
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import walk_generation, walk_speeds
 
     old = PF.FACING_LEAD_SECONDS
     PF.FACING_LEAD_SECONDS = lead
     try:
-        motion, _ = LS.generate_path(controller, L_TURN, style=style, speed=LS.style_speeds(style, "walk")[0])
+        motion, _ = walk_generation.generate_path(controller, L_TURN, style=style, speed=walk_speeds.style_speeds(style, "walk")[0])
     finally:
         PF.FACING_LEAD_SECONDS = old
     c = SC._as_features(motion)

@@ -175,11 +175,11 @@ def test_batch_settings_take_the_tables_range(tmp_path, name, field):
 
 
 def test_path_point_speeds_take_the_tables_range():
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import path_input
 
     lo, hi, _ = limits.RANGES["speed"]
-    assert LS.parse_path(f"0,0;3,0,{hi};3,3,{lo}").shape == (3, 3)
+    assert path_input.parse_path(f"0,0;3,0,{hi};3,3,{lo}").shape == (3, 3)
     with pytest.raises(limits.OutOfRange, match=r"point 2 .*speed must be between 0\.1 and 8 m/s, got 9"):
-        LS.parse_path("0,0;3,0,9")
+        path_input.parse_path("0,0;3,0,9")
     with pytest.raises(limits.OutOfRange, match=r"speed must be between 0\.1 and 8 m/s, got 9 \(value 2 of 3\)"):
         limits.check_all("speed", [1.0, 9.0, 1.2], option="speed")

@@ -41,6 +41,7 @@ def test_backend_lists_are_the_option_lists():
 def test_blender_side_uses_the_option_lists():
     from rigmind.backend import options as O
     from rigmind.blender_addon import properties as P
+    from rigmind.backend.locomotion import controllers
     from rigmind.operators import export, locomotion_scene
 
     def ids(items):
@@ -53,5 +54,5 @@ def test_blender_side_uses_the_option_lists():
     assert ids(P.FACE_METHOD_ITEMS) == O.FACE_METHODS
     assert ids(P.BASE_ITEMS) == O.GESTURE_BASES
     assert ids(P.EXPORT_FORMAT_ITEMS) == O.EXPORT_FORMATS
-    assert locomotion_scene.KINDS == O.CONTROLLER_KINDS
+    assert controllers.KINDS == O.CONTROLLER_KINDS
     assert tuple(export.PRESETS) == O.EXPORT_PRESETS

@@ -63,14 +63,14 @@ def test_no_pytorch_item_without_torch(prefs, monkeypatch):
 
 def test_saved_pytorch_without_torch_falls_back_to_onnx(prefs, monkeypatch):
     from rigmind.blender_addon import preferences
-    from rigmind.operators.blender_ops import _controller_options, _runtime
+    from rigmind.operators.blender_ops import _runtime
 
     import bpy
 
     prefs.inference_engine = "torch"  # saved while torch was installed
     _without_torch(monkeypatch)
     assert preferences.effective_runtime(prefs) == "onnxruntime"
-    assert _controller_options(bpy.context)["engine"] == "onnxruntime"
+    assert preferences.controller_options(bpy.context)["engine"] == "onnxruntime"
     assert _runtime(bpy.context) is None  # ONNX Runtime for gesture and face
     assert prefs.inference_engine == "onnxruntime"  # the stale choice is healed
     assert preferences.effective_runtime(None) == "onnxruntime"
@@ -79,9 +79,9 @@ def test_saved_pytorch_without_torch_falls_back_to_onnx(prefs, monkeypatch):
 def test_model_operator_runs_with_a_stale_pytorch_choice(prefs, monkeypatch):
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.backend.locomotion import controllers
 
-    if LS.neural_weights() is None:
+    if controllers.neural_weights() is None:
         pytest.skip("no trained locomotion model in models/")
     prefs.inference_engine = "torch"
     _without_torch(monkeypatch)

@@ -36,7 +36,8 @@ from pathlib import Path
 
 MANIFEST = "blender_manifest.toml"
 
-#: The shipped tree: root modules (``*.py`` but the set-up script) and these folders.
+#: The shipped tree: root modules (``*.py`` but the set-up script) and these folders
+#: (not evaluation/: the rig evaluation drivers are the pip package's, never the add-on's).
 PACKAGE_DIRS = ("backend", "operators", "blender_addon", "presets", "models")
 SETUP_SCRIPT = "install.py"
 

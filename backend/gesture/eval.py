@@ -22,7 +22,7 @@ Every stochastic row is the mean over ``--seeds`` seeds.
 
 ``rigmind eval gesture --viewer`` measures instead what a viewer sees on
 baked rigs (foot skate, frozen stretches, seams, hand space, Keep Legs
-lean, gaze): :mod:`rigmind.operators.gesture_viewer_eval`, Blender's side.
+lean, gaze): :mod:`rigmind.evaluation.gesture_viewer`, Blender's side.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ from ..foot_lock import knee_pole, lock_offsets, ramp, swing_lift
 from ..foot_lock import solve_leg as solve_leg_ik
 from ..motion import Motion
 from . import features as FT
-from .swing_pitch import airborne, pitch_swing
+from .swing_pitch import PitchTiming, airborne, pitch_swing
 
 #: Leg joints of the Bandai skeleton: (hip, knee, ankle, toe) per side.
 BANDAI_LEGS = (
@@ -67,19 +67,41 @@ BANDAI_LEGS = (
 SKATE_HEIGHT = 0.033
 
 
-def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS, *, height: float = 0.04,
-                    speed: float = 0.3, max_height: float = 0.08, max_gap: int = 2, min_run: int = 3) -> np.ndarray:
-    """Contacts ``[F, K]`` (0/1) of ``joints`` for pinning.
+@dataclass(frozen=True)
+class StanceConfig:
+    """How :func:`stance_contacts` finds planted feet. Metres, m/s, frames.
+
+    - ``height``, ``speed``: detection's "low and slow" (a joint below
+      ``height`` over its floor moving slower than ``speed``).
+    - ``max_height``: a predicted contact counts only below this height over
+      the joint's floor (a probability that lingers as the foot lifts must
+      not lock it in the air).
+    - ``max_gap``: flickers of up to this many frames are bridged;
+      ``min_run``: shorter runs are dropped.
+    """
+
+    height: float = 0.04
+    speed: float = 0.3
+    max_height: float = 0.08
+    max_gap: int = 2
+    min_run: int = 3
+
+
+def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS,
+                    config: StanceConfig = StanceConfig()) -> np.ndarray:
+    """Contacts ``[F, K]`` (0/1) of ``joints`` for pinning, from world
+    positions ``[F, J, 3]`` (m) of the joints ``names``.
 
     Without ``predicted`` they are detected (:func:`~.features.foot_contacts`:
     low and slow, with hysteresis). With ``predicted [F, K]`` (a controller's
     contact probabilities) a joint is in contact where the model says so
-    (> 0.5) and the joint is really near its floor (below ``max_height`` m:
-    a probability that lingers as the foot lifts must not lock it in the
-    air), or where detection finds it low and slow though the model is late
-    (heights from each joint's floor, its 1st-percentile height in the clip).
-    Flickers of up to ``max_gap`` frames are bridged and runs shorter than
-    ``min_run`` frames dropped."""
+    (> 0.5) and the joint is really near its floor (below
+    ``config.max_height``), or where detection finds it low and slow though
+    the model is late (heights from each joint's floor, its 1st-percentile
+    height in the clip). Flickers are bridged and short runs dropped
+    (:class:`StanceConfig`)."""
+    cfg = config
+    height, speed, max_height, max_gap, min_run = cfg.height, cfg.speed, cfg.max_height, cfg.max_gap, cfg.min_run
     det = FT.foot_contacts(world_pos, names, fps, joints=joints, height=height, speed=speed) > 0.5
     if predicted is None:
         c = det
@@ -238,7 +260,8 @@ def _one_leg_targets(pos, leg, side: int, contacts, floors, nb: float, fps: floa
         toe_target[:, 2] += lift
     if cfg.swing_pitch is not None:
         target, toe_target = pitch_swing(target, toe_target, runs_a, runs_t, airborne(contacts), cfg.swing_pitch,
-                                         floors[2 * side:2 * side + 2], fps, roll_seconds=cfg.swing_roll_seconds)
+                                         floors[2 * side:2 * side + 2], fps,
+                                         PitchTiming(roll_seconds=cfg.swing_roll_seconds))
     return target, toe_target, chain, w_a
 
 
@@ -253,10 +276,13 @@ def _leg_targets(pos, legs, contacts, floors, nb: float, fps: float, cfg: PinCon
     return [o[:3] for o in out]
 
 
-def _solve_leg(rot, world_rot, world_pos, parents, leg, target, toe_target, chain, fps: float, cfg: PinConfig) -> None:
+def _solve_leg(rot, world_rot, world_pos, parents, leg, goal, fps: float, cfg: PinConfig) -> None:
     """Re-solve one leg's hip, knee and foot rotations (in ``rot``, local,
-    in place) so the ankle reaches ``target`` (reach softened, knee speed
-    bounded) and the foot points at ``toe_target``."""
+    in place) so the ankle reaches the goal's target (reach softened, knee
+    speed bounded) and the foot points at its toe target. ``goal``:
+    ``(target [F, 3], toe_target [F, 3], chain length m)`` of
+    :func:`_leg_targets`."""
+    target, toe_target, chain = goal
     h, k, a, t = leg
     hip, knee, ankle, toe = world_pos[:, h], world_pos[:, k], world_pos[:, a], world_pos[:, t]
     extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
@@ -315,8 +341,8 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
     legs = _leg_chains(names, sk.parents, cfg)
     targets = _leg_targets(goal_pos, legs, contacts, floors, cfg.blend_seconds * motion.fps, motion.fps, cfg)
     rot = motion.rotations.copy()
-    for leg, (target, toe_target, chain) in zip(legs, targets):
-        _solve_leg(rot, world_rot, world_pos, sk.parents, leg, target, toe_target, chain, motion.fps, cfg)
+    for leg, goal in zip(legs, targets):
+        _solve_leg(rot, world_rot, world_pos, sk.parents, leg, goal, motion.fps, cfg)
     translations = None if motion.translations is None else motion.translations.copy()
     return motion.with_pose(R.make_continuous(R.normalize(rot), axis=0), translations)
 
@@ -368,4 +394,4 @@ def knee_angles(motion: Motion, legs=BANDAI_LEGS) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-__all__ = ["PinConfig", "pin_feet", "stance_contacts", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]
+__all__ = ["StanceConfig", "PinConfig", "pin_feet", "stance_contacts", "planted_skate", "foot_floors", "knee_angles", "BANDAI_LEGS", "SKATE_HEIGHT"]

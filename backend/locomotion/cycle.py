@@ -285,4 +285,34 @@ def _loop_in_root_frame(motion: Motion, frame: _RootFrame, a: int, length: int) 
     return local, top_pos, trans, yaw, root3
 
 
-__all__ = ["extract_cycle", "seam_jump", "cycle_period", "root_space_positions", "Jumps", "VELOCITY_WEIGHT"]
+def shift_xy(motion: Motion, d) -> Motion:
+    """``motion`` moved by ``d`` (m, world X and Y) on the ground plane."""
+    d3 = np.array([float(d[0]), float(d[1]), 0.0])
+    trans = None
+    if motion.translations is not None:
+        trans = motion.translations.copy()
+        trans[:, motion.skeleton.parents < 0] += d3
+    return Motion(motion.skeleton, motion.rotations, motion.root_positions + d3, motion.fps, trans, name=motion.name)
+
+
+def close_loop(loop: Motion) -> Motion:
+    """The loop plus the frame that follows it (frame 0 again, moved on by
+    one cycle's displacement): keyed as the last key, it makes the f-curve
+    period exactly the loop's length, so a Cycles modifier plays frame
+    L-1 -> frame 0 like any two consecutive frames."""
+    n = loop.num_frames
+    step = loop.root_positions[1] - loop.root_positions[0] if n > 1 else np.zeros(3)
+    disp = step * n  # extract_cycle's root moves linearly
+    rot = np.concatenate([loop.rotations, loop.rotations[:1]])
+    root = np.concatenate([loop.root_positions, loop.root_positions[:1] + disp])
+    trans = None
+    if loop.translations is not None:
+        last = loop.translations[:1].copy()
+        roots = loop.skeleton.parents < 0
+        last[:, roots] = last[:, roots] + disp
+        trans = np.concatenate([loop.translations, last])
+    return Motion(loop.skeleton, rot, root, loop.fps, trans, name=loop.name)
+
+
+__all__ = ["extract_cycle", "seam_jump", "cycle_period", "root_space_positions", "Jumps", "VELOCITY_WEIGHT",
+           "shift_xy", "close_loop"]

@@ -211,41 +211,59 @@ def _aggregate(runs) -> dict:
     return {k: _mean([r.get(k) for r in runs]) for k in keys} | {"runs": len(runs)}
 
 
-def evaluate_locomotion(
-    controllers: dict,
-    data_dir=None,
-    *,
-    paths=FIXED_PATHS,
-    styles=D.D2_STYLES,
-    max_seconds: float = None,
-    classifier=None,
-    mocap_clips=None,
-    train_clips=None,
-    cache_dir=None,
-    seed: int = 0,
-    timing_steps: int = 300,
-    cleanup: bool = True,
-    verbose: bool = False,
-) -> dict:
+@dataclass(frozen=True)
+class EvalConfig:
+    """What :func:`evaluate_locomotion` runs.
+
+    - ``paths``: :class:`PathSpec` list (or names of :data:`FIXED_PATHS`);
+      ``styles``: d2 style keys to ask for.
+    - ``max_seconds``: cap of each run in seconds (None: per path, see
+      ``path_follow.FollowConfig.max_seconds``).
+    - ``timing_steps``: controller steps timed for the ms-per-step column.
+    - ``cleanup``: also score each controller after the foot clean-up
+      (``cleanup.pin_feet``).
+    - ``seed``: of the style classifier trained when none is given.
+    """
+
+    paths: tuple = FIXED_PATHS
+    styles: tuple = D.D2_STYLES
+    max_seconds: float = None
+    timing_steps: int = 300
+    cleanup: bool = True
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class EvalReferences:
+    """What :func:`evaluate_locomotion` scores against; None: from the cache.
+
+    - ``data_dir``: the data folder (``../shared/data`` by default), used
+      only to build the feature cache when it is missing; ``cache_dir``: the
+      feature cache (default ``<repo>/.cache/locomotion``).
+    - ``classifier``: a trained :class:`~.style_classifier.StyleClassifier`;
+      None trains one on the training cache (``EvalConfig.seed``).
+    - ``mocap_clips``: validation ClipFeatures for the mocap row (default:
+      the cache's validation clips of walking gait in the styles).
+    - ``train_clips``: training ClipFeatures for the per-style walking
+      speeds (default: the cache's).
+    """
+
+    data_dir: object = None
+    cache_dir: object = None
+    classifier: object = None
+    mocap_clips: object = None
+    train_clips: object = None
+
+
+def evaluate_locomotion(controllers: dict, config: EvalConfig = EvalConfig(),
+                        references: EvalReferences = EvalReferences(), *, verbose: bool = False) -> dict:
     """Run every controller on every path in every style and score it.
 
     Args:
         controllers: name -> controller (``reset``/``step`` API of
             :class:`~.motion_matching.MotionMatchingController`).
-        data_dir: the data folder (``../shared/data`` by default), used only to
-            build the feature cache when it is missing.
-        paths: :class:`PathSpec` list (or names of :data:`FIXED_PATHS`).
-        styles: d2 style keys to ask for.
-        max_seconds: cap of each run in seconds (default: per path, see
-            ``path_follow.FollowConfig.max_seconds``).
-        classifier: a trained :class:`~.style_classifier.StyleClassifier`;
-            None trains one on the training cache (seed ``seed``).
-        mocap_clips: validation ClipFeatures for the mocap row (default: the
-            cache's validation clips of walking gait in ``styles``).
-        train_clips: training ClipFeatures for the per-style walking speeds
-            (default: the cache's).
-        cleanup: also score each controller after the foot clean-up
-            (``cleanup.pin_feet``).
+        config: :class:`EvalConfig` (paths, styles, caps, clean-up).
+        references: :class:`EvalReferences` (classifier, mocap, speeds).
 
     Returns:
         ``{"rows": [{"name", metrics...}], "per_path": {name: {path: metrics}},
@@ -253,6 +271,10 @@ def evaluate_locomotion(
         "paths": [...], "styles": [...]}`` with ``None`` where a metric does
         not apply.
     """
+    paths, styles, max_seconds = config.paths, config.styles, config.max_seconds
+    timing_steps, cleanup, seed = config.timing_steps, config.cleanup, config.seed
+    data_dir, cache_dir, classifier = references.data_dir, references.cache_dir, references.classifier
+    mocap_clips, train_clips = references.mocap_clips, references.train_clips
     t_start = time.perf_counter()
     notes = set()
     by_name = {p.name: p for p in FIXED_PATHS}
@@ -369,7 +391,7 @@ def _ms_per_step(ctl, styles, timing_steps: int) -> float:
     """The controller's time per step (ms) on the default control sequence, in
     the normal style when evaluated (else the first)."""
     st0 = "normal" if "normal" in styles else styles[0]
-    controls = [Control(velocity=c.velocity, style=st0) for c in M._default_controls(timing_steps + 10)]
+    controls = [Control(velocity=c.velocity, style=st0) for c in M.default_controls(timing_steps + 10)]
     return M.ms_per_step(ctl, timing_steps, controls=controls, reset_kwargs={"style": st0})
 
 
@@ -556,7 +578,7 @@ def main_eval(argv=None) -> int:
         FT.build_cache(data_dir, cache_dir, seed=args.seed, verbose=args.verbose)
         train = FT.load_cache(cache_dir, split="train", mirrored=True, keys=mm_keys)
         mm = MotionMatchingController.build(train)
-        classifier = _cached_classifier(cache_dir, args.seed)
+        classifier = cached_classifier(cache_dir, args.seed)
         mocap = [c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"]
     if args.verbose:
         print(f"[eval] data ready in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -570,16 +592,10 @@ def main_eval(argv=None) -> int:
     controllers["motion matching"] = mm
     result = evaluate_locomotion(
         controllers,
-        data_dir,
-        paths=paths,
-        styles=styles,
-        max_seconds=args.max_seconds,
-        classifier=classifier,
-        mocap_clips=mocap,
-        train_clips=[c for c in train if not c.mirrored],
-        cache_dir=cache_dir,
-        seed=args.seed,
-        timing_steps=args.timing_steps,
+        EvalConfig(paths=tuple(paths), styles=tuple(styles), max_seconds=args.max_seconds, seed=args.seed,
+                   timing_steps=args.timing_steps),
+        EvalReferences(data_dir=data_dir, cache_dir=cache_dir, classifier=classifier, mocap_clips=mocap,
+                       train_clips=[c for c in train if not c.mirrored]),
         verbose=args.verbose,
     )
     result["notes"] = sorted(set(result["notes"]) | set(notes))
@@ -604,7 +620,7 @@ def _json_default(o):
     return str(o)
 
 
-def _cached_classifier(cache_dir, seed: int):
+def cached_classifier(cache_dir, seed: int):
     """The style classifier trained on the cache's training clips, kept in
     ``<cache>/style_classifier_seed{seed}.pt`` and reused while the cache's
     index and the classifier code are unchanged (training takes ~20 s)."""
@@ -633,6 +649,6 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "PathSpec", "FIXED_PATHS", "make_paths", "follow", "evaluate_locomotion",
+    "PathSpec", "FIXED_PATHS", "make_paths", "follow", "EvalConfig", "EvalReferences", "evaluate_locomotion",
     "score_motion", "format_markdown", "main_eval", "load_neural", "walking_speeds", "QUICK_PATHS", "QUICK_STYLES",
 ]

@@ -228,7 +228,7 @@ def jitter(motion, *, names=None, fps=None, joints=None) -> float:
 # --- speed -------------------------------------------------------------------------------
 
 
-def _default_controls(steps: int, speed: float = 1.3, turn_rate: float = np.radians(45.0), fps: float = 30.0):
+def default_controls(steps: int, speed: float = 1.3, turn_rate: float = np.radians(45.0), fps: float = 30.0):
     """Controls that walk at ``speed`` (m/s) while the heading turns at
     ``turn_rate`` (rad/s): a mix of straight-ish walking and turns, so a
     search-based controller searches about as often as on a path."""
@@ -248,7 +248,7 @@ def ms_per_step(controller, steps: int = 300, *, controls=None, warmup: int = 10
     1.3 m/s walk whose heading turns 45°/s). The controller is reset first
     (``reset(**reset_kwargs)``) and left wherever the timing ends.
     """
-    controls = list(controls) if controls is not None else _default_controls(steps + warmup)
+    controls = list(controls) if controls is not None else default_controls(steps + warmup)
     if len(controls) < steps + warmup:
         controls = controls + [controls[-1]] * (steps + warmup - len(controls))
     torch = sys.modules.get("torch")

@@ -310,60 +310,72 @@ class MotionDatabase:
 # --- controller ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MatchingConfig:
+    """How :class:`MotionMatchingController` searches and blends. Seconds,
+    m/s, radians, metres.
+
+    - ``search_interval``: frames between searches.
+    - ``blend_halflife``: inertialization half-life, s.
+    - ``velocity_change``: a change of the desired velocity (m/s) since the
+      last search that forces a search now; ``facing_change``: the same for
+      the desired facing (radians).
+    - ``adjust_halflife``: half-life (s) of pulling the character's root
+      toward the simulated trajectory; None disables it.
+    - ``max_adjust_ratio``: the pull may move the root at most this fraction
+      of the animation's own speed (limits foot sliding).
+    - ``max_sim_distance``: the simulation is clamped within this distance
+      (m) of the character.
+    - ``velocity_halflife``, ``rotation_halflife``: the simulated
+      trajectory's springs (s).
+    - ``method``: "kdtree" or "brute".
+    """
+
+    search_interval: int = 10
+    blend_halflife: float = 0.1
+    velocity_change: float = 0.5
+    facing_change: float = float(np.radians(30.0))
+    adjust_halflife: float = 0.2
+    max_adjust_ratio: float = 0.5
+    max_sim_distance: float = 0.5
+    velocity_halflife: float = 0.27
+    rotation_halflife: float = 0.27
+    method: str = "kdtree"
+
+
 class MotionMatchingController:
     """Runs motion matching one frame at a time; see the module docstring.
 
     Args:
         database: a :class:`MotionDatabase`.
-        search_interval: frames between searches.
-        blend_halflife: inertialization half-life, s.
-        velocity_change: a change of the desired velocity (m/s) since the last
-            search that forces a search now.
-        facing_change: same for the desired facing (radians).
-        adjust_halflife: half-life (s) of pulling the character's root toward
-            the simulated trajectory; None disables it.
-        max_adjust_ratio: the pull may move the root at most this fraction of
-            the animation's own speed (limits foot sliding).
-        max_sim_distance: the simulation is clamped within this distance (m)
-            of the character.
-        method: "kdtree" or "brute".
+        config: :class:`MatchingConfig` (search, blending, the root's pull).
     """
 
-    def __init__(
-        self,
-        database: MotionDatabase,
-        search_interval: int = 10,
-        blend_halflife: float = 0.1,
-        velocity_change: float = 0.5,
-        facing_change: float = np.radians(30.0),
-        adjust_halflife: float = 0.2,
-        max_adjust_ratio: float = 0.5,
-        max_sim_distance: float = 0.5,
-        velocity_halflife: float = 0.27,
-        rotation_halflife: float = 0.27,
-        method: str = "kdtree",
-    ):
+    def __init__(self, database: MotionDatabase, config: MatchingConfig = MatchingConfig()):
         self.db = database
-        self.search_interval = int(search_interval)
-        self.blend_halflife = blend_halflife
-        self.velocity_change = velocity_change
-        self.facing_change = facing_change
-        self.adjust_halflife = adjust_halflife
-        self.max_adjust_ratio = max_adjust_ratio
-        self.max_sim_distance = max_sim_distance
-        self.velocity_halflife = velocity_halflife
-        self.rotation_halflife = rotation_halflife
-        self.method = method
+        self.config = config
+        self.search_interval = int(config.search_interval)
+        self.blend_halflife = config.blend_halflife
+        self.velocity_change = config.velocity_change
+        self.facing_change = config.facing_change
+        self.adjust_halflife = config.adjust_halflife
+        self.max_adjust_ratio = config.max_adjust_ratio
+        self.max_sim_distance = config.max_sim_distance
+        self.velocity_halflife = config.velocity_halflife
+        self.rotation_halflife = config.rotation_halflife
+        self.method = config.method
         self.reset()
 
     @classmethod
-    def build(cls, source=None, *, split: str = "train", mirrored: bool = True, styles=None, weights=None, **kwargs):
+    def build(cls, source=None, *, split: str = "train", mirrored: bool = True, styles=None, weights=None,
+              config: MatchingConfig = MatchingConfig()):
         """A controller over ``source``: a cache folder (default
         ``<repo>/.cache/locomotion``; its ``split`` clips, with mirrored
         copies when ``mirrored``, restricted to ``styles``), a list of
         :class:`~.features.ClipFeatures`, or a list of :class:`Motion` /
-        ``(Motion, labels)`` (features computed here, at the motion's fps).
-        ``kwargs`` go to the constructor."""
+        ``(Motion, labels)`` (features computed here, at the motion's fps);
+        ``weights``: the database's feature weights; ``config``: the
+        controller's (:class:`MatchingConfig`)."""
         if source is None or isinstance(source, (str, Path)):
             keys = ("traj_pos", "traj_dir", "joint_pos", "joint_vel", "rot6d", "root_vel", "root_ang_vel")
             clips = FT.load_cache(source, split=split, mirrored=mirrored, styles=styles, keys=keys)
@@ -379,7 +391,7 @@ class MotionMatchingController:
             if styles is not None:
                 clips = [c for c in clips if c.labels.get("style_key", c.labels.get("style")) in styles]
         fps = clips[0].fps if clips else FT.FPS
-        return cls(MotionDatabase(clips, weights=weights, fps=fps), **kwargs)
+        return cls(MotionDatabase(clips, weights=weights, fps=fps), config)
 
     # -- state ---------------------------------------------------------------------
     def reset(self, position=(0.0, 0.0), yaw: float = 0.0, style: str = None, frame: int = None) -> None:
@@ -568,6 +580,6 @@ class MotionMatchingController:
 
 
 __all__ = [
-    "Control", "SpringTrajectory", "MotionDatabase", "MotionMatchingController", "DEFAULT_WEIGHTS",
+    "Control", "SpringTrajectory", "MotionDatabase", "MatchingConfig", "MotionMatchingController", "DEFAULT_WEIGHTS",
     "decay_spring", "spring_to_goal", "spring_velocity", "halflife_to_damping",
 ]

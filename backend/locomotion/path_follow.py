@@ -307,8 +307,9 @@ class PathResult:
         return float(np.linalg.norm(self.root_xy[-1] - self.path_xy[-1]))
 
 
-def _concat(poses, fps: float) -> Motion:
-    """One :class:`Motion` from the one-frame poses returned by ``step``."""
+def concat_poses(poses, fps: float) -> Motion:
+    """One :class:`Motion` at ``fps`` from the one-frame poses returned by a
+    controller's ``step`` (rotations made continuous across frames)."""
     first = poses[0]
     trans = None
     if all(p.translations is not None for p in poses):
@@ -802,7 +803,7 @@ def _blend_to_stand(controller, st: _Follow, xy, direction, n_hold: int, project
         tail_feet = np.concatenate([steps, np.repeat(stance_feet[None], n_hold, 0)])
         tail_contacts = np.concatenate([step_contacts, np.ones((n_hold, 4))])
     tail = blend_to_pose(st.poses[-2], st.poses[-1], stand, n_blend)
-    tail = _concat([tail] + [stand] * n_hold, ctl_fps)
+    tail = concat_poses([tail] + [stand] * n_hold, ctl_fps)
     for k in range(tail.num_frames):
         if tail_contacts is not None:
             contacts = tail_contacts[k]
@@ -816,7 +817,7 @@ def _blend_to_stand(controller, st: _Follow, xy, direction, n_hold: int, project
 
 
 def _result(st: _Follow) -> PathResult:
-    motion = _concat(st.poses, st.ctl_fps)
+    motion = concat_poses(st.poses, st.ctl_fps)
     motion.name = "follow_path"
     root_xy = np.array(st.roots)
     return PathResult(
@@ -1137,7 +1138,7 @@ def walk_cycle(
             contacts.append(getattr(controller, "contacts", None))
             feet.append(getattr(controller, "feet", None))
         f += 1
-    motion = _concat(poses, ctl_fps)
+    motion = concat_poses(poses, ctl_fps)
     motion.name = f"walk_cycle_{style}_{speed:g}"
     resampled = abs(ctl_fps - fps) > 1e-6
     if resampled:
@@ -1152,4 +1153,4 @@ def walk_cycle(
 
 
 __all__ = ["Path2D", "PathResult", "FollowConfig", "follow_path", "check_pauses", "SnapConfig", "snap_to_path", "walk_cycle", "speed_profile", "blend_to_pose", "standing_pose",
-           "stack_rows"]
+           "stack_rows", "concat_poses"]

@@ -218,9 +218,14 @@ def _training_windows(clips, styles: tuple) -> tuple:
     return x, y, mean, std, counts
 
 
-def _fit(x, y, mean, std, counts, seed, epochs, batch_size, lr, threads, verbose):
-    """The trained net (eval mode); see :func:`train_style_classifier`."""
+def _fit(windows, cfg: StyleTrainConfig, verbose: bool):
+    """The trained net (eval mode) on ``windows`` = ``(x, y, mean, std,
+    counts)`` of :func:`_training_windows`, with ``cfg``'s seed, epochs,
+    batch size, learning rate and threads; see :func:`train_style_classifier`."""
     import torch
+
+    x, y, mean, std, counts = windows
+    seed, epochs, batch_size, lr, threads = cfg.seed, cfg.epochs, cfg.batch_size, cfg.lr, cfg.threads
 
     xn = torch.from_numpy((x - mean) / std)
     yt = torch.from_numpy(y)
@@ -301,7 +306,7 @@ def train_style_classifier(cache_or_clips=None, config: StyleTrainConfig = Style
             clips = [c for c in clips if c.labels.get("dataset") != "d1"]
     styles = tuple(cfg.styles)
     x, y, mean, std, counts = _training_windows(clips, styles)
-    net = _fit(x, y, mean, std, counts, seed, epochs, cfg.batch_size, cfg.lr, cfg.threads, verbose)
+    net = _fit((x, y, mean, std, counts), cfg, verbose)
     info = {"seed": int(seed), "epochs": epochs, "windows": int(len(x)), "clips": len(clips), "window_counts": counts.tolist()}
     return StyleClassifier(net, styles, mean, std, WINDOW, HOP, info)
 

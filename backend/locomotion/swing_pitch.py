@@ -185,11 +185,31 @@ def flight_profiles(rows_walk, rows_run) -> dict:
     return out
 
 
-def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors, fps: float, *,
-                ease_seconds: float = 0.2, roll_seconds: float = 0.1, land_phase: float = 0.3, knee: float = 0.01,
-                smooth_seconds: float = 0.033):
+@dataclass(frozen=True)
+class PitchTiming:
+    """How :func:`pitch_swing` turns the foot over a flight. Seconds, metres.
+
+    - ``ease_seconds``: the ease from the foot's own pitch into the profile
+      after toe-off; ``roll_seconds``: the roll to flat after heel strike.
+    - ``land_phase``: the flight phase (0..1) until which the foot turns
+      about the toe; from there more and more about the ankle.
+    - ``knee``: the floor lift's smoothing (m).
+    - ``smooth_seconds``: the Gaussian smoothing of the pitch change.
+    """
+
+    ease_seconds: float = 0.2
+    roll_seconds: float = 0.1
+    land_phase: float = 0.3
+    knee: float = 0.01
+    smooth_seconds: float = 0.033
+
+
+def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors, fps: float,
+                timing: PitchTiming = PitchTiming()):
     """``(ankle target [F, 3], toe target [F, 3])`` with the foot's pitch set
-    to ``profiles`` over each flight (see the module docstring).
+    to ``profiles`` over each flight (see the module docstring); the eases,
+    the roll, the pivot and the smoothing below are ``timing``'s
+    (:class:`PitchTiming`).
 
     - ``target`` / ``toe_target`` ``[F, 3]`` (m): where the ankle and the
       toe go (locks, blends and lift applied); ``ankle_runs`` /
@@ -216,6 +236,8 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     - Where the ankle or the toe would go below its floor (``floors`` = (ankle,
       toe), m) in a flight, the whole foot is raised by the difference
       (smoothed over ``knee`` m): with the toes up the heel strikes first."""
+    ease_seconds, roll_seconds, land_phase = timing.ease_seconds, timing.roll_seconds, timing.land_phase
+    knee, smooth_seconds = timing.knee, timing.smooth_seconds
     target = np.array(target, dtype=np.float64, copy=True)
     toe_target = np.array(toe_target, dtype=np.float64, copy=True)
     f = len(target)
@@ -228,8 +250,8 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     pitch = foot_pitch(target, toe_target)
     a_mask, t_mask = mask_of_runs(ankle_runs, f), mask_of_runs(toe_runs, f)
     flat = stance_pitch(pitch, a_mask, t_mask)
-    delta, pivot_toe, in_flight = _pitch_changes(fl, target[:, 2], pitch, heading, t_mask, air, profiles, flat,
-                                                 ease_seconds * fps, roll_seconds * fps, land_phase)
+    delta, pivot_toe, in_flight = _pitch_changes(fl, target[:, 2], pitch, heading, (t_mask, air), profiles, flat,
+                                                 (ease_seconds * fps, roll_seconds * fps, land_phase))
     if smooth_seconds > 0:
         # The profile's median and its piecewise-linear anchors have kinks:
         # smoothed over ~a frame, kept inside the flights and rolls.
@@ -249,13 +271,16 @@ def pitch_swing(target, toe_target, ankle_runs, toe_runs, air, profiles, floors,
     return target, toe_target
 
 
-def _pitch_changes(fl, ankle_z, pitch, heading, t_mask, air, profiles, flat: float, n_ease: float, n_roll: float,
-                   land_phase: float) -> tuple:
+def _pitch_changes(fl, ankle_z, pitch, heading, masks, profiles, flat: float, frames) -> tuple:
     """``(delta [F] rad, pivot_toe [F], in_flight [F] bool)`` of
     :func:`pitch_swing` over the flights ``fl``: the pitch change, the share
     of the turn about the toe (1) rather than the ankle (0), and the flights'
     frames. ``heading [F, 2]`` is updated in place: in a flight it turns from
-    toe-off's to heel strike's. ``n_ease`` / ``n_roll``: frames."""
+    toe-off's to heel strike's. ``masks``: ``(t_mask, air)`` ``[F]`` bool,
+    the toe's locks and the airborne frames; ``frames``: ``(n_ease, n_roll,
+    land_phase)``, the eases in frames and the pivot's phase."""
+    t_mask, air = masks
+    n_ease, n_roll, land_phase = frames
     f = len(pitch)
     delta = np.zeros(f)
     pivot_toe = np.zeros(f)
@@ -304,4 +329,4 @@ def _floor_lift(ankle_z, toe_z, move_z, pivot_toe, floors, knee: float) -> np.nd
 
 __all__ = ["PitchProfile", "style_profiles", "PROFILES_FILE", "anchor_phases", "foot_pitch", "flights", "flight_phase", "airborne", "stance_pitch",
            "flight_rows", "flight_profiles",
-           "pitch_swing", "PROFILE_SAMPLES"]
+           "pitch_swing", "PitchTiming", "PROFILE_SAMPLES"]

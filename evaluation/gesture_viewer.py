@@ -51,7 +51,7 @@ def load_rig(kind, data):
     """A fresh scene with the rig: ``(armature, face mesh with eyeLook* keys or None)``."""
     import bpy
 
-    from . import mannequin, rig_files
+    from ..operators import mannequin, rig_files
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     if kind == "mannequin":
@@ -68,7 +68,7 @@ def load_rig(kind, data):
 
 
 def sample(arm, tgt_map, first, last):
-    from .retarget_scene import sample_positions_world
+    from ..operators.retarget_scene import sample_positions_world
 
     bones = {c: b for c, b in tgt_map.bones.items() if b in arm.pose.bones}
     pos = sample_positions_world(arm, bones, range(first, last + 1))
@@ -174,10 +174,11 @@ def main_viewer_eval(argv=None) -> int:
     import torch
 
     from ..backend.smplx_motion import read_smplx_npz
-    from . import gesture_scene, locomotion_scene
     from ..backend.requests.gesture import GestureRequest
     from ..backend.requests.retarget import RetargetRequest
-    from .retarget_scene import rest_positions_world, retarget_onto, target_mapping
+    from ..backend.requests.walk import WalkCycleRequest
+    from ..operators import gesture_scene, locomotion_scene
+    from ..operators.retarget_scene import rest_positions_world, retarget_onto, target_mapping
 
     torch.set_num_threads(2)
 
@@ -214,7 +215,7 @@ def main_viewer_eval(argv=None) -> int:
             for fc in list(arm.animation_data.nla_tracks):
                 arm.animation_data.nla_tracks.remove(fc)
             arm.animation_data.action = None
-            walk = locomotion_scene.bake_walk_cycle(arm, style="normal", gait="walk", speed=1.3, in_place=False)
+            walk = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=False))
             n = int(args.seconds * 30)
             _, wpos = sample(arm, tgt, 1, int(walk.frame_range[1]))
             fwd = VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])

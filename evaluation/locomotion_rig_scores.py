@@ -1,9 +1,8 @@
-"""Walk Along Path measured where the user sees it: on the rig, in the scene.
+"""Scores of Walk Along Path on a rig, from positions read off the
+evaluated pose (``evaluation.locomotion_rigs``): pure NumPy, no bpy.
 
-For a rig in the scene and a path (``[N, 2]`` m, optional speeds), bake the
-walk with :func:`.locomotion_scene.walk_along_path`, then read Blender's
-*evaluated* pose frame by frame (constraints, Rigify's DEF- bones, the
-object transform included) and score it against the drawn path:
+For a take (``canonical -> [F, 3]`` world positions, m) and the drawn path
+(``[N, 2]`` m):
 
 - trajectory error: horizontal distance of the hips bone's head to the
   polyline, mean / max over frames, and of the last frame's hips to the end
@@ -11,7 +10,7 @@ object transform included) and score it against the drawn path:
 - arrival heading: the body's facing on the last frame (the horizontal
   normal of the hip-joint line, up x left) against the last segment (deg);
 - skate: height-weighted horizontal slide of the feet and toes while they
-  are within 3.3 cm of their planted height (:func:`~..backend.locomotion.metrics.foot_skate`
+  are within 3.3 cm of their planted height (:func:`~rigmind.backend.locomotion.metrics.foot_skate`
   with each joint's own planted height), cm per 1/30 s frame;
 - jitter: mean jerk of the mapped joints (m/s^3);
 - hip-speed variation: within each stride (two steps, found from the feet's
@@ -25,46 +24,22 @@ object transform included) and score it against the drawn path:
 - swing clearance: the median over swings (>= 5 frames with the ankle not
   planted) of the toe's peak height over its rest height, cm.
 
-Units: metres, seconds, radians internally; Blender Z-up. Needs bpy.
+Units: metres, seconds, radians internally; Blender Z-up.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
-from ..backend import paths
+
 from ..backend.foot_contacts import runs
+
 
 CANONICAL_BODY = (
     "hips", "spine", "head", "upperarm_l", "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r",
     "upperleg_l", "upperleg_r", "lowerleg_l", "lowerleg_r", "foot_l", "foot_r", "toes_l", "toes_r",
 )
-
-
-def evaluated_positions(arm, bones: dict, frames) -> dict:
-    """``canonical -> [F, 3]`` world positions (m) of the bones' heads in the
-    evaluated pose at scene ``frames`` (matrix_world x pose matrix, read with
-    foreach_get per frame)."""
-    import bpy
-
-    scene = bpy.context.scene
-    names = list(bones)
-    order = [arm.pose.bones.find(bones[c]) for c in names]
-    buf = np.empty(len(arm.pose.bones) * 16, dtype=np.float32)
-    out = np.empty((len(frames), len(names), 3))
-    saved = scene.frame_current
-    try:
-        for i, f in enumerate(frames):
-            scene.frame_set(int(f))
-            arm.pose.bones.foreach_get("matrix", buf)
-            heads = buf.reshape(-1, 4, 4).transpose(0, 2, 1)[order][:, :3, 3]
-            mw = np.array([list(r) for r in arm.matrix_world])
-            out[i] = heads @ mw[:3, :3].T + mw[:3, 3]
-    finally:
-        scene.frame_set(saved)
-    return {c: out[:, k] for k, c in enumerate(names)}
 
 
 def _polyline_distance(xy, pts) -> np.ndarray:
@@ -76,7 +51,7 @@ def _polyline_distance(xy, pts) -> np.ndarray:
     return np.sqrt(np.min(np.sum((q - flat) ** 2, -1), axis=1))
 
 
-def _contacts(pos, fps, leg):
+def planted_contacts(pos, fps, leg):
     """``[F]`` bool: a foot joint low (within 3 % of the leg of its planted
     height) and slow (< 0.4 leg/s horizontally)."""
     z = pos[:, 2] - np.percentile(pos[:, 2], 2)
@@ -122,6 +97,8 @@ def hip_speed_variation(hips_xy, contact_l, contact_r, fps, moving=None) -> floa
 #: The last this many seconds of a take stand still (the path follower's
 #: hold of the standing pose, 0.4 s) ...
 HOLD_SECONDS = 0.4
+
+
 #: ... and the last this many are its settle: the feet stepping into the
 #: stance while the body blends into it, then the hold.
 SETTLE_SECONDS = 1.2
@@ -193,8 +170,8 @@ def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dic
             skates.append(s)
             pairs += n
     jerk = np.diff(np.stack([pos[c] for c in pos], 1), n=3, axis=0) * fps**3
-    cl = _contacts(pos["foot_l"], fps, leg)
-    cr = _contacts(pos["foot_r"], fps, leg)
+    cl = planted_contacts(pos["foot_l"], fps, leg)
+    cr = planted_contacts(pos["foot_r"], fps, leg)
     hv = np.zeros(len(hips))
     hv[1:] = np.linalg.norm(np.diff(hips[:, :2], axis=0), axis=1) * fps
     moving = hv > 0.3 * leg
@@ -229,120 +206,6 @@ def score_take(pos: dict, path_xy, fps: float, leg: float, toe_rest=None) -> dic
     }
 
 
-def bake_and_score(arm, points, *, style="normal", speed=1.3, controller=None, frames_step: int = 1) -> dict:
-    """Bake Walk Along Path on ``arm`` (``points [N, 2]`` or ``[N, 3]`` with
-    speeds) and score the evaluated take (:func:`score_take`); adds
-    ``bake_s`` (wall seconds of the bake) and ``action``."""
-    from . import locomotion_scene as LS
-    from . import retarget_scene
-
-    t0 = time.perf_counter()
-    action = LS.walk_along_path(arm, points, style=style, speed=speed, controller=controller)
-    bake_s = time.perf_counter() - t0
-    tmap = retarget_scene.target_mapping(arm)
-    bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
-    a, b = (int(round(x)) for x in action.frame_range)
-    frames = list(range(a, b + 1, frames_step))
-    pos = evaluated_positions(arm, bones, frames)
-    import bpy
-
-    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base / frames_step
-    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, LS.rig_leg_length(arm),
-                     toe_rest=toe_rest_heights(arm, bones))
-    res.update(bake_s=bake_s, action=action.name)
-    return res
-
-
-def toe_rest_heights(arm, bones: dict) -> dict:
-    """``canonical -> m``: the foot and toe bones' rest head heights in the
-    world: where a flat, planted foot has them (every rig measured here
-    stands on z = 0 at rest)."""
-    mw = np.array([list(r) for r in arm.matrix_world])
-    return {c: float((mw @ np.append(np.array(arm.data.bones[bones[c]].head_local), 1.0))[2])
-            for c in ("foot_l", "foot_r", "toes_l", "toes_r") if c in bones}
-
-
-# --- the benchmark -------------------------------------------------------------------------
-
-RIGS = ("mannequin", "xbot", "rpm", "rigify")
-#: Validation mocap clips retargeted onto each rig as the reference (normal
-#: style: two straight walks and a turn each way).
-MOCAP_CLIPS = ("walk_normal", "walk-turn-left_normal", "walk-turn-right_normal")
-
-
-def load_rig(name: str, data_dir):
-    """A fresh scene with the rig ``name`` (see :data:`RIGS`); its armature."""
-    import bpy
-
-    from pathlib import Path
-
-    from . import mannequin, rig_files
-
-    data_dir = Path(data_dir)
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    if name == "mannequin":
-        return mannequin.build_mannequin()["armature"]
-    if name in ("xbot", "rpm"):
-        f = data_dir / ("characters/Xbot.glb" if name == "xbot" else "character_rpm_arkit/brunette-t.glb")
-        if not f.is_file():
-            raise FileNotFoundError(f"{f} is absent")
-        rig_files.load_rig_file(f)
-        return rig_files.find_armature()
-    if name == "rigify":
-        import addon_utils
-
-        if not addon_utils.check("rigify")[1]:
-            addon_utils.enable("rigify", default_set=True)
-        bpy.ops.object.armature_human_metarig_add()
-        meta = bpy.context.view_layer.objects.active
-        bpy.ops.pose.rigify_generate()
-        rig = bpy.context.view_layer.objects.active
-        data = meta.data
-        bpy.data.objects.remove(meta)
-        bpy.data.armatures.remove(data)
-        return rig
-    raise ValueError(f"unknown rig {name!r}; use one of {', '.join(RIGS)}")
-
-
-def _positions_of_action(arm, action):
-    import bpy
-
-    from . import retarget_scene
-
-    tmap = retarget_scene.target_mapping(arm)
-    bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
-    a, b = (int(round(x)) for x in action.frame_range)
-    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
-    return evaluated_positions(arm, bones, range(a, b + 1)), fps, bones
-
-
-def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
-    """Scores (:func:`score_take`, no path) of validation mocap clips
-    (:data:`MOCAP_CLIPS`) retargeted onto ``arm`` the way a walk is
-    (``retarget_onto``, hips root motion), read from the evaluated pose."""
-    from ..backend.bone_mapping import match_preset
-    from ..backend.requests.retarget import RetargetRequest
-    from ..backend.locomotion import dataset as D
-    from ..backend.locomotion import features as FT
-    from . import locomotion_scene as LS
-    from . import retarget_scene
-
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
-    out = []
-    for key in MOCAP_CLIPS:
-        mine = sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:per_content]
-        for c in mine:
-            m = FT.load_clip(c)
-            action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
-                                                        RetargetRequest(action_name=f"mocap {c.file}"))
-            pos, fps, bones = _positions_of_action(arm, action)
-            r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
-            r["clip"] = c.file
-            out.append(r)
-    return out
-
-
 def _mean(rows, key):
     v = [r[key] for r in rows if key in r and r[key] is not None and np.isfinite(r[key])]
     return float(np.mean(v)) if v else float("nan")
@@ -356,30 +219,6 @@ def _max(rows, key):
 def _min(rows, key):
     v = [r[key] for r in rows if key in r and np.isfinite(r[key])]
     return float(np.min(v)) if v else float("nan")
-
-
-def evaluate_rig(name, data_dir, paths, *, style="normal", controller=None, verbose=False) -> dict:
-    """Every path of ``paths`` (:class:`~..backend.locomotion.path_sets.RandomPath`)
-    baked on rig ``name`` at its speeds (x the style's default on that rig)
-    and scored, and the mocap reference on the same rig."""
-    from . import locomotion_scene as LS
-
-    arm = load_rig(name, data_dir)
-    ctl = controller or LS.load_controller("neural")
-    scale = LS.path_scale(arm, ctl)
-    default = LS.resolve_speed(None, style, "walk", scale)[0]
-    takes = []
-    for p in paths:
-        pts = np.column_stack([p.points, p.speeds(default)])
-        r = bake_and_score(arm, pts, style=style, controller=ctl)
-        r.update(path=p.name, length_m=p.length, turns_deg=[round(float(t)) for t in p.turns_deg])
-        takes.append(r)
-        if verbose:
-            print(f"[{name}] {p.name}: mean {r['mean_cm']:.1f} max {r['max_cm']:.1f} final {r['final_cm']:.1f} cm, "
-                  f"heading {r['heading_deg']:.1f} deg, cv {r['hip_speed_cv']:.3f}, bake {r['bake_s']:.2f} s", flush=True)
-    mocap = mocap_reference(arm, data_dir)
-    return {"rig": name, "armature": arm.name, "bones": len(arm.data.bones), "leg_scale": scale,
-            "default_speed": default, "takes": takes, "mocap": mocap}
 
 
 def summarize(rig: dict) -> dict:
@@ -411,18 +250,19 @@ def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0
     from ..backend.locomotion import eval as E
     from ..backend.locomotion import features as FT
     from ..backend.locomotion import style_classifier as SC
+    from ..backend.locomotion.walk_generation import generate_path
+    from ..backend.locomotion.walk_speeds import style_speeds
     from ..backend.paths import data_dir as default_data_dir  # the argument `paths` hides the module here
-    from . import locomotion_scene as LS
 
     cache = cache_dir or FT.DEFAULT_CACHE_DIR
     FT.build_cache(data_dir or default_data_dir(), cache, seed=seed)
-    clf = E._cached_classifier(cache, seed)
+    clf = E.cached_classifier(cache, seed)
     out = {}
     for style in styles or D.D2_STYLES:
-        default = LS.style_speeds(style, "walk")[0]
+        default = style_speeds(style, "walk")[0]
         hits = []
         for p in paths:
-            motion, _ = LS.generate_path(controller, p.points, style=style, speed=p.speeds(default))
+            motion, _ = generate_path(controller, p.points, style=style, speed=p.speeds(default))
             probs = SC.predict_style(clf, motion)
             hits.append(clf.styles[int(np.argmax(probs))] == style)
         out[style] = float(np.mean(hits))
@@ -469,64 +309,7 @@ def format_markdown(summaries, meta) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main_rig_eval(argv=None) -> int:
-    """``rigmind eval locomotion --rigs [--set held-out|validation] [--count N]
-    [--rig NAME ...] [--out FILE] [--json FILE]``."""
-    import argparse
-    import datetime as _dt
-    import json
-    import os
-    import sys
-    from pathlib import Path
-
-    from ..backend.locomotion import path_sets as PS
-    from ..backend.locomotion.eval import machine_description
-    from . import locomotion_scene as LS
-
-    ap = argparse.ArgumentParser(prog="rigmind eval locomotion --rigs",
-                                 description="Walk Along Path baked on real rigs, measured on the evaluated pose.")
-    ap.add_argument("--data", default=str(LS.default_data_dir()))
-    ap.add_argument("--set", default="held-out", choices=["held-out", "validation"])
-    ap.add_argument("--count", type=int, default=8)
-    ap.add_argument("--rig", action="append", choices=list(RIGS), help="rig(s) to measure (default: all)")
-    ap.add_argument("--style", default="normal")
-    ap.add_argument("--out", default=None, help="markdown report (default bench/locomotion_rigs_<set>.md)")
-    ap.add_argument("--json", help="raw results as JSON")
-    ap.add_argument("--no-styles", action="store_true", help="skip the style accuracy (all 7 styles on every path)")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args(list(argv or []))
-    seed = PS.HELD_OUT_SEED if args.set == "held-out" else PS.VALIDATION_SEED
-    paths = PS.random_paths(seed, args.count)
-    ctl = LS.load_controller("neural")
-    rigs = []
-    for name in args.rig or RIGS:
-        try:
-            rigs.append(evaluate_rig(name, args.data, paths, style=args.style, controller=ctl, verbose=args.verbose))
-        except FileNotFoundError as e:
-            print(f"[{name}] skipped: {e}", file=sys.stderr)
-    summaries = [summarize(r) for r in rigs]
-    acc = None if args.no_styles else style_accuracy(paths, ctl, data_dir=args.data)
-    meta = {
-        "style_accuracy": acc,
-        "set": args.set, "seed": seed, "style": args.style, "rigs": rigs,
-        "command": "rigmind eval locomotion --rigs " + " ".join(argv or []),
-        "machine": machine_description(), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "paths_desc": (f"{len(paths)} random paths, seed {seed} ({args.set}), {PS.LEG_RANGE_M[0]}-{PS.LEG_RANGE_M[1]} m legs, "
-                       f"{PS.TURN_RANGE_DEG[0]:g}-{PS.TURN_RANGE_DEG[1]:g} deg turns, per-point speed "
-                       f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
-    }
-    md = format_markdown(summaries, meta)
-    from ..backend.paths import BENCH_DIR  # the module name "paths" is the path list here
-
-    out = Path(args.out or BENCH_DIR / f"locomotion_rigs_{args.set}.md")
-    out.write_text(md, encoding="utf-8")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"summaries": summaries, "meta": meta}, indent=1, default=str),
-                                   encoding="utf-8")
-    print(md)
-    print(f"wrote {out}")
-    return 0
-
-
-__all__ = ["evaluated_positions", "score_take", "swing_peaks", "bake_and_score", "hip_speed_variation", "CANONICAL_BODY", "RIGS",
-           "load_rig", "mocap_reference", "evaluate_rig", "summarize", "main_rig_eval"]
+__all__ = [
+    "CANONICAL_BODY", "HOLD_SECONDS", "SETTLE_SECONDS", "planted_contacts", "hip_speed_variation", "end_stance",
+    "swing_peaks", "score_take", "summarize", "style_accuracy", "format_markdown",
+]

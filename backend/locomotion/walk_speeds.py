@@ -1,0 +1,63 @@
+"""A walk's speeds: each style's own, what its clips cover, and a path's per point.
+
+Speeds are m/s. The table (``gaits.speeds_table``) is in the controller
+skeleton's (the Bandai actor's) metres; a rig whose legs are ``scale`` x the
+actor's walks ``scale`` x faster at the same cadence, with longer strides.
+
+Pure Python (no bpy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..limits import check_all
+from .gaits import gait_warning, speeds_table
+from .path_input import path_points_and_speeds
+
+
+def style_speeds(style: str, gait: str = "walk") -> tuple:
+    """``(default, (low, high))`` m/s of ``style`` walking or running, from
+    its training clips, for a character with the controller skeleton's legs."""
+    styles = speeds_table()
+    entry = styles.get(style, styles["normal"]).get("run" if gait == "run" else "walk")
+    return float(entry["default"]), (float(entry["range"][0]), float(entry["range"][1]))
+
+
+def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
+    """``(speed, warning)``: ``speed`` (m/s, a number or one per point; None
+    = the style's default for the gait) in the world of a rig whose legs
+    are ``scale`` x the controller skeleton's, clamped to what the style's
+    clips cover; ``warning`` says what was clamped and the range (and when a
+    "run" of the style is a grounded run, :func:`~.gaits.gait_warning`), else None."""
+    default, (lo, hi) = style_speeds(style, gait)
+    lo, hi = lo * scale, hi * scale
+    if speed is None:
+        return round(default * scale, 3), gait_warning(style, gait)
+    sp = np.asarray(speed, dtype=np.float64)
+    clamped = np.clip(sp, lo, hi)
+    warning = None
+    if np.any(np.abs(clamped - sp) > 1e-9):
+        asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
+        warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
+                   f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+    warning = "; ".join(w for w in (warning, gait_warning(style, gait)) if w) or None
+    return (float(clamped) if clamped.ndim == 0 else clamped), warning
+
+
+def path_speeds(points, speed, style: str, gait: str, scale: float):
+    """``(xy [N, 2], speeds, warning)``: the path's points (``[N, 2]``, or
+    ``[N, 3]`` with a speed per point, NaN = ``speed``), its speeds in world
+    m/s (a number, or one per point) with the defaults filled in and clamped
+    (:func:`resolve_speed`, for a rig ``scale`` x the controller's legs),
+    and the warning."""
+    base, warning = resolve_speed(speed, style, gait, scale)
+    xy, sp = path_points_and_speeds(points, base)
+    if not np.isscalar(sp):
+        sp, w2 = resolve_speed(sp, style, gait, scale)
+        warning = warning or w2
+    check_all("speed", sp, option="speed")
+    return xy, sp, warning
+
+
+__all__ = ["style_speeds", "resolve_speed", "path_speeds"]
