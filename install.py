@@ -44,7 +44,7 @@ VENV_BPY52 = ROOT / ".venv-bpy52"
 LOCK_BPY52 = ROOT / "requirements-bpy52.lock"
 STAMP_BPY52 = VENV_BPY52 / ".rigmind-deps.sha256"
 PY_VERSION_BPY52 = (3, 13)
-#: tests/blender_envs.py: where this is set, a missing .venv-bpy52 fails its tests instead of skipping them.
+#: tests/support/blender_envs.py: where this is set, a missing .venv-bpy52 fails its tests instead of skipping them.
 REQUIRE_BPY52 = "RIGMIND_REQUIRE_BPY52"
 
 

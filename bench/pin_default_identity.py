@@ -10,7 +10,7 @@ Per path: ``default``: ``pin_feet`` with the default ``PinConfig`` on the
 controller's walk (its predicted contacts and feet); ``path``: Walk Along
 Path's clean-up as it was before the swing pitch (lift 0.115 m, landing
 slope 0.25, knee 400 deg/s; on a newer tree with ``swing_pitch=None``).
-Hashes of the rotations rounded to 1e-9 (tests/test_locomotion_swing.py
+Hashes of the rotations rounded to 1e-9 (tests/backend/locomotion/test_locomotion_swing.py
 holds the 7608376 values).
 """
 

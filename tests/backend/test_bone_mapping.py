@@ -22,7 +22,7 @@ from rigmind.backend.bone_mapping import (
 from rigmind.backend.skeleton import Skeleton
 
 from conftest import data_file
-from humanoid_generator import make_humanoid, make_renamed_humanoid
+from support.humanoid_generator import make_humanoid, make_renamed_humanoid
 
 HUM = load_humanoid()
 REQUIRED = HUM["required"]

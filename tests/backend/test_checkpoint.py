@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 
 from rigmind.backend import checkpoint as CK
 from rigmind.backend import model_files as MF
 from rigmind.backend.errors import UserError
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _same_state(a: dict, b: dict):

@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import REPO
+
 from rigmind.backend import paths
 
-REPO = Path(__file__).resolve().parents[1]
 SHIPPED = ("backend", "operators", "blender_addon", "presets")
 #: Modules allowed to turn __file__ into a folder: the resolver, and the
 #: set-up tools that run before the package is importable.

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from humanoid_generator import make_humanoid, make_renamed_humanoid
+from support.humanoid_generator import make_humanoid, make_renamed_humanoid
 from rigmind.backend import rotations as R
 from rigmind.backend.bone_mapping import NotHumanoidError, auto_map, load_humanoid
 from rigmind.backend.bvh import dumps_bvh, loads_bvh

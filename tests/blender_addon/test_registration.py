@@ -11,13 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 bpy = pytest.importorskip("bpy")
 
 import rigmind  # noqa: E402
 from rigmind.blender_addon import panel, preferences, properties, registration  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 PANELS = ("VIEW3D_PT_rigmind", "VIEW3D_PT_rigmind_locomotion", "VIEW3D_PT_rigmind_speech",
           "VIEW3D_PT_rigmind_output")
 

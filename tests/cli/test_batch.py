@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from rigmind import batch
 
-REPO = Path(__file__).resolve().parents[1]
 RIGMIND = Path(sys.executable).with_name("rigmind")
 
 SENTENCES = [

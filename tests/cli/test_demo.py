@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import REPO
+
 
 def _mp4_tracks(path) -> list:
     """The MP4's track kinds (b"vide", b"soun") from its handler boxes."""
@@ -32,7 +34,7 @@ def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
     assert "Saved:" in log                              # Blender's lines went to the log instead
     outputs = ["mannequin.blend", "mannequin.glb", "mannequin.fbx", "mannequin.bvh", "mannequin.png",
                "speech.wav", "gesture.blend", "gesture.glb", "gesture_emage.npz", "gesture.mp4"]
-    if (Path(__file__).resolve().parents[1] / "models" / "locomotion.onnx").exists():
+    if (REPO / "models" / "locomotion.onnx").exists():
         outputs += ["walk_cycle.glb", "walk_along_path.blend", "walk_along_path.fbx", "walk_along_path.bvh",
                     "walk_along_path.mp4"]
     for name in outputs:

@@ -316,7 +316,7 @@ def test_ticks_recording_toggles_and_long_stalls(rig, controller):
 
 
 def test_drive_refuses_a_generated_rigify_rig(bpy_clean, controller):
-    import rig_factory
+    from support import rig_factory
 
     from rigmind.operators import drive_scene as DS
     from rigmind.operators import scene_io

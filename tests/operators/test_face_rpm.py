@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import rig_factory
+from support import rig_factory
 from conftest import data_file
 
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import call_as_panel
 import soundfile as sf
 
-import rig_factory
+from support import rig_factory
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 

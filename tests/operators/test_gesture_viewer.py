@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-import rig_factory
+from support import rig_factory
 from conftest import data_file
 from rigmind.backend.gesture import viewer_metrics as VM
 

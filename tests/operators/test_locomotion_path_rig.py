@@ -76,7 +76,7 @@ def test_arrival_on_transformed_rig(bpy_clean, controller, kind):
     """FBX-style (90° X, 0.01 scale) and moved+yawed armature objects: the
     hips walk the drawn L in world metres and stand on its end point facing
     along its last segment."""
-    from rig_factory import transformed_rig
+    from support.rig_factory import transformed_rig
 
     from rigmind.operators import locomotion_scene as LS
 

@@ -1,5 +1,5 @@
 """Issue #3 acceptance on real Blender rigs: a Bandai walk and the BEAT2
-take retargeted onto every rig of tests/rig_factory.py. Each rig is mapped
+take retargeted onto every rig of tests/support/rig_factory.py. Each rig is mapped
 AUTOMATICALLY and measured in Blender's evaluated pose.
 
 Measures (backend/retarget_metrics.py):
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import rig_factory
+from support import rig_factory
 from conftest import data_file
 
 SOURCES = {

@@ -7,8 +7,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-BACKEND = Path(__file__).resolve().parents[1] / "backend"
+BACKEND = REPO / "backend"
 FORBIDDEN = {"bpy", "mathutils", "bpy_extras"}
 
 

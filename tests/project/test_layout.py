@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 BLENDER_SIDE = ("operators", "blender_addon")
 NOT_SHIPPED = ("tests", "bench", "tools")
 

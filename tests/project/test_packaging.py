@@ -12,7 +12,8 @@ import tomllib
 import venv
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 #: Folders of the repository that never ship (set-up and build tools, tests, benchmarks).
 NOT_SHIPPED = {"tools", "tests", "bench", ".venv", ".venv-bpy52", ".git", "build", "dist", ".cache"}
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-import rig_factory as rf
+from support import rig_factory as rf
 
 RIGS = dict(rf.ALL_RIGS)
 

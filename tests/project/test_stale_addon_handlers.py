@@ -9,7 +9,7 @@ conftest's autouse fixture drops such handlers between tests.
 
 from __future__ import annotations
 
-import rig_factory
+from support import rig_factory
 from conftest import drop_stale_addon_handlers
 
 

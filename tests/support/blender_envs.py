@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: Where install.py puts the Blender 5.2 LTS environment.
 BPY52_VENV = REPO / ".venv-bpy52"
 #: install.py sets this when it made that environment, so its tests never skip.

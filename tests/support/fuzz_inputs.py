@@ -1,5 +1,5 @@
 """Generated inputs for the file readers (issue #17 item 7), shared by the
-short CI run (tests/test_fuzz_inputs.py) and the full one (bench/fuzz_inputs.py).
+short CI run (tests/project/test_fuzz_inputs.py) and the full one (bench/fuzz_inputs.py).
 
 Each ``check_*`` feeds one generated input to a reader and returns
 ``"ok"`` (read) or ``"refused"`` (the reader's documented error: BVHError,

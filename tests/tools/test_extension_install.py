@@ -18,10 +18,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 import rigmind
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import build_extension, install_into_blender  # noqa: E402,E401  (stdlib-only tools, never shipped)
 
@@ -232,7 +232,7 @@ def test_runtime_wheels_are_pinned_requirements_without_torch_or_bpy():
 def test_install_into_blender_main_installs_into_blender_52_lts(tmp_path, monkeypatch, capsys):
     """`install.py blender` with Blender 5.2 LTS (bpy 5.2.3, Python 3.13):
     the platform zip with its wheels installs and enables there."""
-    import blender_envs
+    from support import blender_envs
 
     env = blender_envs.require(blender_envs.blender_52(), "5.2")
     user = tmp_path / "blender-user"

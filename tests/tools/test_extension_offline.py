@@ -11,7 +11,7 @@ Export BVH/FBX/GLB, and a scripted Drive take.
 ``-I -S`` (no site-packages, no PYTHONPATH, no user site); its ``sys.path`` is
 the standard library plus a folder that links only what that Blender bundles
 (bpy's own dependency closure: numpy, requests & co, zstandard, Cython;
-tests/blender_envs.py). Torch, pip, librosa and the venv's onnxruntime/scipy
+tests/support/blender_envs.py). Torch, pip, librosa and the venv's onnxruntime/scipy
 are therefore absent, not merely blocked: the test asserts ``find_spec``
 finds neither torch nor pip, and that onnxruntime and scipy load from the
 extension's own site-packages. "Network off": socket connections and name
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-import blender_envs
+from support import blender_envs
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import build_extension  # noqa: E402  (stdlib-only tool, not part of the package)
 
@@ -188,7 +188,7 @@ for fmt in ("BVH", "FBX", "GLB"):
     out["exports"][fmt] = [res, os.path.getsize(target) if os.path.exists(target) else 0]
 
 # Drive: the operator is modal (key events), so the script feeds its session
-# the events a user would type, as tests/test_drive_blender.py does.
+# the events a user would type, as tests/operators/test_drive_blender.py does.
 pkg = {module!r}
 import importlib
 DS = importlib.import_module(pkg + ".operators.drive_scene")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import call_as_panel
+from conftest import REPO, call_as_panel
 
 from rigmind.backend.audio import AudioError, load_audio
 from rigmind.backend.audio.loading import clip_from_array
@@ -24,7 +24,6 @@ from rigmind.backend.face.generate import generate_face
 from rigmind.backend.face.visemes import ipa_to_viseme, mouth_channels, target_matrix, viseme_names
 from rigmind.presets import arkit52_names
 
-REPO = Path(__file__).resolve().parents[1]
 MOUTH = mouth_channels()
 
 
