@@ -3,6 +3,9 @@
 
     python3 install.py demo      # .venv + dependencies, then the end-to-end demo
     python3 install.py test      # .venv and .venv-bpy52, then the whole pytest suite
+    python3 install.py test --fast
+                                 # .venv, then the pure tests that are not
+                                 # slow (no Blender, no data: under 2 minutes)
     python3 install.py setup [--with ray]
                                  # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
@@ -240,13 +243,19 @@ def run_demo(args) -> int:
 
 
 def run_tests(args) -> int:
+    """pytest: the whole suite, or with ``--fast`` the pure tests that are
+    not slow, with bpy refused (tests/README.md)."""
     ensure_venv()
-    ensure_venv_bpy52()
+    if not args.fast:
+        ensure_venv_bpy52()
     # The console script, not `python -m pytest`: the latter puts the current
     # folder on sys.path, which would let a stray `import backend` pass.
-    cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + list(args.pytest_args)
-    env = dict(os.environ, **{REQUIRE_BPY52: "1"})
-    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + (["--fast"] if args.fast else [])
+    env = dict(os.environ) if args.fast else dict(os.environ, **{REQUIRE_BPY52: "1"})
+    t0 = time.perf_counter()
+    rc = subprocess.run(cmd + list(args.pytest_args), cwd=ROOT, env=env).returncode
+    say(f"tests{' (--fast)' if args.fast else ''}: {time.perf_counter() - t0:.0f} s")
+    return rc
 
 
 def run_blender(args) -> int:
@@ -264,7 +273,9 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="job", required=True)
     d = sub.add_parser("demo", help="set up, then run the end-to-end demo on the mannequin")
     d.add_argument("--out", help="output folder (default: ./rigmind_out/demo)")
-    sub.add_parser("test", help="set up, then run the whole test suite (extra arguments go to pytest)")
+    t = sub.add_parser("test", help="set up, then the whole test suite (extra arguments go to pytest)")
+    t.add_argument("--fast", action="store_true",
+                   help="only the pure tests that are not slow (no Blender, no data; tests/README.md)")
     b = sub.add_parser("blender", help="install into a desktop Blender 5.0, 5.1 or 5.2 LTS")
     b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
     s = sub.add_parser("setup", help="only create .venv and install dependencies")

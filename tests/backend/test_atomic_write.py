@@ -189,7 +189,7 @@ def test_cli_bad_output_path_is_one_line_exit_2(tmp_path, case, command, data_di
 
 
 @pytest.fixture(scope="module")
-def gesture_setup(tmp_path_factory):
+def gesture_setup(tmp_path_factory, blender_in_subprocess):
     bench = _bench()
     try:
         return bench, bench.prepare(tmp_path_factory.mktemp("ctrl_c"), 6.0, ["bvh", "fbx", "blend"])

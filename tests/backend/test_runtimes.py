@@ -86,6 +86,7 @@ def _probe(*args):
     return last[-1].split()
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_generation_without_runtime_torch_never_imports_torch(tmp_path, speech_wav):
     blend = tmp_path / "m.blend"
     assert _probe("mannequin", "--out", blend)[1] == "0"

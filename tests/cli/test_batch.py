@@ -48,7 +48,7 @@ def speech_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def mannequin_blend(tmp_path_factory):
+def mannequin_blend(tmp_path_factory, blender_in_subprocess):
     out = tmp_path_factory.mktemp("rig") / "mannequin.blend"
     r = _rigmind("mannequin", "--out", out)
     assert r.returncode == 0, r.stderr

@@ -50,6 +50,7 @@ def test_info_robot_expressive():
         assert key in out
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 @pytest.mark.parametrize(
     "make, expect",
     [
@@ -75,6 +76,7 @@ def test_gesture_user_errors_say_so():
     assert r.returncode == 2 and "--amount must be between 0 and 1" in r.stderr
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_mannequin_then_info_then_export(tmp_path):
     blend = tmp_path / "m.blend"
     r = run("mannequin", "--out", blend)
@@ -119,6 +121,7 @@ def test_info_prints_mapping():
     assert "upperarm_l   -> LeftArm" in r.stdout
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_render_relative_output_path(tmp_path):
     """Blender resolves relative paths against the .blend: the CLI must not."""
     blend = tmp_path / "m.blend"

@@ -304,6 +304,7 @@ def _cli(*args):
     return subprocess.run([str(RIGMIND), *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=240)
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_cli_face_json_csv_and_blend(tmp_path):
     clip, _ = _speech_with_pauses("en-us", "Bring me the blue map.")
     wav = _write_wav(tmp_path / "s.wav", clip.samples, 16000)
