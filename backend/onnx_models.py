@@ -2,9 +2,8 @@
 that leaves the cores to the rest of the process between calls, and the
 metadata stamped into an exported graph. (The SHA-256 that ties an export to
 the ``.pt`` weights it came from is ``model_files.file_sha256``: a
-re-saved or retrained checkpoint is a new file, so its old export is stale;
-``tools/convert_checkpoints.py`` re-stamps an export only when its stamp
-matched the file it converted.) Imports
+re-saved or retrained checkpoint is a new file, so its old export is stale.)
+Imports
 neither torch nor bpy."""
 
 from __future__ import annotations

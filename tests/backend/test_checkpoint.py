@@ -187,22 +187,3 @@ def test_committed_models_are_in_the_format(name, kind):
     _check_layout(path, kind)
     assert CK.load(path, kind).weights
     assert path.stat().st_size < 10e6
-
-
-def test_converter_keeps_every_tensor(tmp_path):
-    """tools/convert_checkpoints.py on an old-layout style classifier: read
-    back bit-identical (the tool asserts torch.equal itself)."""
-    from rigmind.backend.locomotion import style_classifier as SC
-
-    torch.manual_seed(0)
-    net = SC._build_net(5, 2)
-    mean = (np.arange(5.0) / 7).tolist()
-    torch.save({"state": net.state_dict(), "styles": ["normal", "elderly"], "mean": mean, "std": [1.0] * 5,
-                "window": 30, "hop": 10, "info": {"seed": 0}}, tmp_path / "style_classifier_seed0.pt")
-    out = subprocess.run([sys.executable, str(REPO / "tools" / "convert_checkpoints.py"),
-                          str(tmp_path / "style_classifier_seed0.pt")], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["converted"][0]["tensors_identical"] == len(net.state_dict()) + 2
-    b = SC.StyleClassifier.load(tmp_path / "style_classifier_seed0.pt")
-    _same_state(b.net.state_dict(), net.state_dict())
-    assert b.mean.tolist() == mean

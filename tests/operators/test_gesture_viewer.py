@@ -1,7 +1,7 @@
 """Generate Gesture as a viewer sees it (issue #13), measured on baked rigs in
 real Blender: planted feet and real steps, a live first frame, no seams,
 Keep Legs keeping the walk's trunk, eyes that look, hands in gesture space.
-Short takes; the full figures come from bench/bench_gesture_viewer.py."""
+Short takes; the full figures come from `rigmind eval gesture --viewer`."""
 
 from __future__ import annotations
 

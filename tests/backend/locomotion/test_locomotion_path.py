@@ -360,7 +360,7 @@ def test_bad_pauses_are_user_errors(pause):
 
 def test_no_pauses_changes_nothing(controller):
     """``pauses=()`` is the default and records no paused frame (the same
-    clips bit for bit as before pauses existed: bench/refactor_identity/follow_ref.py)."""
+    clips bit for bit as before pauses existed, RESULTS "one path follower")."""
     a = follow_path(controller, PATHS["corner"], speed=1.3)
     b = follow_path(controller, PATHS["corner"], speed=1.3, pauses=())
     for k in ("root_xy", "arc", "command", "stopping"):

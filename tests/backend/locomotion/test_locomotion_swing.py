@@ -153,8 +153,7 @@ def test_heel_strike_toes_up_and_above_the_floor(walk):
 def test_other_callers_clean_up_is_unchanged(monkeypatch):
     """The swing pitch is off in the default PinConfig: retargeting, gesture
     standing and the cycles never enter it, so their clean-up is the one they
-    had (shown bit for bit old tree vs new with bench/pin_default_identity.py,
-    RESULTS "the swing foot's pitch"; hashes differ across CPUs, so the test
+    had (shown bit for bit old tree vs new once, RESULTS "the swing foot's pitch"; hashes differ across CPUs, so the test
     checks the code path instead). Walk Along Path's config turns it on."""
     from rigmind.backend.locomotion import cleanup as C
     from rigmind.operators import locomotion_scene as LS
