@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotations as R
 from .motion import Motion
 from .skeleton import Skeleton
 

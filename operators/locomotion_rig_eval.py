@@ -34,7 +34,6 @@ import math
 import time
 
 import numpy as np
-from ..backend import paths
 from ..backend.foot_contacts import runs
 
 CANONICAL_BODY = (
@@ -474,7 +473,6 @@ def main_rig_eval(argv=None) -> int:
     import argparse
     import datetime as _dt
     import json
-    import os
     import sys
     from pathlib import Path
 

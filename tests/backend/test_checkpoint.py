@@ -7,14 +7,10 @@ all in the format."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
 
 from rigmind.backend import checkpoint as CK
 from rigmind.backend import model_files as MF

@@ -282,7 +282,7 @@ def test_scaled_copy(clip, s):
     assert max(err.values()) < 0.05, err
     # planted feet: the lowest point (ankle or toe over its flat level,
     # taken from the source and scaled) within 2 cm of the floor
-    ps, pt = clip.world_positions(), res.motion.world_positions()
+    pt = res.motion.world_positions()
     for side, s_c in enumerate("LR"):
         c = res.contacts[:, side]
         h_a, h_t = flat_foot(clip, s_c)

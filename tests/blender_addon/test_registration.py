@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 from conftest import REPO

@@ -164,7 +164,6 @@ def test_mannequin_limbs_are_one_surface_through_elbow_and_knee(bpy_clean):
 
     from rigmind.operators import mannequin
 
-    bpy = bpy_clean
     body = mannequin.build_mannequin()["body"]
     me = body.data
     e = np.empty(len(me.edges) * 2, np.int64)

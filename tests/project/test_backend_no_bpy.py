@@ -4,7 +4,6 @@ mathutils or bpy_extras, directly, as a submodule or with ``from``."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 from conftest import REPO

@@ -96,7 +96,7 @@ def make_humanoid(rng, **force):
             b.add((f"eye_{s}", s, ""), head, (sx * u(0.03, 0.036), -u(0.05, 0.06), ey))
     if o["extras"]:
         # VRoid-style secondary chains: hair hanging from the head, a breast pair on the chest
-        for k in range(int(rng.integers(2, 6))):
+        for _k in range(int(rng.integers(2, 6))):
             ang = rng.uniform(0.3, np.pi - 0.3)
             q = head
             base = np.array([0.06 * H * np.cos(ang), 0.05 * H * np.sin(ang), head_z + u(0.06, 0.1)])
@@ -174,7 +174,7 @@ def make_humanoid(rng, **force):
             b.add((None, s, "toe_end"), tb, toe + np.array([0, -u(0.04, 0.06), 0]))
     if o["extras"]:
         # skirt chains: shorter than the legs, hanging around the hips
-        for k in range(int(rng.integers(2, 7))):
+        for _k in range(int(rng.integers(2, 7))):
             ang = rng.uniform(0, 2 * np.pi)
             q = hips
             for i in range(3):

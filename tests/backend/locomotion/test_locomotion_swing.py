@@ -183,7 +183,6 @@ def test_pitch_profile_shape_from_the_mocap():
     heel strike, near flat at it; and a swing pitched along it keeps a
     planted toe and a landing ankle where they were."""
     from rigmind.backend.locomotion import swing_pitch as SP
-    from rigmind.operators import locomotion_scene as LS
 
     walk_profile, run_profile = SP.style_profiles("normal")
     deg = np.degrees(walk_profile.pitch)

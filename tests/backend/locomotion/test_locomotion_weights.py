@@ -5,7 +5,6 @@ absent (they come from `rigmind train locomotion --data ../shared/data`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
