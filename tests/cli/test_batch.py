@@ -226,6 +226,7 @@ def test_interrupted_batch_leaves_no_partial_file(speech_dir, mannequin_blend, f
     assert len(list(out.glob("line*.bvh"))) == 8
 
 
+@pytest.mark.slow  # 28 s measured (--durations, 2 shared cores)
 def test_gesture_shorthand_and_face_batch(speech_dir, tmp_path):
     sub = tmp_path / "two"
     sub.mkdir()
