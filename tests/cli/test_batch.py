@@ -197,6 +197,7 @@ def test_same_takes_whatever_the_worker_count(first_batch, speech_dir, mannequin
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
 
 
+@pytest.mark.slow  # 25 s in the full suite (--durations=0, 2 shared cores)
 def test_interrupted_batch_leaves_no_partial_file(speech_dir, mannequin_blend, first_batch, tmp_path):
     reference, _ = first_batch
     out = tmp_path / "interrupted"
@@ -226,7 +227,6 @@ def test_interrupted_batch_leaves_no_partial_file(speech_dir, mannequin_blend, f
     assert len(list(out.glob("line*.bvh"))) == 8
 
 
-@pytest.mark.slow  # 28 s measured (--durations, 2 shared cores)
 def test_gesture_shorthand_and_face_batch(speech_dir, tmp_path):
     sub = tmp_path / "two"
     sub.mkdir()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 
@@ -17,6 +18,7 @@ def _mp4_tracks(path) -> list:
     return [m.group(1) for m in re.finditer(rb"hdlr.{8}(vide|soun)", Path(path).read_bytes(), re.S)]
 
 
+@pytest.mark.slow  # 97 s in the full suite (--durations=0, 2 shared cores)
 def test_demo_writes_and_prints_its_outputs(tmp_path, bpy_clean):
     out = tmp_path / "demo"
     r = subprocess.run(

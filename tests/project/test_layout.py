@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from conftest import REPO
 
 BLENDER_SIDE = ("operators", "blender_addon")
@@ -41,7 +40,6 @@ print("RESULT:" + json.dumps(out))
 """
 
 
-@pytest.mark.slow  # 23 s measured (--durations, 2 shared cores)
 def test_every_module_imports_without_bpy_but_the_blender_side():
     proc = subprocess.run([sys.executable, "-I", "-c", CODE.format(root=str(REPO), skip=NOT_SHIPPED)],
                           capture_output=True, text=True, timeout=600, cwd=REPO.parent)

@@ -12,7 +12,6 @@ import tomllib
 import venv
 from pathlib import Path
 
-import pytest
 from conftest import REPO
 
 #: Folders of the repository that never ship (set-up and build tools, tests, benchmarks).
@@ -38,7 +37,6 @@ def test_pyproject_lists_every_shipped_package():
     assert {"training", "batch", "dev"} <= set(project["project"]["optional-dependencies"])
 
 
-@pytest.mark.slow  # 62 s measured (--durations, 2 shared cores)
 def test_pip_install_editable_in_a_fresh_venv(tmp_path):
     """A brand-new venv; the dependencies come from this one through a ``.pth``
     (the same as ``--system-site-packages``), so pip resolves them without
@@ -69,7 +67,6 @@ def test_pip_install_editable_in_a_fresh_venv(tmp_path):
     assert Path(controller) == REPO / "backend" / "locomotion" / "controller.py"
 
 
-@pytest.mark.slow  # 42 s measured (--durations, 2 shared cores)
 def test_install_py_setup_is_a_no_op_when_set_up():
     """`install.py test` set this venv up just before: a second set-up installs
     nothing, and the package is pip's editable install (no hand-made link,

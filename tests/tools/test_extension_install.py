@@ -229,7 +229,6 @@ def test_runtime_wheels_are_pinned_requirements_without_torch_or_bpy():
     assert "onnxruntime" in names
 
 
-@pytest.mark.slow  # 143 s measured (--durations, 2 shared cores)
 def test_install_into_blender_main_installs_into_blender_52_lts(tmp_path, monkeypatch, capsys):
     """`install.py blender` with Blender 5.2 LTS (bpy 5.2.3, Python 3.13):
     the platform zip with its wheels installs and enables there."""

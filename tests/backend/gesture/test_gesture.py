@@ -171,6 +171,7 @@ def test_train_beat2_layout_tiny(tmp_path):
     assert m.start_poses.shape[0] == 8 and out.with_suffix(".log.json").exists()
 
 
+@pytest.mark.slow  # 24 s in the full suite (--durations=0, 2 shared cores)
 def test_train_ddp_two_processes(tmp_path):
     """The same command under torchrun (2 CPU processes, gloo): gradients are
     averaged across ranks and rank 0 writes the checkpoint."""

@@ -48,6 +48,7 @@ def test_checkpoint_loads_weights_only():
     assert isinstance(ckpt, dict) and ckpt["format"] == "rigmind-checkpoint" and ckpt["kind"] == "locomotion"
 
 
+@pytest.mark.slow  # 35 s in the full suite (--durations=0, 2 shared cores)
 def test_five_minute_rollout_stays_on_its_feet():
     from rigmind.backend.locomotion.controller import LocomotionController
 
