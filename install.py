@@ -2,7 +2,10 @@
 """Set up RigMind on a fresh machine, then run a job. Standard library only.
 
     python3 install.py demo      # .venv + dependencies, then the end-to-end demo
-    python3 install.py test      # .venv and .venv-bpy52, then the whole pytest suite
+    python3 install.py test      # .venv and .venv-bpy52, then ruff and the whole pytest suite
+    python3 install.py test --fast
+                                 # .venv, ruff, then the pure tests that are not
+                                 # slow (no Blender, no data: under 2 minutes)
     python3 install.py setup [--with ray]
                                  # only the set-up (plus optional extras)
     python3 install.py blender [--blender PATH]
@@ -44,7 +47,7 @@ VENV_BPY52 = ROOT / ".venv-bpy52"
 LOCK_BPY52 = ROOT / "requirements-bpy52.lock"
 STAMP_BPY52 = VENV_BPY52 / ".rigmind-deps.sha256"
 PY_VERSION_BPY52 = (3, 13)
-#: tests/blender_envs.py: where this is set, a missing .venv-bpy52 fails its tests instead of skipping them.
+#: tests/support/blender_envs.py: where this is set, a missing .venv-bpy52 fails its tests instead of skipping them.
 REQUIRE_BPY52 = "RIGMIND_REQUIRE_BPY52"
 
 
@@ -239,14 +242,33 @@ def run_demo(args) -> int:
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
+def run_lint() -> int:
+    """``ruff check .`` with the project's settings (pyproject.toml [tool.ruff])."""
+    say("ruff check .")
+    r = subprocess.run([str(VENV / "bin" / "ruff"), "check", "--no-cache", "."], cwd=ROOT)
+    if r.returncode != 0:
+        print("install.py: ruff found problems (above); `.venv/bin/ruff check --fix .` fixes the simple ones",
+              file=sys.stderr, flush=True)
+    return r.returncode
+
+
 def run_tests(args) -> int:
+    """ruff, then pytest: the whole suite, or with ``--fast`` the pure tests
+    that are not slow, with bpy refused (tests/README.md)."""
     ensure_venv()
-    ensure_venv_bpy52()
+    if not args.fast:
+        ensure_venv_bpy52()
+    lint = run_lint()
+    if lint != 0:
+        return lint
     # The console script, not `python -m pytest`: the latter puts the current
     # folder on sys.path, which would let a stray `import backend` pass.
-    cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + list(args.pytest_args)
-    env = dict(os.environ, **{REQUIRE_BPY52: "1"})
-    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    cmd = [str(VENV / "bin" / "pytest"), "tests", "-p", "no:cacheprovider"] + (["--fast"] if args.fast else [])
+    env = dict(os.environ) if args.fast else dict(os.environ, **{REQUIRE_BPY52: "1"})
+    t0 = time.perf_counter()
+    rc = subprocess.run(cmd + list(args.pytest_args), cwd=ROOT, env=env).returncode
+    say(f"tests{' (--fast)' if args.fast else ''}: {time.perf_counter() - t0:.0f} s")
+    return rc
 
 
 def run_blender(args) -> int:
@@ -264,7 +286,9 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="job", required=True)
     d = sub.add_parser("demo", help="set up, then run the end-to-end demo on the mannequin")
     d.add_argument("--out", help="output folder (default: ./rigmind_out/demo)")
-    sub.add_parser("test", help="set up, then run the whole test suite (extra arguments go to pytest)")
+    t = sub.add_parser("test", help="set up, then ruff and the whole test suite (extra arguments go to pytest)")
+    t.add_argument("--fast", action="store_true",
+                   help="only the pure tests that are not slow (no Blender, no data; tests/README.md)")
     b = sub.add_parser("blender", help="install into a desktop Blender 5.0, 5.1 or 5.2 LTS")
     b.add_argument("--blender", help="path to the Blender executable (default: search PATH and usual places)")
     s = sub.add_parser("setup", help="only create .venv and install dependencies")

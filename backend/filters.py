@@ -1,5 +1,5 @@
 """Small 1-D filters in NumPy, the same as their ``scipy.ndimage``
-namesakes (tests/test_filters.py checks), so a generation run does not
+namesakes (tests/backend/test_filters.py checks), so a generation run does not
 import scipy.ndimage (~0.3-0.5 s of start-up for three one-line uses)."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ What it leaves out (and the take, which is baked with the full retarget,
 keeps): foot and hand IK, the trunk-direction correction and the arm twist
 and in-between spine shares (those bones keep their rest rotation relative
 to their parent). The difference to the full retarget is measured in
-``tests/test_drive.py`` and ``bench/bench_drive.py``.
+``tests/operators/test_drive_blender.py`` and ``bench/bench_drive.py``.
 
 Spaces: the target skeleton given is in *world* space (the armature's rest
 skeleton placed by its object transform, ``rotation``, uniform ``scale``,

@@ -1034,7 +1034,7 @@ def _toe_floor(st: _State, g, Pw):
 def _solve_leg(st: _State, g, Pw, fwd_rest):
     """Two-bone IK of one leg toward its goal; updates ``st.W``. Returns
     where the leg's end reached ``[F, 3]`` (world)."""
-    ul, ll, tf, end, side = g["ul"], g["ll"], g["tf"], g["end"], g["side"]
+    ul, ll, _tf, end, side = g["ul"], g["ll"], g["tf"], g["end"], g["side"]
     W = st.W
     a, b = Pw[:, ul], Pw[:, ll]
     goal = a + g["base_rel"]

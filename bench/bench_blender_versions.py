@@ -5,7 +5,7 @@ Python 3.13), as a new user meets them (#25).
     .venv/bin/python bench/bench_blender_versions.py [--runs 1]
 
 Per Blender, each in a fresh user folder and its own process started with
-``-I -S`` on only what that Blender bundles (tests/blender_envs.py):
+``-I -S`` on only what that Blender bundles (tests/support/blender_envs.py):
 - install: ``extensions.package_install_files`` of this platform's zip
   (Blender unpacks the zip and installs the matching wheels), process start
   to the operator's return, and the operator alone;
@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "tests"))
-import blender_envs  # noqa: E402
+from support import blender_envs  # noqa: E402
 import build_extension  # noqa: E402
 
 MARK = "BENCH:"

@@ -47,7 +47,7 @@ def main(argv=None) -> int:
           f"`python bench/bench_extension_zips.py`\n")
     print("| zip | size (MB) | package part (MB) | wheels (MB) | Blender's validator | wheels |")
     print("|---|---:|---:|---:|---|---|")
-    for platform, path in built.items():
+    for _name, path in built.items():
         infos = zipfile.ZipFile(path).infolist()
         wheels = [i for i in infos if i.filename.startswith("wheels/")]
         w = sum(i.compress_size for i in wheels)

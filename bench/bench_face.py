@@ -13,7 +13,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
 
 
 def main():

@@ -15,7 +15,6 @@ import importlib.util
 import os
 import sys
 import tempfile
-from pathlib import Path
 
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind-bench-"))
 

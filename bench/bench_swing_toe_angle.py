@@ -131,7 +131,7 @@ def main(argv=None) -> int:
         cfg = replace(cfg, swing_pitch=None)
     gen = [swing_peaks_cm(C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), leg, angles)
            for _, res in B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)]
-    print(f"| toe point turned (deg; - = raised) | generated (cm) | mocap (cm) | ratio |\n|---|---|---|---|")
+    print("| toe point turned (deg; - = raised) | generated (cm) | mocap (cm) | ratio |\n|---|---|---|---|")
     for a in angles:
         g, m = np.median([r[a] for r in gen]), np.median([r[a] for r in mocap])
         print(f"| {a:+.1f} | {g:.1f} | {m:.1f} | {g / m:.2f} |")

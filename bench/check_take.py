@@ -2,7 +2,7 @@
 ``{"ok": bool, "frames": N, "error": str}``: the file is loaded with the
 loaders RigMind itself uses (BVH: RigMind's strict reader; .blend: opened;
 .fbx/.glb: Blender's importers) and the frame count of the armature's action
-is reported. Used by bench_ctrl_c.py and tests/test_atomic_write.py.
+is reported. Used by bench_ctrl_c.py and tests/backend/test_atomic_write.py.
 
     .venv/bin/python bench/check_take.py FILE
 """

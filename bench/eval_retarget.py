@@ -21,7 +21,7 @@ evaluated pose is sampled (every 2nd frame) and these are reported:
   torso would come below the torso radius, taken as 12% of leg length.
 
 The truth mapping for the measured joints comes from the rig family's
-preset. Rigs come from tests/rig_factory.py when it exists, else the built-in
+preset. Rigs come from tests/support/rig_factory.py when it exists, else the built-in
 list below.
 """
 
@@ -49,7 +49,7 @@ EE = M.EFFECTORS
 def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
     """Retarget with the AUTO mapping; measure on the ``truth`` joints (the
     auto mapping's own joints when no truth is known), with the same
-    measures as tests/test_retarget_rigs.py (backend/retarget_metrics.py)."""
+    measures as tests/operators/test_retarget_rigs.py (backend/retarget_metrics.py)."""
     n = min(motion.num_frames, int(seconds * motion.fps))
     clip = motion.slice(0, n)
     action, tmap, result = retarget_scene.retarget_onto(arm, clip, src_map)
@@ -141,7 +141,7 @@ def builtin_rigs(data: Path):
 def factory_rigs():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     try:
-        import rig_factory
+        from support import rig_factory
     except ImportError:
         return []
     out = []

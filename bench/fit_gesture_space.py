@@ -104,7 +104,7 @@ def main(argv=None):
 
     def score(cfg, amount=0.5):
         rows = {}
-        for name, seed, motion, stress, speech in base:
+        for name, _seed, motion, stress, speech in base:
             p = lift_hands(motion, stress, amount, cfg, target, speech).world_positions()
             d = VM.hand_space_distance(metric_space(p), ref_train)
             rows.setdefault(name, []).append((d["height_cm"], d["forward_cm"], arm_pops(p)))

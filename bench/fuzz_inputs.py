@@ -3,7 +3,7 @@ each through the BVH reader, the SMPL-X npz reader and the audio loader.
 
     .venv/bin/python bench/fuzz_inputs.py [--examples 10000] [--seed 17] [--json out.json]
 
-The generators are tests/fuzz_inputs.py's (the CI run, tests/test_fuzz_inputs.py,
+The generators are tests/support/fuzz_inputs.py's (the CI run, tests/project/test_fuzz_inputs.py,
 uses 300 each). Every input is counted: read, refused with the reader's
 documented error (BVHError, SMPLXFileError, AudioError), or "other" -- any
 other exception or a read result that is not finite / not the promised
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-import fuzz_inputs as F  # noqa: E402
+from support import fuzz_inputs as F  # noqa: E402
 
 
 def run_one(name, strategy, check, n, rng_seed, folder):

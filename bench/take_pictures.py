@@ -181,14 +181,14 @@ def contact_sheet(arm, frames, fps, every, out, cell=150):
         for view in range(2):
             if view == 0:  # side, from the character's right: u = forward, v = up
                 def uv(p):
-                    return np.stack([(p[..., :2] - hips[:2]) @ fwd, p[..., 2]], -1)
+                    return np.stack([(p[..., :2] - hips[:2]) @ fwd, p[..., 2]], -1)  # noqa: B023 - used within the iteration
 
                 cv = Canvas(cell, cell, (0.0, 0.5 * height), ppm)
                 cv.line((-2, 0), (2, 0), (170, 170, 170))
             else:  # top, facing up the cell: u = right, v = forward
                 def uv(p):
-                    d = p[..., :2] - hips[:2]
-                    return np.stack([-(d @ lat), d @ fwd], -1)
+                    d = p[..., :2] - hips[:2]  # noqa: B023 - used within the iteration
+                    return np.stack([-(d @ lat), d @ fwd], -1)  # noqa: B023 - used within the iteration
 
                 cv = Canvas(cell, cell, (0.0, 0.0), ppm)
             for pa, ch in pairs:

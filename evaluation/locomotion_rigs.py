@@ -195,7 +195,6 @@ def main_rig_eval(argv=None) -> int:
     import argparse
     import datetime as _dt
     import json
-    import os
     import sys
     from pathlib import Path
 

@@ -1,7 +1,7 @@
 """Where the Blenders RigMind supports (5.0, 5.1, 5.2 LTS) differ in their
 Python API, each difference in one function that works on all of them.
 
-tests/test_extension_offline.py runs the shipped zip in Blender 5.0 and 5.2
+tests/tools/test_extension_offline.py runs the shipped zip in Blender 5.0 and 5.2
 LTS and fails on any DeprecationWarning raised from RigMind's own code, so a
 new difference shows up there first.
 """

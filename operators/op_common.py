@@ -283,8 +283,9 @@ class ModalJobMixin:
         try:
             fraction = next(self._job)
         except StopIteration as finished:
+            result = finished.value
             self._stop(context)
-            return run_reported(self, lambda: self.done(context, finished.value))
+            return run_reported(self, lambda: self.done(context, result))
         except Exception as exc:  # the job failed: reported by kind
             self._stop(context)
             return report_failure(self, exc)

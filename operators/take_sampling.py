@@ -99,7 +99,7 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
         def channel(prop, size, static):
             out = np.empty((F, size))
             for i in range(size):
-                fc = curves.get((name, prop, i))
+                fc = curves.get((name, prop, i))  # noqa: B023 - called within the iteration
                 out[:, i] = _curve_values(fc, frames) if fc is not None else static[i]
             return out
 

@@ -3,10 +3,16 @@ headless, with Blender's user folders isolated in a temporary directory.
 
 No mocks of bpy anywhere: a test that needs Blender takes the ``bpy_clean``
 fixture, which resets to factory settings (an empty scene) first.
+
+Markers (pyproject.toml, tests/README.md): ``bpy``, ``data`` and ``pure`` are
+set here from each test's source (tests/support/markers.py), ``slow`` by
+hand. ``--fast`` runs the ``pure and not slow`` tests with Blender refused
+in this process and in its subprocesses (tests/support/no_bpy/).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import shutil
@@ -26,8 +32,70 @@ os.environ["BLENDER_USER_RESOURCES"] = str(_USER_DIR)
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("RIGMIND_DATA", REPO.parent / "shared" / "data")).resolve()
 
+from support import markers  # noqa: E402  (tests/ is on sys.path: this file's folder)
+
+#: The fast subset's guard: a folder whose ``sitecustomize`` refuses Blender.
+_NO_BPY = Path(__file__).resolve().parent / "support" / "no_bpy"
+FAST_MARKERS = "pure and not slow"
+_current_test = ["(collection)"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help=f"run only the '{FAST_MARKERS}' tests, with bpy refused (a test that imports it fails)")
+
+
+def pytest_configure(config):
+    if not config.getoption("--fast"):
+        return
+    config.option.markexpr = (f"({config.option.markexpr}) and ({FAST_MARKERS})" if config.option.markexpr
+                              else FAST_MARKERS)
+    log = _USER_DIR / "blender-imports.log"
+    log.touch()
+    os.environ["RIGMIND_NO_BPY_LOG"] = str(log)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_NO_BPY), os.environ.get("PYTHONPATH")]))
+    spec = importlib.util.spec_from_file_location("rigmind_tests_no_bpy", _NO_BPY / "sitecustomize.py")
+    guard = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(guard)
+    if any(m.split(".")[0] in guard.BLENDER_MODULES for m in sys.modules):
+        raise pytest.UsageError("--fast: bpy was imported before the tests were collected")
+    guard.install(lambda: _current_test[0])
+    config._rigmind_no_bpy_log = log
+
+
+def pytest_ignore_collect(collection_path, config):
+    """--fast: a module that imports Blender at its top level is not even collected."""
+    if (config.getoption("--fast") and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_") and markers.module_needs_blender(collection_path)):
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)      # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        needs = markers.needs(item)
+        needs |= {m for m in ("bpy", "data") if item.get_closest_marker(m)}
+        for m in sorted(needs):
+            item.add_marker(m)
+        if not needs:
+            item.add_marker("pure")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current_test[0] = item.nodeid
+    yield
+    _current_test[0] = "(between tests)"
+
 
 def pytest_sessionfinish(session, exitstatus):
+    log = getattr(session.config, "_rigmind_no_bpy_log", None)
+    if log is not None and log.exists() and log.read_text().strip():
+        lines = sorted(set(log.read_text().splitlines()))
+        session.config.get_terminal_writer().line(
+            "\n--fast: Blender was imported (mark these tests `bpy`):\n  " + "\n  ".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     shutil.rmtree(_USER_DIR, ignore_errors=True)
 
 
@@ -80,6 +148,14 @@ def bpy_clean():
     bpy.ops.wm.read_factory_settings(use_empty=True)
     yield bpy
     bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
+@pytest.fixture(scope="session")
+def blender_in_subprocess():
+    """Taken by a test or fixture that runs Blender in a child process (a
+    ``rigmind`` command that loads bpy): it marks the tests that use it
+    ``bpy``, as :func:`bpy_clean` does. Nothing else."""
+    return None
 
 
 @pytest.fixture

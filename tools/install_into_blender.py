@@ -125,9 +125,9 @@ def run_in_blender(exe: str, code: str, *, factory: bool = True, timeout: float 
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
-        raise RuntimeError(f"{exe} cannot be run (not found)")
+        raise RuntimeError(f"{exe} cannot be run (not found)") from None
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{exe} did not finish within {timeout:.0f} s")
+        raise RuntimeError(f"{exe} did not finish within {timeout:.0f} s") from None
     answer = None
     for line in proc.stdout.splitlines():
         if line.startswith(MARK):

@@ -4,7 +4,7 @@ filterbank, dB conversion, onset strength and the YIN pitch tracker.
 Each function computes what ``librosa`` computes for the same arguments
 (``stft(center=True, pad_mode="constant", window="hann")``,
 ``filters.mel(htk=False, norm="slaney")``, ``power_to_db``,
-``onset.onset_strength(S=...)``, ``yin(center=True)``; ``tests/test_audio_spectral.py``
+``onset.onset_strength(S=...)``, ``yin(center=True)``; ``tests/backend/audio/test_spectral.py``
 checks them against librosa), without importing librosa and numba, whose
 import and JIT cache loads cost a command ~2 s, and with every frame of a
 clip handled in a few vectorised calls.

@@ -161,6 +161,6 @@ def list_voices() -> list:
 
     root = os.path.join(espeakng_loader.get_data_path(), "lang")
     out = []
-    for dirpath, _dirs, files in os.walk(root):
+    for _dirpath, _dirs, files in os.walk(root):
         out.extend(files)
     return sorted(out)

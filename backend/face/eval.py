@@ -28,7 +28,7 @@ import numpy as np
 
 from ..audio import load_audio
 from . import metrics as M
-from .generate import ANALYSIS_FPS, generate_face
+from .generate import generate_face
 from .train import BEAT_TRAIN_FRACTION, beat_jaw, default_data, synth_item, synthesis_words
 from .visemes import ipa_to_viseme, mouth_channels
 

@@ -54,7 +54,7 @@ def reference_visemes(text: str) -> tuple:
 def boundaries(segments: list, min_len: float = 0.0) -> np.ndarray:
     """Times (s) where the viseme changes in ``[(start, end, viseme)]``."""
     out, prev = [], None
-    for s, e, v in segments:
+    for s, _e, v in segments:
         if prev is not None and v != prev:
             out.append(s)
         prev = v

@@ -39,7 +39,6 @@ import numpy as np
 from . import dataset as D
 from . import metrics as MT
 from . import motion_encoder as ME
-from . import representation as G
 from .. import paths
 
 REPO_ROOT = paths.PACKAGE_ROOT

@@ -163,7 +163,7 @@ def split_clips(clips, seed: int = 0, fraction: float = 0.1) -> dict:
     validation = set()
     # One content rotation per dataset, advanced style by style.
     rotation = {}
-    for (ds, style), members in sorted(groups.items()):
+    for (ds, _style), members in sorted(groups.items()):
         by_content = {}
         for c in members:
             by_content.setdefault(c.content, []).append(c)

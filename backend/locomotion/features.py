@@ -657,7 +657,7 @@ def load_cache(cache_dir=None, split: str = None, mirrored: bool = True, styles=
     cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
     index = json.loads((cache_dir / "index.json").read_text())
     out = []
-    for stem, e in sorted(index["clips"].items()):
+    for _stem, e in sorted(index["clips"].items()):
         if split is not None and e["split"] != split:
             continue
         if styles is not None and e["style_key"] not in styles:

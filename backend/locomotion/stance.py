@@ -141,7 +141,7 @@ def _set_pelvis_height(st: _Pose, ref_pos: np.ndarray, width: float, knee_flex: 
     centre = 0.5 * (pos[idx["UpperLeg_L"]] + pos[idx["UpperLeg_R"]])
     side = st.left()
     targets, lift = [], []
-    for hip, knee, ankle, toe, sign in _LEGS:
+    for hip, knee, ankle, _toe, sign in _LEGS:
         l1 = np.linalg.norm(pos[idx[knee]] - pos[idx[hip]])
         l2 = np.linalg.norm(pos[idx[ankle]] - pos[idx[knee]])
         reach = np.sqrt(l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * np.cos(knee_flex))

@@ -42,7 +42,8 @@ KINDS = {
     "face": "rigmind train face",
     "style-classifier": "delete it (the evaluation retrains it)",
 }
-#: How to convert a file in a layout from before this format (a source checkout's tool).
+#: How to convert a file in a layout from before this format: the one-time tool
+#: that converted the committed models lives in the history (removed in #26).
 CONVERT_HINT = "python tools/convert_checkpoints.py FILE"
 
 
@@ -129,7 +130,8 @@ def load(path, kind: str) -> Checkpoint:
     blob = load_torch(path, what)
     if blob.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not in RigMind's checkpoint format (an older layout, or not a RigMind "
-                                f"model); {_fix(kind)}, or convert it with `{CONVERT_HINT}` from a RigMind checkout")
+                             f"model); {_fix(kind)}, or convert it with `{CONVERT_HINT}` from a RigMind "
+                             f"checkout of commit ea74cdd")
     if not isinstance(blob.get("version"), int) or blob["version"] > VERSION:
         raise ModelFileError(f"{path}: checkpoint version {blob.get('version')!r} is newer than this RigMind "
                                 f"reads ({VERSION}); update RigMind or {_fix(kind)}")

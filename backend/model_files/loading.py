@@ -97,7 +97,7 @@ def onnx_session(path, what: str = "model", options=None, threads: int = 2):
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except FileNotFoundError:
         raise
-    except Exception as e:  # noqa: BLE001 - ONNX Runtime raises its own classes for a bad graph
+    except Exception:  # noqa: BLE001 - ONNX Runtime raises its own classes for a bad graph
         if not Path(path).is_file():
             raise FileNotFoundError(f"no {what} file at {path}") from None
         raise ModelFileError(f"{path}: not a valid ONNX {what} graph (damaged or another file); "

@@ -1,0 +1,279 @@
+"""The self-contained extension (#15, #25): this platform's zip, wheels for
+Python 3.11 and 3.13 included, installs with
+``extensions.package_install_files`` into a fresh Blender user folder with
+the network off, in Blender 5.0 (bpy 5.0.1, Python 3.11) and Blender 5.2 LTS
+(bpy 5.2.3, Python 3.13), and runs the main jobs there through
+``bpy.ops.rigmind.*`` with explicit arguments: add the mannequin, Bake Walk
+Cycle, Walk Along Path, Generate Gesture with the face, Generate Face,
+Export BVH/FBX/GLB, and a scripted Drive take.
+
+"Nothing but": each Blender step runs in its own interpreter started with
+``-I -S`` (no site-packages, no PYTHONPATH, no user site); its ``sys.path`` is
+the standard library plus a folder that links only what that Blender bundles
+(bpy's own dependency closure: numpy, requests & co, zstandard, Cython;
+tests/support/blender_envs.py). Torch, pip, librosa and the venv's onnxruntime/scipy
+are therefore absent, not merely blocked: the test asserts ``find_spec``
+finds neither torch nor pip, and that onnxruntime and scipy load from the
+extension's own site-packages. "Network off": socket connections and name
+look-ups raise in those processes, and the test asserts none was attempted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from support import blender_envs
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "tools"))
+import build_extension  # noqa: E402  (stdlib-only tool, not part of the package)
+
+MODULE = "bl_ext.user_default.rigmind"
+MARK = "RESULT:"
+BLENDERS = ("5.0", "5.2")
+
+
+@pytest.fixture(scope="module", params=BLENDERS)
+def blender(request, tmp_path_factory):
+    """(env, folder of its bundled modules) for each supported Blender."""
+    env = blender_envs.blender_50() if request.param == "5.0" else blender_envs.blender_52()
+    env = blender_envs.require(env, request.param)
+    return env, env.bundled_site(tmp_path_factory.mktemp(f"bundled-{request.param}"))
+
+
+@pytest.fixture(scope="module")
+def platform_zip(tmp_path_factory) -> Path:
+    platform = build_extension.this_platform()
+    try:
+        wheels = build_extension.fetch_wheels(REPO, platform)
+    except build_extension.WheelsMissing as ex:
+        pytest.skip(f"cannot fetch the runtime wheels (PyPI unreachable and .cache/wheels empty?): {ex}")
+    return build_extension.build_platform_zip(REPO, tmp_path_factory.mktemp("dist"), platform, wheels)
+
+
+PRELUDE = """
+import importlib.util, json, socket, sys, warnings
+sys.path.insert(0, {site!r})
+# Deprecations raised from RigMind's own code (an API this Blender renamed).
+DEPRECATED = []
+_show = warnings.showwarning
+def _record(message, category, filename, lineno, file=None, line=None):
+    if issubclass(category, DeprecationWarning) and "/rigmind/" in filename.replace(chr(92), "/"):
+        DEPRECATED.append(f"{{filename.rsplit('rigmind', 1)[-1]}}:{{lineno}}: {{message}}")
+    _show(message, category, filename, lineno, file, line)
+warnings.showwarning = _record
+warnings.simplefilter("always", DeprecationWarning)
+NET = []
+def _offline(*a, **k):
+    NET.append(repr(a)[:80])
+    raise OSError("the network is off in this test")
+socket.socket.connect = socket.socket.connect_ex = _offline
+socket.create_connection = socket.getaddrinfo = _offline
+def report(d):
+    d["net"] = NET
+    d["deprecated"] = DEPRECATED
+    d["torch_importable"] = importlib.util.find_spec("torch") is not None
+    d["pip_importable"] = importlib.util.find_spec("pip") is not None
+    d["torch_loaded"] = "torch" in sys.modules
+    print({mark!r} + json.dumps(d), flush=True)
+"""
+
+
+def run_isolated(code: str, blender, user: Path, timeout: float = 900) -> dict:
+    python, site = blender[0].python, blender[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(BLENDER_USER_RESOURCES=str(user), HOME=str(user))
+    proc = subprocess.run([python, "-I", "-S", "-c", PRELUDE.format(site=str(site), mark=MARK) + code],
+                          cwd=user, env=env, capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
+    assert proc.returncode == 0 and lines, (
+        f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}\n--- stderr\n{proc.stderr[-4000:]}"
+    )
+    res = json.loads(lines[-1][len(MARK):])
+    assert res["net"] == [], f"network attempted: {res['net']}"
+    assert res["deprecated"] == [], f"RigMind uses an API this Blender deprecates: {res['deprecated']}"
+    assert res["torch_importable"] is False and res["torch_loaded"] is False
+    assert res["pip_importable"] is False
+    return res
+
+
+INSTALL = """
+import bpy, os
+res = bpy.ops.extensions.package_install_files(filepath={zip!r}, repo="user_default", enable_on_install=True)
+local = os.path.join(bpy.utils.user_resource("EXTENSIONS"), ".local")
+top = set()
+for d, dirs, files in os.walk(local):
+    if os.path.basename(d) == "site-packages":
+        top |= {{n[:-3] if n.endswith(".py") else n for n in dirs + files}}
+report({{"result": sorted(res), "local_packages": sorted(top)}})
+"""
+
+JOBS = """
+import math, os, struct, sys, wave
+import bpy, addon_utils
+
+def raise_(ex):
+    raise ex
+
+bpy.ops.wm.read_factory_settings(use_empty=True)
+addon_utils.enable({module!r}, default_set=True, handle_error=raise_)
+out = {{"blender": bpy.app.version_string, "python": "%d.%d" % sys.version_info[:2]}}
+scene = bpy.context.scene
+here = os.getcwd()
+
+def new_actions(before):
+    return sorted(a.name for a in bpy.data.actions if a not in before)
+
+out["mannequin"] = sorted(bpy.ops.rigmind.add_mannequin())
+arm = [o for o in bpy.data.objects if o.type == "ARMATURE"][0]
+face = [o for o in bpy.data.objects if o.type == "MESH" and o.data.shape_keys
+        and "jawOpen" in o.data.shape_keys.key_blocks][0]
+
+before = set(bpy.data.actions)
+out["walk"] = sorted(bpy.ops.rigmind.bake_walk_cycle(armature=arm.name, style="normal",
+                                                     gait="walk", controller="neural", start_frame=1))
+out["walk_actions"] = new_actions(before)
+
+curve = bpy.data.curves.new("RM Path", "CURVE")
+curve.dimensions = "3D"
+spline = curve.splines.new("POLY")
+spline.points.add(2)
+for p, (x, y) in zip(spline.points, ((0, 0), (3, 0), (3, 2))):
+    p.co = (x, y, 0.0, 1.0)
+path = bpy.data.objects.new("RM Path", curve)
+scene.collection.objects.link(path)
+before = set(bpy.data.actions)
+out["path"] = sorted(bpy.ops.rigmind.walk_along_path(armature=arm.name, path=path.name, style="elderly",
+                                                     gait="walk", controller="neural", start_frame=1))
+out["path_actions"] = new_actions(before)
+
+# Three seconds of a voiced, syllable-rate signal (a 140 Hz buzz gated at 3 Hz).
+wav = os.path.join(here, "speech.wav")
+sr = 16000
+with wave.open(wav, "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(sr)
+    frames = bytearray()
+    for i in range(3 * sr):
+        t = i / sr
+        on = math.sin(2 * math.pi * 3 * t) > 0
+        s = 0.3 * on * math.copysign(1.0, math.sin(2 * math.pi * 140 * t)) * abs(math.sin(2 * math.pi * 700 * t))
+        frames += struct.pack("<h", int(s * 32767))
+    w.writeframes(bytes(frames))
+
+before = set(bpy.data.actions)
+out["gesture"] = sorted(bpy.ops.rigmind.generate_gesture(armature=arm.name, audio_path=wav, amount=0.6, seed=3,
+                                                         start_frame=1, base="idle", face_mesh=face.name,
+                                                         face_method="model"))
+out["gesture_actions"] = new_actions(before)
+out["armature_action"] = arm.animation_data.action.name
+keys = face.data.shape_keys
+out["face_action_after_gesture"] = keys.animation_data.action.name if keys.animation_data and keys.animation_data.action else None
+
+before = set(bpy.data.actions)
+out["face"] = sorted(bpy.ops.rigmind.generate_face(face_mesh=face.name, audio_path=wav, seed=1, start_frame=1,
+                                                   method="table"))
+out["face_actions"] = new_actions(before)
+
+out["exports"] = {{}}
+for fmt in ("BVH", "FBX", "GLB"):
+    target = os.path.join(here, "take." + fmt.lower())
+    res = sorted(bpy.ops.rigmind.export(armature=arm.name, format=fmt, filepath=target))
+    out["exports"][fmt] = [res, os.path.getsize(target) if os.path.exists(target) else 0]
+
+# Drive: the operator is modal (key events), so the script feeds its session
+# the events a user would type, as tests/operators/test_drive_blender.py does.
+pkg = {module!r}
+import importlib
+DS = importlib.import_module(pkg + ".operators.drive_scene")
+DI = importlib.import_module(pkg + ".backend.locomotion.drive_input")
+CT = importlib.import_module(pkg + ".backend.locomotion.controllers")
+session = DS.DriveSession(arm, controller=CT.load_controller("neural"))
+script = [(0.0, DI.InputEvent("R")), (0.0, DI.InputEvent("W")), (2.0, DI.InputEvent("W", "RELEASE")),
+          (2.5, DI.InputEvent("RET"))]
+fps, k, cmds = 24.0, 0, []
+for i in range(int(2.5 * fps) + 1):
+    t = i / fps
+    while k < len(script) and script[k][0] <= t + 1e-9:
+        c = session.handle(script[k][1]); k += 1
+        if c:
+            cmds.append(c)
+    if "finish" in cmds:
+        break
+    session.tick(1.0 / fps)
+before = set(bpy.data.actions)
+session.finish(frame_start=1)
+out["drive_commands"] = cmds
+out["drive_actions"] = new_actions(before)
+
+ext = os.path.join(bpy.utils.user_resource("EXTENSIONS"), ".local")
+out["loaded_from_extension"] = {{
+    name: os.path.realpath(sys.modules[name].__file__).startswith(os.path.realpath(ext))
+    for name in ("onnxruntime", "scipy") if name in sys.modules}}
+report(out)
+"""
+
+
+def test_platform_zip_lists_its_wheels_for_each_python_and_validates(platform_zip, blender):
+    """The manifest lists every wheel; each supported Python finds a wheel
+    of every runtime package; no Torch wheel and no Torch weights ship; and
+    the Blender's own strict validator passes it."""
+    import tomllib
+
+    env, _ = blender
+    zf = zipfile.ZipFile(platform_zip)
+    names = zf.namelist()
+    wheels = sorted(n for n in names if n.startswith("wheels/"))
+    data = tomllib.loads(zf.read("blender_manifest.toml").decode())
+    assert data["platforms"] == [build_extension.this_platform()]
+    assert sorted(w.removeprefix("./") for w in data["wheels"]) == wheels
+    assert "blender_version_max" not in data and data["blender_version_min"] == "5.0.0"
+    for py in build_extension.PYTHONS:
+        fits = {n.split("/")[1].split("-")[0] for n in wheels if build_extension.wheel_fits_python(n, py)}
+        want = {build_extension._norm(w).replace("-", "_") for w in build_extension.RUNTIME_WHEELS}
+        assert fits == want, (py, want - fits)
+    assert not any("torch" in w for w in wheels)
+    assert not [n for n in names if n.endswith(".pt")], "Torch weights ship in the extension"
+    assert {"models/locomotion.onnx", "models/gesture.onnx", "models/face.onnx"} <= set(names)
+    code = ("import bpy, subprocess, sys\nfrom pathlib import Path\n"
+            "s = Path(bpy.utils.system_resource('SCRIPTS'))\n"
+            "p = subprocess.run([sys.executable, '-I', str(s / 'addons_core/bl_pkg/cli/blender_ext.py'), 'validate',"
+            " '--valid-tags', str(s / 'modules/_bpy_internal/extensions/tags.py'), sys.argv[1]],"
+            " capture_output=True, text=True)\nprint(p.returncode, p.stdout[-2000:], p.stderr[-2000:])\n"
+            "sys.exit(p.returncode)")
+    proc = subprocess.run([env.python, "-c", code, str(platform_zip)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender, tmp_path):
+    env, _ = blender
+    user = tmp_path / "blender-user"
+    user.mkdir()
+    res = run_isolated(INSTALL.format(zip=str(platform_zip)), blender, user)
+    assert res["result"] == ["FINISHED"]
+    assert {"onnxruntime", "scipy", "soundfile", "soxr", "silero_vad"} <= set(res["local_packages"])
+    assert "torch" not in res["local_packages"]
+    assert (user / "extensions" / "user_default" / "rigmind" / "blender_manifest.toml").is_file()
+
+    res = run_isolated(JOBS.format(module=MODULE), blender, user)
+    assert res["blender"].startswith(env.label), res["blender"]
+    assert res["mannequin"] == ["FINISHED"]
+    assert res["walk"] == ["FINISHED"] and len(res["walk_actions"]) == 1
+    assert res["walk_actions"][0].startswith("RigMind Walk")
+    assert res["path"] == ["FINISHED"] and len(res["path_actions"]) == 1
+    assert res["gesture"] == ["FINISHED"]
+    assert any(n.startswith("RigMind Gesture") for n in res["gesture_actions"])
+    assert res["armature_action"].startswith("RigMind Gesture")
+    assert res["face_action_after_gesture"] is not None      # the gesture's face on the ARKit mesh
+    assert len(res["gesture_actions"]) >= 2                  # body and face
+    assert res["face"] == ["FINISHED"] and len(res["face_actions"]) == 1
+    for fmt, (result, size) in res["exports"].items():
+        assert result == ["FINISHED"] and size > 1000, (fmt, result, size)
+    assert "finish" in res["drive_commands"] and len(res["drive_actions"]) >= 1
+    assert res["loaded_from_extension"] == {"onnxruntime": True, "scipy": True}
