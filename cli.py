@@ -381,7 +381,7 @@ def cmd_walk(args) -> int:
     from .backend.locomotion.dataset import D2_STYLES
     from .backend.locomotion.path_input import parse_path
     from .operators import export, rig_checks, rig_files
-    from .operators import locomotion_scene as LS
+    from .operators import locomotion_scene
 
     # Check everything the user typed before the (slow) rig load and generation.
     if args.style not in D2_STYLES:
@@ -405,9 +405,9 @@ def cmd_walk(args) -> int:
     what = type(controller).__name__
     with _phase("generate"):
         if points is None:
-            action = LS.bake_walk_cycle(arm, request, controller=controller)
+            action = locomotion_scene.bake_walk_cycle(arm, request, controller=controller)
         else:
-            action = LS.walk_along_path(arm, request, controller=controller)
+            action = locomotion_scene.walk_along_path(arm, request, controller=controller)
     first, last = action.frame_range
     print(f"{what}: '{action.name}', {int(round(last - first))} frames on {arm.name}")
     # A .blend keeps the scene range the bake set (one cycle, without the

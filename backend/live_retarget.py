@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotations as R
+from . import rotations
 from .motion import Motion
 from .retarget import RetargetConfig, retarget
 from .skeleton import Skeleton
@@ -53,7 +53,7 @@ def fk_levels(levels, local_rot):
     quaternions ``[J, 4]``, one matrix product per depth level (``levels``
     from :func:`_levels`): matrices, because a per-level quaternion product
     costs several times more NumPy calls."""
-    lm = R.to_matrix(local_rot)
+    lm = rotations.to_matrix(local_rot)
     rot = np.empty_like(lm)
     for joints, parents in levels:
         rot[joints] = lm[joints] if parents[0] < 0 else rot[parents] @ lm[joints]
@@ -63,7 +63,7 @@ def fk_levels(levels, local_rot):
 def _mean_quat(q: np.ndarray) -> np.ndarray:
     """Average ``[F, 4]`` unit quaternions (signs aligned to the first)."""
     q = q * np.sign(np.sum(q * q[:1], axis=-1, keepdims=True) + 1e-12)
-    return R.normalize(q.mean(axis=0))
+    return rotations.normalize(q.mean(axis=0))
 
 
 class LiveRetarget:
@@ -83,7 +83,7 @@ class LiveRetarget:
         self.hips_t, self.hips_s = hips
         self.leg_scale = float(leg_scale)
         self.hips_z_offset = float(hips_z_offset)
-        self._obj_rot_inv = R.inv(np.asarray(object_rotation, dtype=np.float64))
+        self._obj_rot_inv = rotations.inv(np.asarray(object_rotation, dtype=np.float64))
         self._obj_scale = float(object_scale)
         self._obj_trans = np.asarray(object_translation, dtype=np.float64)
         self._src_levels = _levels(source.parents)
@@ -93,13 +93,13 @@ class LiveRetarget:
             j = int(source.parents[j])
         self._src_hips_chain = chain[::-1]  # root ... hips
         self._tgt_levels = _levels(target_world.parents)
-        self._rest_inv = R.inv(target_world.rest_rotations)
+        self._rest_inv = rotations.inv(target_world.rest_rotations)
         mapped = np.zeros(len(target_world), dtype=bool)
         mapped[self.pairs[:, 0]] = True
         self.mapped = mapped
         tgt = target_world
-        self._K_mat = R.to_matrix(self.K)
-        self._rest_mat = R.to_matrix(tgt.rest_rotations)
+        self._K_mat = rotations.to_matrix(self.K)
+        self._rest_mat = rotations.to_matrix(tgt.rest_rotations)
         self._rest_mat_T = np.swapaxes(self._rest_mat, -1, -2)
         self._has_parent = tgt.parents >= 0
         self._W = np.tile(np.eye(3), (len(tgt), 1, 1))
@@ -124,18 +124,18 @@ class LiveRetarget:
         # The hips' basis location is affine in its world position: the
         # hips' parent chain is never driven (checked in calibrate), so its
         # world pose is the rest pose.
-        obj_inv = R.to_matrix(self._obj_rot_inv)
+        obj_inv = rotations.to_matrix(self._obj_rot_inv)
         h = self.hips_t
         p = int(tgt.parents[h])
         if p < 0:
             # arm_t = obj_inv (x - trans) / scale; basis = arm_rest^T (arm_t - rest_off)
-            arm_rest = R.to_matrix(R.mul(self._obj_rot_inv, tgt.rest_rotations[h]))
+            arm_rest = rotations.to_matrix(rotations.mul(self._obj_rot_inv, tgt.rest_rotations[h]))
             rest_off = obj_inv @ (tgt.offsets[h] - self._obj_trans) / self._obj_scale
             A = arm_rest.T @ obj_inv / self._obj_scale
             self._hips_A, self._hips_b = A, -A @ self._obj_trans - arm_rest.T @ rest_off
         else:
             rest_rot, rest_pos = tgt.rest_world()
-            inv_p = R.to_matrix(rest_rot[p]).T
+            inv_p = rotations.to_matrix(rest_rot[p]).T
             A = self._rest_mat[h].T @ inv_p / self._obj_scale
             self._hips_A = A
             self._hips_b = -A @ rest_pos[p] - self._rest_mat[h].T @ tgt.offsets[h] / self._obj_scale
@@ -164,7 +164,7 @@ class LiveRetarget:
             if t in (p[0] for p in pairs):
                 continue
             pairs.append((t, s))
-            K.append(_mean_quat(R.mul(R.inv(s_rot[:, s]), t_rot[:, t])))
+            K.append(_mean_quat(rotations.mul(rotations.inv(s_rot[:, s]), t_rot[:, t])))
         if "hips" not in tgt_map or "hips" not in src_map:
             raise ValueError("live retargeting needs the hips mapped on both rigs")
         ht, hs = tgt.names.index(tgt_map["hips"]), src.names.index(src_map["hips"])

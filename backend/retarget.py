@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import options
-from . import rotations as R
+from . import rotations
 from .ik import MAX_REACH, SOFT_REACH, two_bone_ik
 from .motion import Motion
 from .skeleton import Skeleton
@@ -125,7 +125,7 @@ def _frame_from(primary, reference, alt):
         y = e - np.dot(e, x) * x
     y = _unit(y)
     z = np.cross(x, y)
-    return R.from_matrix(np.stack([x, y, z], axis=-1))
+    return rotations.from_matrix(np.stack([x, y, z], axis=-1))
 
 
 def _ancestors(sk: Skeleton, j: int) -> list:
@@ -353,7 +353,7 @@ def _bone_frames(pos, idx, driven, spine_inter, order):
             ref, alt = up, lat
         elif base in FINGERS:
             hand = frames.get(f"hand_{s}")
-            hm = R.to_matrix(hand) if hand is not None else np.stack([lat, fwd, up], -1)
+            hm = rotations.to_matrix(hand) if hand is not None else np.stack([lat, fwd, up], -1)
             ref, alt = (hm[:, 2], hm[:, 1]) if base.startswith("thumb") else (hm[:, 1], hm[:, 2])
         else:
             ref, alt = fwd, up
@@ -379,18 +379,18 @@ def _match_trunk_direction(target, tidx, W, trans, src_dir, compose, iterations:
     n = len(spine)
     for _ in range(iterations):
         P = _fk(target, W, trans)
-        q = R.between_vectors(P[:, head] - P[:, hips], src_dir)
-        step = R.slerp(R.identity(q.shape[:-1]), q, np.full(q.shape[:-1], 1.0 / n))
-        acc = R.identity(q.shape[:-1])
+        q = rotations.between_vectors(P[:, head] - P[:, hips], src_dir)
+        step = rotations.slerp(rotations.identity(q.shape[:-1]), q, np.full(q.shape[:-1], 1.0 / n))
+        acc = rotations.identity(q.shape[:-1])
         moved = set()
         for j in spine:
-            acc = R.mul(step, acc)
-            W[:, j] = R.mul(acc, W[:, j])
+            acc = rotations.mul(step, acc)
+            W[:, j] = rotations.mul(acc, W[:, j])
             moved.add(j)
         # Unmapped bones hanging off the spine (clavicle helpers, twist
         # bones) follow their parents again.
         compose()
-        if np.max(R.angle_between(q, R.identity(q.shape[:-1]))) < 1e-4:
+        if np.max(rotations.angle_between(q, rotations.identity(q.shape[:-1]))) < 1e-4:
             break
 
 
@@ -418,7 +418,7 @@ def _arm_ik(st, fwd_rest):
         a, b, end = Pw[:, ua], Pw[:, la], Pw[:, h]
         goal = a + (s_pos_w[:, sh] - s_pos_w[:, su]) * (arm_t / arm_s)
         # A straight arm has no bend plane: elbows then point backwards.
-        elbow_back = R.rotate(W[:, la], R.rotate(R.inv(t_rest_rot[la]), -fwd_rest))
+        elbow_back = rotations.rotate(W[:, la], rotations.rotate(rotations.inv(t_rest_rot[la]), -fwd_rest))
         pole = leaning_pole(a, b, end, elbow_back)
         length = np.linalg.norm(b - a, axis=-1) + np.linalg.norm(end - b, axis=-1)
         soft = np.clip(np.linalg.norm(end - a, axis=-1) / np.maximum(length, _EPS), SOFT_REACH, MAX_REACH)
@@ -430,8 +430,8 @@ def _arm_ik(st, fwd_rest):
         q2[keep] = (1.0, 0.0, 0.0, 0.0)
         upper = chain[chain.index(la) + 1: chain.index(ua) + 1]
         for j in upper:
-            W[:, j] = R.mul(q1, W[:, j])
-        W[:, la] = R.mul(q2, W[:, la])
+            W[:, j] = rotations.mul(q1, W[:, j])
+        W[:, la] = rotations.mul(q2, W[:, la])
 
 
 # --- contacts ---------------------------------------------------------------------
@@ -493,7 +493,7 @@ def _fk(sk: Skeleton, W, trans):
     """Joint positions ``[F, J, 3]`` from world rotations and local translations."""
     P = np.empty(trans.shape)
     for j, p in enumerate(sk.parents):
-        P[:, j] = trans[:, j] if p < 0 else P[:, p] + R.rotate(W[:, p], trans[:, j])
+        P[:, j] = trans[:, j] if p < 0 else P[:, p] + rotations.rotate(W[:, p], trans[:, j])
     return P
 
 
@@ -703,8 +703,8 @@ def _desired_rotations(st: _State) -> None:
     Y = {}
     for c in st.driven:
         s, t = sidx[c], tidx[c]
-        align = R.mul(st.b_src[c], R.inv(st.b_tgt[c]))
-        Y[t] = R.mul(R.mul(st.s_rot_w[:, s], R.inv(st.ref_rot[c])), align)
+        align = rotations.mul(st.b_src[c], rotations.inv(st.b_tgt[c]))
+        Y[t] = rotations.mul(rotations.mul(st.s_rot_w[:, s], rotations.inv(st.ref_rot[c])), align)
 
     chain = _ancestors(target, tidx[_CHEST])
     chain = chain[: chain.index(tidx["hips"]) + 1][::-1]  # hips ... chest
@@ -717,9 +717,9 @@ def _desired_rotations(st: _State) -> None:
         b = min(x for x in anchors if x > k)
         span = cum[b] - cum[a]
         f = (cum[k] - cum[a]) / span if span > 1e-6 else (k - a) / (b - a)
-        Y[j] = R.slerp(Y[chain[a]], Y[chain[b]], np.full(F, f))
+        Y[j] = rotations.slerp(Y[chain[a]], Y[chain[b]], np.full(F, f))
     st.Y = Y
-    st.desired = {j: R.mul(y, st.t_rest_rot[j]) for j, y in Y.items()}
+    st.desired = {j: rotations.mul(y, st.t_rest_rot[j]) for j, y in Y.items()}
 
 
 def _arm_twists(st: _State) -> None:
@@ -741,19 +741,19 @@ def _arm_twists(st: _State) -> None:
                       and any(w in target.names[c].lower() for w in ("twist", "roll"))]
             if not inner and not leaves:
                 continue
-            axis_local = R.rotate(R.inv(t_rest_rot[A]), t_rest_pos[N] - t_rest_pos[A])
+            axis_local = rotations.rotate(rotations.inv(t_rest_rot[A]), t_rest_pos[N] - t_rest_pos[A])
             seg = max(np.linalg.norm(t_rest_pos[N] - t_rest_pos[A]), 1e-6)
             # N's rotation relative to its rest continuation of A, in world
-            cont = R.mul(desired[A], R.mul(R.inv(t_rest_rot[A]), t_rest_rot[N]))
-            rel = R.mul(desired[N], R.inv(cont))
-            axis = _unit(R.rotate(desired[A], axis_local))
+            cont = rotations.mul(desired[A], rotations.mul(rotations.inv(t_rest_rot[A]), t_rest_rot[N]))
+            rel = rotations.mul(desired[N], rotations.inv(cont))
+            axis = _unit(rotations.rotate(desired[A], axis_local))
             proj = np.sum(rel[:, 1:] * axis, -1, keepdims=True) * axis
-            tw = R.normalize(np.concatenate([rel[:, :1], proj], -1))
+            tw = rotations.normalize(np.concatenate([rel[:, :1], proj], -1))
             for j in inner:
                 f = np.clip(np.linalg.norm(t_rest_pos[j] - t_rest_pos[A]) / seg, 0.0, 1.0)
-                twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, f))
+                twist[j] = rotations.slerp(rotations.identity((F,)), tw, np.full(F, f))
             for j in leaves:
-                twist[j] = R.slerp(R.identity((F,)), tw, np.full(F, 0.5))
+                twist[j] = rotations.slerp(rotations.identity((F,)), tw, np.full(F, 0.5))
     st.twist = twist
 
 
@@ -827,13 +827,13 @@ def _compose(st: _State) -> None:
         if j in st.desired:
             continue
         if j == st.root_j:
-            W[:, j] = R.mul(st.yaw_q, st.t_rest_rot[j])
+            W[:, j] = rotations.mul(st.yaw_q, st.t_rest_rot[j])
         elif p < 0:
             W[:, j] = target.rest_rotations[j]
         else:
-            W[:, j] = R.mul(W[:, p], target.rest_rotations[j])
+            W[:, j] = rotations.mul(W[:, p], target.rest_rotations[j])
             if j in st.twist:
-                W[:, j] = R.mul(st.twist[j], W[:, j])
+                W[:, j] = rotations.mul(st.twist[j], W[:, j])
 
 
 def _assemble(st: _State, ground_height) -> None:
@@ -847,10 +847,10 @@ def _assemble(st: _State, ground_height) -> None:
     W, trans = st.W, st.trans
     if st.root_j is not None:
         fwd_t, _, _ = _body_frame(st.t_rest_pos, tidx)
-        fwd_now = R.rotate(st.Y[hips_t], fwd_t)
+        fwd_now = rotations.rotate(st.Y[hips_t], fwd_t)
         heading = np.unwrap(np.arctan2(fwd_now[:, 1], fwd_now[:, 0]))
         yaw = heading - np.arctan2(fwd_t[1], fwd_t[0])
-        st.yaw_q = R.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
+        st.yaw_q = rotations.from_axis_angle_pair(np.broadcast_to([0.0, 0.0, 1.0], (F, 3)), yaw)
 
     for j, q in st.desired.items():
         W[:, j] = q
@@ -886,7 +886,7 @@ def _set_world_position(st: _State, j: int, pos) -> None:
     """Puts joint ``j`` at ``pos [F, 3]`` (armature space) through its local
     translation in its parent's current frame."""
     p = int(st.target.parents[j])
-    st.trans[:, j] = pos if p < 0 else R.rotate(R.inv(st.W[:, p]), pos - _fk(st.target, st.W, st.trans)[:, p])
+    st.trans[:, j] = pos if p < 0 else rotations.rotate(rotations.inv(st.W[:, p]), pos - _fk(st.target, st.W, st.trans)[:, p])
 
 
 def _leg_end(st: _State, side: int, Pw):
@@ -899,8 +899,8 @@ def _leg_end(st: _State, side: int, Pw):
     # relative to the knee bone at rest, carried by the knee bone's
     # world rotation (the rotation transfer already points the shin
     # along the source's knee-to-ankle direction).
-    e_local = R.rotate(R.inv(st.t_rest_rot[ll]), st.t_rest_pos[tf] - st.t_rest_pos[ll])
-    return Pw[:, ll] + R.rotate(st.W[:, ll], e_local)
+    e_local = rotations.rotate(rotations.inv(st.t_rest_rot[ll]), st.t_rest_pos[tf] - st.t_rest_pos[ll])
+    return Pw[:, ll] + rotations.rotate(st.W[:, ll], e_local)
 
 
 def _planted_xy(st: _State, side: int, Pw, base, anchor):
@@ -999,7 +999,7 @@ def _drop_hips(st: _State, legs, Pw, ramp):
     drop = _smooth_max(need, ramp)
     down = drop[:, None] * np.array([0.0, 0.0, 1.0])
     p = int(st.target.parents[hips_t])
-    st.trans[:, hips_t] -= down if p < 0 else R.rotate(R.inv(st.W[:, p]), down)
+    st.trans[:, hips_t] -= down if p < 0 else rotations.rotate(rotations.inv(st.W[:, p]), down)
     Pw = _fk(st.target, st.W, st.trans) + st.world_off
     for g in legs:
         if st.attached[g["side"]]:
@@ -1045,14 +1045,14 @@ def _solve_leg(st: _State, g, Pw, fwd_rest):
     if st.t_toes[side] is not None and st.toe_drop[side] is not None and st.attached[side]:
         # ... and neither may the toe
         goal[:, 2] = np.maximum(goal[:, 2], _toe_floor(st, g, Pw))
-    knee_fwd = R.rotate(W[:, ll], R.rotate(R.inv(st.t_rest_rot[ll]), fwd_rest))
+    knee_fwd = rotations.rotate(W[:, ll], rotations.rotate(rotations.inv(st.t_rest_rot[ll]), fwd_rest))
     pole = leaning_pole(a, b, end, knee_fwd)
     q1, q2, reached = solve_leg_ik(a, b, end, goal, pole, soft=g["soft"])
     upper = _ancestors(st.target, ll)
     upper = upper[1: upper.index(ul) + 1]
     for j in upper:
-        W[:, j] = R.mul(q1, W[:, j])
-    W[:, ll] = R.mul(q2, W[:, ll])
+        W[:, j] = rotations.mul(q1, W[:, j])
+    W[:, ll] = rotations.mul(q2, W[:, ll])
     return reached
 
 
@@ -1086,8 +1086,8 @@ def _result(st: _State) -> RetargetResult:
     JT = len(target)
     local = np.empty_like(W)
     for j, p in enumerate(target.parents):
-        local[:, j] = W[:, j] if p < 0 else R.mul(R.inv(W[:, int(p)]), W[:, j])
-    local = R.make_continuous(R.normalize(local), axis=0)
+        local[:, j] = W[:, j] if p < 0 else rotations.mul(rotations.inv(W[:, int(p)]), W[:, j])
+    local = rotations.make_continuous(rotations.normalize(local), axis=0)
     root_positions = trans[:, 0].copy()
     needs_trans = JT > 1 and not np.array_equal(trans[:, 1:], np.broadcast_to(target.offsets[1:], trans[:, 1:].shape))
     out = Motion(

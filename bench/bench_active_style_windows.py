@@ -24,12 +24,12 @@ import argparse
 
 import numpy as np
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import eval as E
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import path_follow as PF
-from rigmind.backend.locomotion import path_sets as PS
-from rigmind.backend.locomotion import style_classifier as SC
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import eval
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import path_follow
+from rigmind.backend.locomotion import path_sets
+from rigmind.backend.locomotion import style_classifier
 from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 BINS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.1), (1.1, 1.3), (1.3, 9.0))
@@ -50,8 +50,8 @@ def style_windows(ctl, clf, paths, style: str):
     rows, per_path = [], []
     for p in paths:
         motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
-        c = SC._as_features(motion)
-        probs = clf.window_probs(SC.frame_features(c))
+        c = style_classifier._as_features(motion)
+        probs = clf.window_probs(style_classifier.frame_features(c))
         speed = np.linalg.norm(np.asarray(c.root_vel), axis=1)
         starts = window_starts(c.num_frames, clf.window, clf.hop)
         for j, (s, pw) in enumerate(zip(starts, probs)):
@@ -62,12 +62,12 @@ def style_windows(ctl, clf, paths, style: str):
 
 
 def turn_clips(data_dir):
-    split = D.split_of(D.load_split())
+    split = dataset.split_of(dataset.load_split())
     out = {}
-    for c in D.list_clips(data_dir, datasets=("d2",)):
+    for c in dataset.list_clips(data_dir, datasets=("d2",)):
         if split.get(c.file) != "train" or not c.content.startswith("walk-turn"):
             continue
-        m = FT.load_clip(c)
+        m = features.load_clip(c)
         h = m.world_positions()[:, m.skeleton.names.index("Hips"), :2]
         n = max(int(round(m.fps)), 1)
         box = np.ones(n) / n
@@ -93,16 +93,16 @@ def main(argv=None) -> int:
     ap.add_argument("--accel-scale", type=float, nargs="+", default=[1.0])
     ap.add_argument("--data", default=str(controllers.default_data_dir()))
     args = ap.parse_args(argv)
-    FT.build_cache(args.data, FT.DEFAULT_CACHE_DIR, seed=0)
-    clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+    features.build_cache(args.data, features.DEFAULT_CACHE_DIR, seed=0)
+    clf = eval.cached_classifier(features.DEFAULT_CACHE_DIR, 0)
     ctl = controllers.load_controller("neural")
-    paths = [p for p in PS.random_paths(PS.VALIDATION_SEED, args.draw) if np.any(np.abs(p.turns_deg) >= 150)]
+    paths = [p for p in path_sets.random_paths(path_sets.VALIDATION_SEED, args.draw) if np.any(np.abs(p.turns_deg) >= 150)]
     paths = paths[:args.paths]
     print(f"{len(paths)} validation paths with a U-turn: {', '.join(p.name for p in paths)}")
-    limits = PF._gait_limits
+    limits = path_follow._gait_limits
     try:
         for f in args.accel_scale:
-            PF._gait_limits = lambda top, lateral_scale=1.0, f=f: tuple(
+            path_follow._gait_limits = lambda top, lateral_scale=1.0, f=f: tuple(
                 x * m for x, m in zip(limits(top, lateral_scale), (f, f, 1.0)))
             rows, per_path = style_windows(ctl, clf, paths, args.style)
             probs = [p for p, _ in per_path]
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
                 print(f"| {ph} | {np.mean([r[0] for r in sel]):.2f} (mean) | {len(sel)} | "
                       f"{100.0 * np.mean([r[1] for r in sel]):.0f}% |")
     finally:
-        PF._gait_limits = limits
+        path_follow._gait_limits = limits
     print("\n| style | turn clips | turn (deg, median) | slowest speed / default (median) | along-track accel p95 (m/s^2, median) |")
     print("|---|---|---|---|---|")
     for style, r in sorted(turn_clips(args.data).items()):

@@ -8,7 +8,7 @@ Foot skate is the issue #4 metric (metrics.foot_skate, cm per 1/30 s frame);
 jitter in m/s³ (the validation mocap: 131).
 """
 
-from rigmind.backend.locomotion import metrics as MX
+from rigmind.backend.locomotion import metrics
 from rigmind.backend.locomotion.cleanup import pin_feet
 from rigmind.backend.locomotion.controller import LocomotionController
 from rigmind.backend.locomotion.cycle import extract_cycle
@@ -24,8 +24,8 @@ def main():
         clip = walk_cycle(ctl, speed=speed, style=style, record=record)
         before = extract_cycle(pin_feet(clip), root="root_motion")
         now = extract_cycle(pin_feet(clip, predicted=record["contacts"], feet=record["feet"]), root="root_motion")
-        print(f"| {style} | {speed} | {MX.foot_skate(before)['skate_cm_per_frame']:.2f} | "
-              f"{MX.foot_skate(now)['skate_cm_per_frame']:.2f} | {MX.jitter(before):.0f} | {MX.jitter(now):.0f} |")
+        print(f"| {style} | {speed} | {metrics.foot_skate(before)['skate_cm_per_frame']:.2f} | "
+              f"{metrics.foot_skate(now)['skate_cm_per_frame']:.2f} | {metrics.jitter(before):.0f} | {metrics.jitter(now):.0f} |")
 
 
 if __name__ == "__main__":

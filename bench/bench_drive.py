@@ -32,17 +32,17 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rigmind.backend.locomotion import drive_input as DI  # noqa: E402
-from rigmind.backend.locomotion import features as FT  # noqa: E402
-from rigmind.backend.locomotion import metrics as MX  # noqa: E402
-from rigmind.backend.locomotion import style_classifier as SC  # noqa: E402
+from rigmind.backend.locomotion import drive_input  # noqa: E402
+from rigmind.backend.locomotion import features  # noqa: E402
+from rigmind.backend.locomotion import metrics  # noqa: E402
+from rigmind.backend.locomotion import style_classifier  # noqa: E402
 from rigmind.backend.locomotion.eval import cached_classifier, machine_description  # noqa: E402
-from rigmind.operators import drive_scene as DS  # noqa: E402
+from rigmind.operators import drive_scene  # noqa: E402
 from rigmind.backend.locomotion import controllers
 from rigmind.operators import mannequin, retarget_scene, rig_files  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-E = DI.InputEvent
+E = drive_input.InputEvent
 
 #: The 10 s drive (time s, event): record, forward, right with a run, back
 #: toward the camera slowly, left; finish at 10 s.
@@ -112,14 +112,14 @@ def scene_skate(arm, action, fps):
     pos = retarget_scene.sample_positions_world(arm, bones, range(a, b + 1))
     names = list(bones)
     p = np.stack([pos[c] for c in names], axis=1)
-    return MX.foot_skate(p, foot_joints=list(range(len(names))), fps=fps), p
+    return metrics.foot_skate(p, foot_joints=list(range(len(names))), fps=fps), p
 
 
 def part1_2(data, ctl, mocap_skate):
     rows, takes = [], []
     for kind in ("xbot", "mannequin"):
         arm = load_rig(kind, data)
-        s = DS.DriveSession(arm, controller=ctl)
+        s = drive_scene.DriveSession(arm, controller=ctl)
         drive(s, [(0.0, E("W"))], 1.0, 30.0)  # warm-up (not recorded)
         s.game_time, s.steps = 0.0, 0  # a fresh game clock for the measured drive
         t = drive(s, TEN_SECONDS, 10.0, 30.0, evaluate=True)
@@ -134,8 +134,8 @@ def part1_2(data, ctl, mocap_skate):
         from rigmind.backend.locomotion.cleanup import pin_feet
 
         clean = pin_feet(raw, predicted=got[1], feet=got[2])
-        sk_clean = MX.foot_skate(clean)["skate_cm_per_frame"]
-        sk_raw = MX.foot_skate(raw)["skate_cm_per_frame"]
+        sk_clean = metrics.foot_skate(clean)["skate_cm_per_frame"]
+        sk_raw = metrics.foot_skate(raw)["skate_cm_per_frame"]
         total = np.array(t["step"]) + np.array(t["map"]) + np.array(t["write"])
         rows.append(dict(rig=f"{arm.name if kind == 'mannequin' else 'X Bot'} ({len(arm.data.bones)} bones)",
                          step=ms(t["step"]), map=ms(t["map"]), write=ms(t["write"]), total=ms(total),
@@ -163,20 +163,20 @@ def part1_2(data, ctl, mocap_skate):
 
 def part3(data, ctl, classifier):
     arm = load_rig("mannequin", data)
-    s = DS.DriveSession(arm, controller=ctl, style="normal")
+    s = drive_scene.DriveSession(arm, controller=ctl, style="normal")
     # 16 s: record, walk a wide curve (forward, then forward-right), switch to elderly at 8 s.
     script = [(0.0, E("R")), (0.0, E("W")), (4.0, E("D")), (6.0, E("D", "RELEASE")),
-              (8.0, E(DI._DIGITS[DI.STYLES.index("elderly")])), (12.0, E("A")), (14.0, E("A", "RELEASE"))]
+              (8.0, E(drive_input._DIGITS[drive_input.STYLES.index("elderly")])), (12.0, E("A")), (14.0, E("A", "RELEASE"))]
     drive(s, script, 16.0, 30.0)
     motion, contacts, feet = s.take_motion()
     s.cancel()
     from rigmind.backend.locomotion.cleanup import pin_feet
 
     clean = pin_feet(motion, predicted=contacts, feet=feet)
-    probs = classifier.window_probs(SC.frame_features(FT.compute_features(clean)))
-    starts = list(range(0, clean.num_frames - SC.WINDOW + 1, SC.HOP))
-    if starts[-1] != clean.num_frames - SC.WINDOW:
-        starts.append(clean.num_frames - SC.WINDOW)
+    probs = classifier.window_probs(style_classifier.frame_features(features.compute_features(clean)))
+    starts = list(range(0, clean.num_frames - style_classifier.WINDOW + 1, style_classifier.HOP))
+    if starts[-1] != clean.num_frames - style_classifier.WINDOW:
+        starts.append(clean.num_frames - style_classifier.WINDOW)
     top = [classifier.styles[int(k)] for k in probs.argmax(1)]
     ie, inn = classifier.styles.index("elderly"), classifier.styles.index("normal")
     print()
@@ -185,8 +185,8 @@ def part3(data, ctl, classifier):
     print("| window (s) | top style | p(normal) | p(elderly) |")
     print("|---|---|---|---|")
     for st, t, p in zip(starts, top, probs):
-        print(f"| {st / 30:.1f}–{(st + SC.WINDOW) / 30:.1f} | {t} | {p[inn]:.2f} | {p[ie]:.2f} |")
-    before = [t for st, t in zip(starts, top) if st + SC.WINDOW <= 8 * 30]
+        print(f"| {st / 30:.1f}–{(st + style_classifier.WINDOW) / 30:.1f} | {t} | {p[inn]:.2f} | {p[ie]:.2f} |")
+    before = [t for st, t in zip(starts, top) if st + style_classifier.WINDOW <= 8 * 30]
     after = [t for st, t in zip(starts, top) if st >= 9 * 30]
     print()
     print(f"windows wholly before the switch: {before.count('normal')}/{len(before)} normal; "
@@ -198,9 +198,9 @@ def part4(data, ctl):
     """A real-time loop like the modal operator's, with 30 ms of extra work
     per tick standing in for a slow machine (viewport drawing included)."""
     arm = load_rig("mannequin", data)
-    s = DS.DriveSession(arm, controller=ctl)
+    s = drive_scene.DriveSession(arm, controller=ctl)
     s.handle(E("W"))
-    rate = DI.TickRate(30.0)
+    rate = drive_input.TickRate(30.0)
     wall0 = last = time.perf_counter()
     next_tick = wall0
     ticks = 0
@@ -230,12 +230,12 @@ def part4(data, ctl):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--cache", default=str(FT.DEFAULT_CACHE_DIR))
+    ap.add_argument("--cache", default=str(features.DEFAULT_CACHE_DIR))
     args = ap.parse_args()
     data = Path(args.data)
-    FT.build_cache(data, args.cache)
-    mocap = [c for c in FT.load_cache(args.cache, split="validation", mirrored=False, styles=DI.STYLES) if c.labels.get("gait") == "walk"]
-    mocap_skate = float(np.mean([MX.foot_skate(c.to_motion())["skate_cm_per_frame"] for c in mocap]))
+    features.build_cache(data, args.cache)
+    mocap = [c for c in features.load_cache(args.cache, split="validation", mirrored=False, styles=drive_input.STYLES) if c.labels.get("gait") == "walk"]
+    mocap_skate = float(np.mean([metrics.foot_skate(c.to_motion())["skate_cm_per_frame"] for c in mocap]))
     print(f"validation mocap: {len(mocap)} walking clips, mean foot skate {mocap_skate:.2f} cm/frame")
     ctl = controllers.load_controller("neural")
     part1_2(data, ctl, mocap_skate)

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gait_defaults import OFF, gait_figures  # noqa: E402
 
-from rigmind.backend.locomotion import dataset as D  # noqa: E402
-from rigmind.backend.locomotion import features as FT  # noqa: E402
+from rigmind.backend.locomotion import dataset  # noqa: E402
+from rigmind.backend.locomotion import features  # noqa: E402
 from rigmind.backend.locomotion.metrics import BANDAI_PLANTED_HEIGHT, FOOT_JOINTS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,10 +55,10 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     a = ap.parse_args(argv)
     rows = {}
-    for c in D.list_clips(a.data, datasets=("d2",)):
+    for c in dataset.list_clips(a.data, datasets=("d2",)):
         if c.content != "run":
             continue
-        m = FT.load_clip(c)
+        m = features.load_clip(c)
         v, share, steps = gait_figures(m)
         rows.setdefault(c.style_key, []).append((v, share, steps, lowest_foot_peaks(m)))
     print("| style | run clips | hips speed (m/s, median) | strides with flight (mean over clips) | clips with any flight stride | "

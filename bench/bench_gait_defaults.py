@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import features as FT
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import features
 from rigmind.backend.locomotion.cleanup import pin_feet
 from rigmind.backend.locomotion.metrics import BANDAI_PLANTED_HEIGHT, FOOT_JOINTS
 from rigmind.backend.locomotion.path_follow import walk_cycle
@@ -59,19 +59,19 @@ def main():
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     args = ap.parse_args()
     ctl = controllers.load_controller("neural")
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(args.data, datasets=("d2",)) if split.get(c.file) == "validation"]
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(args.data, datasets=("d2",)) if split.get(c.file) == "validation"]
     print("| style | gait | default (m/s) | achieved (m/s) | achieved / default | strides with flight | "
           "mocap strides with flight | steps/min | mocap steps/min |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for style in D.D2_STYLES:
+    for style in dataset.D2_STYLES:
         for gait in ("walk", "run"):
             default, _ = walk_speeds.style_speeds(style, gait)
             rec = {}
             clip = walk_cycle(ctl, speed=default, style=style, seconds=6.0, record=rec)
             clip = pin_feet(clip, predicted=rec.get("contacts"), feet=rec.get("feet"))
             v, share, steps = gait_figures(clip)
-            mo = [gait_figures(FT.load_clip(c)) for c in clips if c.style_key == style and c.content == gait]
+            mo = [gait_figures(features.load_clip(c)) for c in clips if c.style_key == style and c.content == gait]
             mo_share = np.nanmean([m[1] for m in mo]) if mo else float("nan")
             mo_steps = np.mean([m[2] for m in mo]) if mo else float("nan")
             print(f"| {style} | {gait} | {default:.2f} | {v:.2f} | {v / default:.2f} | {share:.0%} | {mo_share:.0%} | "

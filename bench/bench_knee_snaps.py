@@ -10,32 +10,32 @@ default since 2026-11-29) with and without the knee speed limit
 
 import numpy as np
 
-from rigmind.backend.locomotion import cleanup as C
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import eval as E
-from rigmind.backend.locomotion import features as FT
+from rigmind.backend.locomotion import cleanup
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import eval
+from rigmind.backend.locomotion import features
 from rigmind.backend.locomotion.controller import LocomotionController
 
 
 def main():
     ctl = LocomotionController.load()
-    train = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="train", mirrored=False, keys=("root_vel",))
-    speeds = E.walking_speeds(train, D.D2_STYLES)
+    train = features.load_cache(features.DEFAULT_CACHE_DIR, split="train", mirrored=False, keys=("root_vel",))
+    speeds = eval.walking_speeds(train, dataset.D2_STYLES)
     count = {"raw": 0, "cleaned, shown feet": 0, "cleaned, predicted feet, no knee limit": 0,
              "cleaned, predicted feet": 0}
     worst = dict.fromkeys(count, 0.0)
     total = 0
-    for path in E.FIXED_PATHS:
-        for style in D.D2_STYLES:
-            r = E.follow(ctl, path, speeds[style], style)
+    for path in eval.FIXED_PATHS:
+        for style in dataset.D2_STYLES:
+            r = eval.follow(ctl, path, speeds[style], style)
             for label, m in (
                 ("raw", r.motion),
-                ("cleaned, shown feet", C.pin_feet(r.motion, predicted=r.contacts)),
+                ("cleaned, shown feet", cleanup.pin_feet(r.motion, predicted=r.contacts)),
                 ("cleaned, predicted feet, no knee limit",
-                 C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=C.PinConfig(knee_speed=np.inf))),
-                ("cleaned, predicted feet", C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)),
+                 cleanup.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cleanup.PinConfig(knee_speed=np.inf))),
+                ("cleaned, predicted feet", cleanup.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)),
             ):
-                d = np.abs(np.diff(np.degrees(C.knee_angles(m)), axis=0))
+                d = np.abs(np.diff(np.degrees(cleanup.knee_angles(m)), axis=0))
                 count[label] += int((d > 20.0).sum())
                 worst[label] = max(worst[label], float(d.max()))
             total += 2 * (r.motion.num_frames - 1)

@@ -29,12 +29,12 @@ import time
 
 import numpy as np
 
-from rigmind.backend.locomotion import eval as E
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import metrics as M
+from rigmind.backend.locomotion import eval
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import metrics
 from rigmind.backend.locomotion.controller import LocomotionController
 from rigmind.backend.locomotion.motion_matching import MotionMatchingController
-from rigmind.backend import paths as P
+from rigmind.backend import paths
 
 #: Hip speed (m/s) below which the character counts as standing.
 STILL = 0.1
@@ -69,24 +69,24 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", help="feature cache (default the checkout's .cache/locomotion)")
     ap.add_argument("--out", help="per-run JSON")
     args = ap.parse_args(argv)
-    spec = next(p for p in E.FIXED_PATHS if p.name == "stop-and-go")
+    spec = next(p for p in eval.FIXED_PATHS if p.name == "stop-and-go")
     pause_arc = spec.pauses[0][0]
     pause_xy = np.array([pause_arc, 0.0])  # the path runs along +X from the origin
-    train = FT.load_cache(args.cache, split="train", mirrored=True, keys=MM_KEYS)
-    speeds = E.walking_speeds([c for c in train if not c.mirrored], E.D.D2_STYLES)
-    controllers = {"neural": LocomotionController.load(P.model_path("locomotion.pt")),
+    train = features.load_cache(args.cache, split="train", mirrored=True, keys=MM_KEYS)
+    speeds = eval.walking_speeds([c for c in train if not c.mirrored], eval.D.D2_STYLES)
+    controllers = {"neural": LocomotionController.load(paths.model_path("locomotion.pt")),
                    "motion matching": MotionMatchingController.build(train)}
     runs = []
     for name, ctl in controllers.items():
-        for style in E.D.D2_STYLES:
+        for style in eval.D.D2_STYLES:
             t0 = time.perf_counter()
-            res = E.follow(ctl, spec, speeds[style], style)
+            res = eval.follow(ctl, spec, speeds[style], style)
             m = res.motion
             root = m.root_positions[:, :2]
-            te = M.trajectory_error(root, spec.points)
+            te = metrics.trajectory_error(root, spec.points)
             run = dict(controller=name, style=style, follower=getattr(res, "follower", "?"), frames=m.num_frames,
                        traj_mean_cm=te.mean_cm, traj_max_cm=te.max_cm, traj_final_cm=te.final_cm,
-                       skate_cm_per_frame=M.foot_skate(m)["skate_cm_per_frame"], seconds=time.perf_counter() - t0)
+                       skate_cm_per_frame=metrics.foot_skate(m)["skate_cm_per_frame"], seconds=time.perf_counter() - t0)
             run.update(stop_stats(m, root, pause_xy))
             runs.append(run)
     keys = ("traj_mean_cm", "traj_max_cm", "traj_final_cm", "skate_cm_per_frame", "stop_s", "stop_dist_cm",

@@ -13,34 +13,34 @@ metric by lifting or sinking the feet.
 
 import numpy as np
 
-from rigmind.backend.locomotion import cleanup as C
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import eval as E
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import metrics as MX
+from rigmind.backend.locomotion import cleanup
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import eval
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import metrics
 from rigmind.backend.locomotion.controller import LocomotionController
 from rigmind.backend.locomotion.motion_matching import MotionMatchingController
 
 
 def main():
     keys = ("traj_pos", "traj_dir", "joint_pos", "joint_vel", "rot6d", "root_vel", "root_ang_vel")
-    train = FT.load_cache(FT.DEFAULT_CACHE_DIR, split="train", mirrored=True, keys=keys)
+    train = features.load_cache(features.DEFAULT_CACHE_DIR, split="train", mirrored=True, keys=keys)
     controllers = {"neural": LocomotionController.load(), "motion matching": MotionMatchingController.build(train)}
-    speeds = E.walking_speeds([c for c in train if not c.mirrored], D.D2_STYLES)
-    ix = [FT.BANDAI_NAMES.index(n) for n in FT.CONTACT_JOINTS]
-    lift = np.array([MX.BANDAI_PLANTED_HEIGHT[n] for n in FT.CONTACT_JOINTS])
+    speeds = eval.walking_speeds([c for c in train if not c.mirrored], dataset.D2_STYLES)
+    ix = [features.BANDAI_NAMES.index(n) for n in features.CONTACT_JOINTS]
+    lift = np.array([metrics.BANDAI_PLANTED_HEIGHT[n] for n in features.CONTACT_JOINTS])
     rows = {}
     for name, ctl in controllers.items():
-        for path in E.FIXED_PATHS:
-            for style in D.D2_STYLES:
-                r = E.follow(ctl, path, speeds[style], style)
-                variants = {"cleanup on the shown feet": C.pin_feet(r.motion, predicted=r.contacts)}
+        for path in eval.FIXED_PATHS:
+            for style in dataset.D2_STYLES:
+                r = eval.follow(ctl, path, speeds[style], style)
+                variants = {"cleanup on the shown feet": cleanup.pin_feet(r.motion, predicted=r.contacts)}
                 if getattr(r, "feet", None) is not None:
-                    variants["cleanup on the predicted feet (default)"] = C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)
+                    variants["cleanup on the predicted feet (default)"] = cleanup.pin_feet(r.motion, predicted=r.contacts, feet=r.feet)
                 for label, m in variants.items():
                     o = rows.setdefault((name, label), ([], [], []))
-                    o[0].append(MX.foot_skate(m)["skate_cm_per_frame"])
-                    o[1].append(MX.foot_skate(m, floor="clip")["skate_cm_per_frame"])
+                    o[0].append(metrics.foot_skate(m)["skate_cm_per_frame"])
+                    o[1].append(metrics.foot_skate(m, floor="clip")["skate_cm_per_frame"])
                     o[2].append(100 * np.median((m.world_positions()[:, ix, 2] - lift).min(axis=1)))
     print("| controller | cleanup | skate, floor z = 0 | skate, floor per clip | lowest foot joint, median (cm) |")
     print("|---|---|---|---|---|")

@@ -32,11 +32,11 @@ from dataclasses import replace
 import numpy as np
 
 
-from rigmind.backend.locomotion import cleanup as C
-from rigmind.backend.locomotion import path_sets as PS
+from rigmind.backend.locomotion import cleanup
+from rigmind.backend.locomotion import path_sets
 from rigmind.backend.locomotion.path_follow import FollowConfig, Path2D, follow_path, snap_to_path
 from rigmind.backend.locomotion.swing_pitch import style_profiles
-from rigmind.evaluation import locomotion_rigs as E
+from rigmind.evaluation import locomotion_rigs
 from rigmind.evaluation import locomotion_rig_scores as rig_scores
 from rigmind.backend.locomotion import controllers, walk_speeds
 
@@ -61,7 +61,7 @@ def measures(motion, leg: float) -> dict:
         toe = pos[f"Toes_{side}"][:, 2]
         toe = toe - np.percentile(toe, 2)
         peaks += rig_scores.swing_peaks(toe, ~rig_scores.planted_contacts(pos[f"Foot_{side}"], fps, leg))
-    knee = np.degrees(C.knee_angles(motion))
+    knee = np.degrees(cleanup.knee_angles(motion))
     kj = [legs.index("LowerLeg_L"), legs.index("LowerLeg_R")]
     kfr, kside = np.unravel_index(np.argmax(rel[:, kj]), (len(rel), 2))
     # Knee steps while the knee straightens (flexion falling): the landing.
@@ -76,15 +76,15 @@ def measures(motion, leg: float) -> dict:
 
 
 def mocap_reference(data_dir, leg: float) -> dict:
-    from rigmind.backend.locomotion import dataset as D
-    from rigmind.backend.locomotion import features as FT
+    from rigmind.backend.locomotion import dataset
+    from rigmind.backend.locomotion import features
 
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
     rows = []
-    for key in E.MOCAP_CLIPS:
+    for key in locomotion_rigs.MOCAP_CLIPS:
         for c in sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:2]:
-            rows.append(measures(FT.load_clip(c), leg))
+            rows.append(measures(features.load_clip(c), leg))
     return {"toe_peak_cm": float(np.median([r["toe_peak_cm"] for r in rows])),
             "p999": float(np.median([r["p999"] for r in rows])),
             "knee_p999": float(np.median([r["knee_p999"] for r in rows])),
@@ -117,24 +117,24 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(controllers.default_data_dir()))
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
-    seed = PS.VALIDATION_SEED if args.set == "validation" else PS.HELD_OUT_SEED
+    seed = path_sets.VALIDATION_SEED if args.set == "validation" else path_sets.HELD_OUT_SEED
     ctl = controllers.load_controller("neural")
     leg = controllers.controller_leg_length(ctl)
     ref = mocap_reference(args.data, leg)
     print(f"mocap (validation, normal): toe peak {ref['toe_peak_cm']:.1f} cm, p99.9 step {ref['p999']:.4f} leg, "
           f"knee p99.9 step {ref['knee_p999']:.4f}, knee max step {ref['knee_max']:.4f}")
     t0 = time.perf_counter()
-    taken = [w for sc in args.scale for w in walks(ctl, PS.random_paths(seed, args.count), scale=sc)]
+    taken = [w for sc in args.scale for w in walks(ctl, path_sets.random_paths(seed, args.count), scale=sc)]
     print(f"walked {len(taken)} paths in {time.perf_counter() - t0:.0f} s")
     for cl in args.clearance:
-        cfg = C.PinConfig(swing_clearance=cl, swing_pitch=None if args.no_swing_pitch else style_profiles("normal"))
+        cfg = cleanup.PinConfig(swing_clearance=cl, swing_pitch=None if args.no_swing_pitch else style_profiles("normal"))
         if args.landing_slope is not None:
             cfg = replace(cfg, swing_landing_slope=args.landing_slope)
         if args.knee_speed is not None:
             cfg = replace(cfg, knee_speed=float(np.radians(args.knee_speed)))
         rows = []
         for p, res in taken:
-            m = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg)
+            m = cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg)
             r = measures(m, leg)
             rows.append(r)
             if args.verbose:

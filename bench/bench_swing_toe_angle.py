@@ -31,14 +31,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_swing_lift as B  # noqa: E402
+import bench_swing_lift  # noqa: E402
 
-from rigmind.backend.locomotion import cleanup as C  # noqa: E402
-from rigmind.backend.locomotion import dataset as D  # noqa: E402
-from rigmind.backend.locomotion import features as FT  # noqa: E402
-from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
+from rigmind.backend.locomotion import cleanup  # noqa: E402
+from rigmind.backend.locomotion import dataset  # noqa: E402
+from rigmind.backend.locomotion import features  # noqa: E402
+from rigmind.backend.locomotion import path_sets  # noqa: E402
 from rigmind.backend.locomotion.swing_pitch import foot_pitch  # noqa: E402
-from rigmind.evaluation import locomotion_rigs as E  # noqa: E402
+from rigmind.evaluation import locomotion_rigs  # noqa: E402
 from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
 from rigmind.backend.locomotion import controllers, path_pin
 
@@ -50,9 +50,9 @@ def pitch_deg(ankle: np.ndarray, toe: np.ndarray) -> np.ndarray:
 
 
 def validation_mocap(data_dir) -> list:
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
-    return [c for key in E.MOCAP_CLIPS
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
+    return [c for key in locomotion_rigs.MOCAP_CLIPS
             for c in sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:2]]
 
 
@@ -62,20 +62,20 @@ def rig_offsets(data_dir, clip) -> dict:
     from rigmind.backend.requests.retarget import RetargetRequest
     from rigmind.operators import retarget_scene
 
-    m = FT.load_clip(clip)
+    m = features.load_clip(clip)
     names = list(m.skeleton.names)
     _, wp = m.world()
     src = pitch_deg(wp[:, names.index("Foot_L")], wp[:, names.index("Toes_L")])
     out = {}
-    for rig in E.RIGS:
+    for rig in locomotion_rigs.RIGS:
         try:
-            arm = E.load_rig(rig, data_dir)
+            arm = locomotion_rigs.load_rig(rig, data_dir)
         except FileNotFoundError as e:
             print(f"[{rig}] skipped: {e}")
             continue
         action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
                                                     RetargetRequest(action_name=f"mocap {clip.file}"))
-        pos, _, _ = E.positions_of_action(arm, action)
+        pos, _, _ = locomotion_rigs.positions_of_action(arm, action)
         p = pitch_deg(pos["foot_l"], pos["toes_l"])
         out[rig] = float(np.mean(p - src[: len(p)]))
     return out
@@ -125,12 +125,12 @@ def main(argv=None) -> int:
     angles = sorted(set(angles))
     ctl = controllers.load_controller("neural")
     leg = controllers.controller_leg_length(ctl)
-    mocap = [swing_peaks_cm(FT.load_clip(c), leg, angles) for c in clips]
+    mocap = [swing_peaks_cm(features.load_clip(c), leg, angles) for c in clips]
     cfg = path_pin.path_pin_config("normal")  # as Walk Along Path cleans (swing pitch included)
     if args.no_swing_pitch:
         cfg = replace(cfg, swing_pitch=None)
-    gen = [swing_peaks_cm(C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), leg, angles)
-           for _, res in B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)]
+    gen = [swing_peaks_cm(cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), leg, angles)
+           for _, res in bench_swing_lift.walks(ctl, path_sets.random_paths(path_sets.VALIDATION_SEED, args.count), scale=1.11)]
     print("| toe point turned (deg; - = raised) | generated (cm) | mocap (cm) | ratio |\n|---|---|---|---|")
     for a in angles:
         g, m = np.median([r[a] for r in gen]), np.median([r[a] for r in mocap])

@@ -39,29 +39,29 @@ import argparse
 
 import numpy as np
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import eval as E
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import metrics as MX
-from rigmind.backend.locomotion import path_follow as PF
-from rigmind.backend.locomotion import path_sets as PS
-from rigmind.backend.locomotion import style_classifier as SC
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import eval
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import metrics
+from rigmind.backend.locomotion import path_follow
+from rigmind.backend.locomotion import path_sets
+from rigmind.backend.locomotion import style_classifier
 from rigmind.evaluation import locomotion_rig_scores as rig_scores
 from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 
 def turning_frames(root_vel, yaw_rate):
-    return MX.turning_frames(root_vel, yaw_rate, FT.FPS)
+    return metrics.turning_frames(root_vel, yaw_rate, features.FPS)
 
 
 def facing_lead(betas, omegas) -> tuple:
     """``(lead s, frames)`` of lists of per-clip arrays (:func:`.metrics.facing_lead`)."""
-    return MX.facing_lead(list(betas), list(omegas)), int(sum(len(w) for w in omegas))
+    return metrics.facing_lead(list(betas), list(omegas)), int(sum(len(w) for w in omegas))
 
 
 def mocap_leads(split: str) -> dict:
     """``{style: (lead s, frames)}`` of the walk clips of ``split``."""
-    clips = FT.load_cache(None, split=split, mirrored=False, styles=D.D2_STYLES, keys=("root_vel", "root_ang_vel"))
+    clips = features.load_cache(None, split=split, mirrored=False, styles=dataset.D2_STYLES, keys=("root_vel", "root_ang_vel"))
     acc = {}
     for c in clips:
         content = str(c.labels.get("content", ""))
@@ -83,7 +83,7 @@ def generated_leads(ctl, paths, styles) -> dict:
         bs, ws = [], []
         for p in paths:
             motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
-            c = SC._as_features(motion)
+            c = style_classifier._as_features(motion)
             b, w = turning_frames(c.root_vel, c.root_ang_vel)
             bs.append(b)
             ws.append(w)
@@ -99,17 +99,17 @@ def margins(ctl, clf, paths, style: str) -> np.ndarray:
     out = []
     for p in paths:
         motion, _ = walk_generation.generate_path(ctl, p.points, style=style, speed=p.speeds(default))
-        m = SC.predict_style(clf, motion)
+        m = style_classifier.predict_style(clf, motion)
         out.append(float(m[k] - np.delete(m, k).max()))
     return np.array(out)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lead", type=float, nargs="+", default=[PF.FACING_LEAD_SECONDS],
+    ap.add_argument("--lead", type=float, nargs="+", default=[path_follow.FACING_LEAD_SECONDS],
                     help="values of path_follow.FACING_LEAD_SECONDS to walk with (s)")
     ap.add_argument("--paths", type=int, default=24, help="validation paths for the facing lead")
-    ap.add_argument("--styles", default=",".join(D.D2_STYLES))
+    ap.add_argument("--styles", default=",".join(dataset.D2_STYLES))
     ap.add_argument("--accuracy", action="store_true", help="also the style accuracy and the margins")
     ap.add_argument("--accuracy-count", type=int, default=8)
     ap.add_argument("--margin-style", default="active", help="style(s), comma separated, whose margins are listed")
@@ -121,10 +121,10 @@ def main(argv=None) -> None:
     if a.paths > 0:
         print("### Facing lead in turns (s; + = the body faces ahead of its travel)\n")
         mocap = {split: mocap_leads(split) for split in ("validation", "train")}
-        paths = PS.random_paths(PS.VALIDATION_SEED, a.paths)
+        paths = path_sets.random_paths(path_sets.VALIDATION_SEED, a.paths)
         gen = {}
         for lead in a.lead:
-            PF.FACING_LEAD_SECONDS = lead
+            path_follow.FACING_LEAD_SECONDS = lead
             gen[lead] = generated_leads(ctl, paths, styles)
         head = "| style | mocap validation | mocap train | " + " | ".join(f"Walk Along Path, lead {v:g} s" for v in a.lead) + " |"
         print(head)
@@ -136,23 +136,23 @@ def main(argv=None) -> None:
         print(f"\n(frames in brackets; Walk Along Path on the first {a.paths} validation paths)")
 
     if a.accuracy:
-        clf = E.cached_classifier(FT.DEFAULT_CACHE_DIR, 0)
+        clf = eval.cached_classifier(features.DEFAULT_CACHE_DIR, 0)
         if a.accuracy_count > 0:
             print(f"\n### Style accuracy (first {a.accuracy_count} validation paths)\n")
-            print("| lead (s) | mean | " + " | ".join(D.D2_STYLES) + " |")
-            print("|" + "---|" * (2 + len(D.D2_STYLES)))
+            print("| lead (s) | mean | " + " | ".join(dataset.D2_STYLES) + " |")
+            print("|" + "---|" * (2 + len(dataset.D2_STYLES)))
         for lead in a.lead if a.accuracy_count > 0 else ():
-            PF.FACING_LEAD_SECONDS = lead
-            acc = rig_scores.style_accuracy(PS.random_paths(PS.VALIDATION_SEED, a.accuracy_count), ctl)
-            print(f"| {lead:g} | {acc['mean']:.0%} | " + " | ".join(f"{acc['styles'][s]:.0%}" for s in D.D2_STYLES)
+            path_follow.FACING_LEAD_SECONDS = lead
+            acc = rig_scores.style_accuracy(path_sets.random_paths(path_sets.VALIDATION_SEED, a.accuracy_count), ctl)
+            print(f"| {lead:g} | {acc['mean']:.0%} | " + " | ".join(f"{acc['styles'][s]:.0%}" for s in dataset.D2_STYLES)
                   + " |", flush=True)
         print(f"\n### Margin: P(style) minus the best other style's P (first {a.margin_paths} validation paths)\n")
         print("| lead (s) | style | paths read right | mean margin | smallest margin |")
         print("|---|---|---|---|---|")
         for lead in a.lead:
-            PF.FACING_LEAD_SECONDS = lead
+            path_follow.FACING_LEAD_SECONDS = lead
             for style in a.margin_style.split(","):
-                m = margins(ctl, clf, PS.random_paths(PS.VALIDATION_SEED, a.margin_paths), style)
+                m = margins(ctl, clf, path_sets.random_paths(path_sets.VALIDATION_SEED, a.margin_paths), style)
                 print(f"| {lead:g} | {style} | {int(np.sum(m > 0))} / {len(m)} | {m.mean():+.3f} | {m.min():+.3f} |",
                       flush=True)
 

@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import path_follow as PF
-from rigmind.backend.locomotion import path_sets as PS
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import path_follow
+from rigmind.backend.locomotion import path_sets
 from rigmind.backend.locomotion import controllers, walk_generation, walk_speeds
 
 
@@ -67,24 +67,24 @@ def stalls(ctl, paths, styles) -> list:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lead", type=float, nargs="+", default=[PF.FACING_LEAD_SECONDS])
+    ap.add_argument("--lead", type=float, nargs="+", default=[path_follow.FACING_LEAD_SECONDS])
     ap.add_argument("--stall-paths", type=int, default=0, help="validation paths per style for the stall check")
     a = ap.parse_args(argv)
     ctl = controllers.load_controller("neural")
     print("| lead (s) | style | torso pitch, first 1.5 s (deg, max) | steady 2.5-4 s | hips speed 0.5-1 s (m/s) |")
     print("|---|---|---|---|---|")
     for lead in a.lead:
-        PF.FACING_LEAD_SECONDS = lead
-        for style in D.D2_STYLES:
+        path_follow.FACING_LEAD_SECONDS = lead
+        for style in dataset.D2_STYLES:
             s, w, v = start_pitch(ctl, style)
             print(f"| {lead:g} | {style} | {s:.1f} | {w:.1f} | {v:.2f} |", flush=True)
     if a.stall_paths:
-        paths = PS.random_paths(PS.VALIDATION_SEED, a.stall_paths)
+        paths = path_sets.random_paths(path_sets.VALIDATION_SEED, a.stall_paths)
         for lead in a.lead:
-            PF.FACING_LEAD_SECONDS = lead
+            path_follow.FACING_LEAD_SECONDS = lead
             t0 = time.time()
-            bad = stalls(ctl, paths, D.D2_STYLES)
-            print(f"\nlead {lead:g} s: {len(D.D2_STYLES)} styles x {len(paths)} validation paths: "
+            bad = stalls(ctl, paths, dataset.D2_STYLES)
+            print(f"\nlead {lead:g} s: {len(dataset.D2_STYLES)} styles x {len(paths)} validation paths: "
                   f"{len(bad)} stalled {bad} ({time.time() - t0:.0f} s)", flush=True)
 
 

@@ -15,7 +15,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rigmind
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rigmind.backend import rotations as R  # noqa: E402
+from rigmind.backend import rotations  # noqa: E402
 from rigmind.backend.motion import Motion  # noqa: E402
 from rigmind.backend.skeleton import Skeleton  # noqa: E402
 from rigmind.operators import scene_io  # noqa: E402
@@ -29,7 +29,7 @@ def main():
     parents = [-1] + [int(rng.integers(0, j)) for j in range(1, BONES)]
     offsets = rng.normal(size=(BONES, 3)) * 0.1
     sk = Skeleton([f"Bone{j:02d}" for j in range(BONES)], parents, offsets)
-    rots = R.make_continuous(R.normalize(rng.normal(size=(FRAMES, BONES, 4))))
+    rots = rotations.make_continuous(rotations.normalize(rng.normal(size=(FRAMES, BONES, 4))))
     motion = Motion(sk, rots, rng.normal(size=(FRAMES, 3)), fps=30.0)
     arm = scene_io.build_armature(sk, "Bench")
     on_rig = motion.with_rest(scene_io.read_skeleton(arm))

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rigmind.backend.model_files import checkpoint as CK
+from rigmind.backend.model_files import checkpoint
 from rigmind.backend.paths import data_dir
 
 D2 = "bandai_namco_d2_locomotion/bvh/"
@@ -65,27 +65,27 @@ def motion_encoder(tmp):
 
 
 def locomotion(tmp):
-    from rigmind.backend.locomotion import features as FT, train as TR
+    from rigmind.backend.locomotion import features as FT, train
 
     cache = tmp / "cache"
     FT.build_cache(data_dir(), cache, clips=LOCO_CLIPS)
     out = tmp / "locomotion.pt"
-    cfg = TR.TrainConfig(seed=0, steps=4, batch=16, window=6, threads=1, minutes=1.0,
+    cfg = train.TrainConfig(seed=0, steps=4, batch=16, window=6, threads=1, minutes=1.0,
                          model={"hidden": 32, "experts": 2, "gating_hidden": 8})
-    TR.train_locomotion(data_dir(), out, cfg, cache_dir=cache, clips=LOCO_CLIPS, verbose=False)
-    TR.load_checkpoint(out)
-    from rigmind.backend.locomotion import style_classifier as SC
+    train.train_locomotion(data_dir(), out, cfg, cache_dir=cache, clips=LOCO_CLIPS, verbose=False)
+    train.load_checkpoint(out)
+    from rigmind.backend.locomotion import style_classifier
 
-    model = SC.train_style_classifier(cache, SC.StyleTrainConfig(seed=0, epochs=1, styles=("normal", "elderly")))
+    model = style_classifier.train_style_classifier(cache, style_classifier.StyleTrainConfig(seed=0, epochs=1, styles=("normal", "elderly")))
     sc = tmp / "style_classifier_seed0.pt"
     model.save(sc)
-    SC.StyleClassifier.load(sc)
+    style_classifier.StyleClassifier.load(sc)
     return out, "locomotion", sc, "style-classifier"
 
 
 def row(path, kind, seconds) -> str:
     blob = torch.load(str(path), map_location="cpu", weights_only=True)
-    ok = blob["weights_sha256"] == CK.weights_sha256(blob["weights"], blob["arrays"])
+    ok = blob["weights_sha256"] == checkpoint.weights_sha256(blob["weights"], blob["arrays"])
     head = f"{blob['format']} v{blob['version']}, kind {blob['kind']}"
     meta = ", ".join(sorted(blob["metadata"]))
     return (f"| {kind} | {path.name} | {path.stat().st_size / 1e6:.2f} MB | {head} | "
@@ -102,7 +102,7 @@ def main() -> int:
             with contextlib.redirect_stdout(io.StringIO()):
                 got = fn(tmp)
             for path, kind in zip(got[::2], got[1::2]):
-                assert CK.load(path, kind).weights
+                assert checkpoint.load(path, kind).weights
                 print(row(path, kind, time.perf_counter() - t0))
     return 0
 

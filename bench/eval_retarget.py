@@ -39,11 +39,11 @@ import numpy as np  # noqa: E402
 
 from bench_rig import data_parser  # noqa: E402
 
-from rigmind.backend import retarget_metrics as M  # noqa: E402
+from rigmind.backend import retarget_metrics  # noqa: E402
 from rigmind.backend.retarget import foot_contacts  # noqa: E402
 from rigmind.operators import retarget_scene, rig_files  # noqa: E402
 
-EE = M.EFFECTORS
+EE = retarget_metrics.EFFECTORS
 
 
 def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
@@ -71,10 +71,10 @@ def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
     sidx = {c: clip.skeleton.index(src_map.bones[c]) for c in need if c in src_map.bones}
     src = {c: sw[frames, i] for c, i in sidx.items()}
     s_rest = {c: clip.skeleton.rest_positions()[i] for c, i in sidx.items()}
-    err = M.end_effector_errors(src, s_rest, tgt, rest)
+    err = retarget_metrics.end_effector_errors(src, s_rest, tgt, rest)
     errs, chain = err["literal"], err["per_chain"]
     # Feet during source contacts: ankle height above its own minimum.
-    contacts = foot_contacts(sw, [sidx["foot_l"], sidx["foot_r"]], clip.fps, M.leg_length(s_rest))[frames]
+    contacts = foot_contacts(sw, [sidx["foot_l"], sidx["foot_r"]], clip.fps, retarget_metrics.leg_length(s_rest))[frames]
     foot_h = []
     for k, c in enumerate(("foot_l", "foot_r")):
         z = tgt[c][:, 2]
@@ -112,7 +112,7 @@ def evaluate(arm, motion, src_map, seconds: float, truth: dict = None) -> dict:
         "foot_cm": 100 * max(foot_h) if foot_h else float("nan"),
         "lowest_cm": (100 * float(np.max(lowest)), 100 * float(np.min(lowest))),
         "nan": bool(any(np.isnan(q).any() for q in keys.values()) or any(np.isnan(v).any() for v in tgt.values())),
-        "torso_pct": 100 * float(M.hand_torso_clearance(tgt, rest).min()),
+        "torso_pct": 100 * float(retarget_metrics.hand_torso_clearance(tgt, rest).min()),
         "frames": n,
     }
 

@@ -36,8 +36,8 @@ def main():
     torch.set_num_threads(1)
     from rigmind.backend.audio import load_audio
     from rigmind.backend.audio.features import speech_features
-    from rigmind.backend.face import metrics as M
-    from rigmind.backend.face import train as T
+    from rigmind.backend.face import metrics
+    from rigmind.backend.face import train
     from rigmind.backend.face.model import load_model, viterbi
     from rigmind.backend.face.visemes import arpabet_to_viseme, viseme_names
 
@@ -47,11 +47,11 @@ def main():
     for stem in HOLDOUT:
         clip = load_audio(args.data / "speech_english_ljspeech" / "wavs" / f"{stem}.wav")
         real.append((speech_features(clip, 100.0), [arpabet_to_viseme(p) for _, _, p in labels[f"{stem}.wav"]]))
-    words = T.synthesis_words()
+    words = train.synthesis_words()
     rng = np.random.default_rng(777)
     synth = []
     for _ in range(40):
-        _x, lab, _j, _p, clip = T.synth_item(rng, words, lang="en-us")
+        _x, lab, _j, _p, clip = train.synth_item(rng, words, lang="en-us")
         synth.append((speech_features(clip, 100.0), [names[i] for i in lab]))
 
     def score(model, items, penalties):
@@ -60,7 +60,7 @@ def main():
         for pen in penalties:
             err = n = 0
             for lp, ref in logps:
-                e, k = M.viseme_error_rate([names[i] for i in viterbi(lp, pen)], ref)
+                e, k = metrics.viseme_error_rate([names[i] for i in viterbi(lp, pen)], ref)
                 err, n = err + e, n + k
             out[pen] = round(100 * err / n, 1)
         return out

@@ -31,8 +31,8 @@ import numpy as np
 
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
-from rigmind.backend.gesture import dataset as DS
-from rigmind.backend.gesture import viewer_metrics as VM
+from rigmind.backend.gesture import dataset
+from rigmind.backend.gesture import viewer_metrics
 from rigmind.backend.gesture.generate import FPS, get_model, standing_gesture
 from rigmind.backend.gesture.gesture_space import GestureSpaceConfig, GestureSpaceTarget, lift_hands
 from rigmind.backend.smplx_motion import smplx_joint_names
@@ -46,9 +46,9 @@ VALIDATION_SPEECH = ("speech_multilingual/silero_ru.wav", "speech_multilingual/e
 def metric_space(p):
     """As the viewer eval measures a take: ``[F*2, 2]`` (height above the floor, forward from the pelvis)."""
     ix = NAMES.index
-    fwd = VM.facing(p[:, ix("left_hip")], p[:, ix("right_hip")])
+    fwd = viewer_metrics.facing(p[:, ix("left_hip")], p[:, ix("right_hip")])
     floor = float(np.percentile(p[:, [ix("left_ankle"), ix("right_ankle")], 2], 1))
-    return VM.hand_space(p[:, [ix("left_wrist"), ix("right_wrist")]], p[:, 0], fwd, floor)
+    return viewer_metrics.hand_space(p[:, [ix("left_wrist"), ix("right_wrist")]], p[:, 0], fwd, floor)
 
 
 def arm_pops(p):
@@ -73,8 +73,8 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args(argv)
 
-    corpus = DS.load_corpus(args.data, with_unpaired=False)
-    train_pos = [DS.positions(t.rot, t.root) for t in corpus.train_paired]
+    corpus = dataset.load_corpus(args.data, with_unpaired=False)
+    train_pos = [dataset.positions(t.rot, t.root) for t in corpus.train_paired]
     talking = []
     for t in corpus.train_paired:  # the speaker's voice activity over the same frames
         sp = speech_features(load_audio(t.audio), FPS).speech[: t.num_frames]
@@ -106,7 +106,7 @@ def main(argv=None):
         rows = {}
         for name, _seed, motion, stress, speech in base:
             p = lift_hands(motion, stress, amount, cfg, target, speech).world_positions()
-            d = VM.hand_space_distance(metric_space(p), ref_train)
+            d = viewer_metrics.hand_space_distance(metric_space(p), ref_train)
             rows.setdefault(name, []).append((d["height_cm"], d["forward_cm"], arm_pops(p)))
         return {n: np.mean(v, axis=0).round(2).tolist() for n, v in rows.items()}
 

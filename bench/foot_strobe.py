@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from take_pictures import Canvas, write_png  # noqa: E402
 
-from rigmind.backend.locomotion import cleanup as C  # noqa: E402
-from rigmind.backend.locomotion import features as FT  # noqa: E402
+from rigmind.backend.locomotion import cleanup  # noqa: E402
+from rigmind.backend.locomotion import features  # noqa: E402
 from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
 from rigmind.backend.locomotion import controllers, path_pin, walk_generation, walk_speeds
 
@@ -65,17 +65,17 @@ def main(argv=None) -> int:
     ctl = controllers.load_controller("neural")
     leg = controllers.controller_leg_length(ctl)
     frames = np.arange(*args.frames)
-    import bench_swing_toe_angle as T
+    import bench_swing_toe_angle
 
-    mocap = FT.load_clip(next(c for c in T.validation_mocap(args.data) if c.content == "walk"))
+    mocap = features.load_clip(next(c for c in bench_swing_toe_angle.validation_mocap(args.data) if c.content == "walk"))
     scale = 1.11  # X Bot's legs over the controller's
     default = walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]
     _, res = walk_generation.generate_path(ctl, np.array([[0.0, 0.0], [8.0, 0.0]]), style="normal", speed=default, scale=scale)
     cfg = path_pin.path_pin_config("normal")
     takes = [(mocap, (120, 120, 120)),
-             (C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=replace(cfg, swing_pitch=None)),
+             (cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=replace(cfg, swing_pitch=None)),
               (40, 40, 200)),
-             (C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), (30, 160, 30))]
+             (cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=cfg), (30, 160, 30))]
     panels = [panel(m, frames, leg, col) for m, col in takes]
     w = max(p.shape[1] for p in panels)
     rows = []

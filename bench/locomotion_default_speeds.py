@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import features as FT
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import features
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -61,12 +61,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     args = ap.parse_args()
-    split = D.split_of(D.load_split())
+    split = dataset.split_of(dataset.load_split())
     speeds, turns, flights = {}, {}, {}
-    for c in D.list_clips(args.data, datasets=("d2",)):
+    for c in dataset.list_clips(args.data, datasets=("d2",)):
         if split.get(c.file) != "train" or c.content not in ("walk", "run", "walk-turn-left", "walk-turn-right"):
             continue
-        m = FT.load_clip(c)
+        m = features.load_clip(c)
         h = m.world_positions()[:, m.skeleton.names.index("Hips"), :2]
         if c.content.startswith("walk-turn"):
             turns.setdefault(c.style_key, []).append(turn_lateral_accel(h, m.fps))

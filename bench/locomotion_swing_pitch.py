@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rigmind.backend.locomotion import cleanup as C
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import swing_pitch as SP
+from rigmind.backend.locomotion import cleanup
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import swing_pitch
 from rigmind.backend.foot_lock import segments
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,14 +35,14 @@ def clip_rows(motion):
     """``(walk rows, run rows)`` (rad) of both feet of one clip."""
     names = list(motion.skeleton.names)
     _, wp = motion.world()
-    contacts = C.stance_contacts(wp, names, motion.fps)
-    air = SP.airborne(contacts)
+    contacts = cleanup.stance_contacts(wp, names, motion.fps)
+    air = swing_pitch.airborne(contacts)
     walk, run = [], []
     for s, side in enumerate("LR"):
         ankle, toe = wp[:, names.index(f"Foot_{side}")], wp[:, names.index(f"Toes_{side}")]
-        pitch = SP.foot_pitch(ankle, toe)
+        pitch = swing_pitch.foot_pitch(ankle, toe)
         ca, ct = contacts[:, 2 * s] > 0.5, contacts[:, 2 * s + 1] > 0.5
-        w, r = SP.flight_rows(pitch, ankle[:, 2], segments(ca), segments(ct), SP.stance_pitch(pitch, ca, ct), air)
+        w, r = swing_pitch.flight_rows(pitch, ankle[:, 2], segments(ca), segments(ct), swing_pitch.stance_pitch(pitch, ca, ct), air)
         walk.append(w)
         run.append(r)
     return np.concatenate(walk), np.concatenate(run)
@@ -53,19 +53,19 @@ def main():
     ap.add_argument("--data", default=None, help="data folder (default ../shared/data)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(args.data, datasets=("d2",)) if split.get(c.file) == "train"]
-    out = {"phases": np.linspace(0, 1, SP.PROFILE_SAMPLES).round(3).tolist(), "units": "degrees, + = toe down",
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(args.data, datasets=("d2",)) if split.get(c.file) == "train"]
+    out = {"phases": np.linspace(0, 1, swing_pitch.PROFILE_SAMPLES).round(3).tolist(), "units": "degrees, + = toe down",
            "source": "bench/locomotion_swing_pitch.py: Bandai Namco d2 training clips", "styles": {}}
     for style in sorted({c.style_key for c in clips}):
         walk, run = [], []
         for c in clips:
             if c.style_key == style:
-                w, r = clip_rows(FT.load_clip(c))
+                w, r = clip_rows(features.load_clip(c))
                 walk.append(w)
                 run.append(r)
         walk, run = np.concatenate(walk), np.concatenate(run)
-        prof = SP.flight_profiles(walk, run)
+        prof = swing_pitch.flight_profiles(walk, run)
         out["styles"][style] = {g: {"flights": int(len(rows)),
                                     "apex": None if prof[g] is None else round(prof[g].apex, 3),
                                     "low": None if prof[g] is None else round(prof[g].low, 3),

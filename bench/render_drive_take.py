@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_drive import TEN_SECONDS, drive, foot_bones, load_rig  # noqa: E402
-from rigmind.operators import drive_scene as DS  # noqa: E402
+from rigmind.operators import drive_scene  # noqa: E402
 from rigmind.backend.locomotion import controllers
 from rigmind.operators import retarget_scene  # noqa: E402
 
@@ -119,7 +119,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     arm = load_rig(args.rig, Path(args.data))
-    s = DS.DriveSession(arm, controller=controllers.load_controller("neural"))
+    s = drive_scene.DriveSession(arm, controller=controllers.load_controller("neural"))
     drive(s, TEN_SECONDS, 10.0, 30.0)
     action, _ = s.finish()
     top_down(arm, action, 30, out / f"{args.rig}_top.png")

@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_swing_lift as B  # noqa: E402
-import bench_swing_toe_angle as T  # noqa: E402
+import bench_swing_lift  # noqa: E402
+import bench_swing_toe_angle  # noqa: E402
 
-from rigmind.backend.locomotion import cleanup as C  # noqa: E402
-from rigmind.backend.locomotion import features as FT  # noqa: E402
-from rigmind.backend.locomotion import path_sets as PS  # noqa: E402
+from rigmind.backend.locomotion import cleanup  # noqa: E402
+from rigmind.backend.locomotion import features  # noqa: E402
+from rigmind.backend.locomotion import path_sets  # noqa: E402
 from rigmind.evaluation import locomotion_rig_scores as rig_scores  # noqa: E402
 from rigmind.backend.foot_contacts import runs  # noqa: E402
 from rigmind.backend.locomotion import controllers, path_pin
@@ -45,7 +45,7 @@ def swing_profiles(motion, leg: float) -> np.ndarray:
     rows = []
     for s in "LR":
         ankle, toe = wp[:, names.index(f"Foot_{s}")], wp[:, names.index(f"Toes_{s}")]
-        pitch = T.pitch_deg(ankle, toe)
+        pitch = bench_swing_toe_angle.pitch_deg(ankle, toe)
         swing = ~rig_scores.planted_contacts(ankle, motion.fps, leg)
         flat = np.median(pitch[~swing])
         for a, b in zip(*runs(swing)):
@@ -61,10 +61,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     ctl = controllers.load_controller("neural")
     leg = controllers.controller_leg_length(ctl)
-    mocap = np.concatenate([swing_profiles(FT.load_clip(c), leg) for c in T.validation_mocap(args.data)])
+    mocap = np.concatenate([swing_profiles(features.load_clip(c), leg) for c in bench_swing_toe_angle.validation_mocap(args.data)])
     cfg = path_pin.path_pin_config("normal")
-    walks = B.walks(ctl, PS.random_paths(PS.VALIDATION_SEED, args.count), scale=1.11)
-    cleaned = np.concatenate([swing_profiles(C.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cfg), leg)
+    walks = bench_swing_lift.walks(ctl, path_sets.random_paths(path_sets.VALIDATION_SEED, args.count), scale=1.11)
+    cleaned = np.concatenate([swing_profiles(cleanup.pin_feet(r.motion, predicted=r.contacts, feet=r.feet, config=cfg), leg)
                               for _, r in walks])
     raw = np.concatenate([swing_profiles(r.motion, leg) for _, r in walks])
     print("swing phase 0..1 step .1; foot pitch minus stance pitch (deg, + = toe down), median")

@@ -275,14 +275,14 @@ def main():
     pauses = [p for t in args.pause for p in parse_pauses(t, "--pause")]
     if args.rig:
         from rigmind.backend.locomotion import controllers
-        from rigmind.operators import locomotion_scene as LS
+        from rigmind.operators import locomotion_scene
 
         arm = load_rig(args.rig, args.data)
         kw = {} if args.speed is None else {"speed": args.speed}
         if pauses:
             kw["pauses"] = pauses
         walk_pts = pts if np.isfinite(pts[:, 2]).any() else pts[:, :2]
-        action = LS.walk_along_path(arm, WalkPathRequest(points=walk_pts, style=args.style, **kw), controller=controllers.load_controller("neural"))
+        action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=walk_pts, style=args.style, **kw), controller=controllers.load_controller("neural"))
     else:
         bpy.ops.wm.open_mainfile(filepath=str(Path(args.blend).resolve()))
         arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]

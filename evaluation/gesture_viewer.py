@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import retarget_metrics as RM
-from ..backend.gesture import viewer_metrics as VM
+from ..backend import retarget_metrics
+from ..backend.gesture import viewer_metrics
 from ..backend import paths
 
 REPO_ROOT = paths.PACKAGE_ROOT
@@ -81,17 +81,17 @@ def measure(pos, rest, fps=30.0):
     up = [c for c in ("spine", "spine1", "spine2", "chest", "neck", "head", "shoulder_l", "shoulder_r", "upperarm_l",
                       "upperarm_r", "lowerarm_l", "lowerarm_r", "hand_l", "hand_r") if c in pos]
     upper = np.stack([pos[c] for c in up], axis=1)
-    fwd = VM.facing(pos["upperleg_l"], pos["upperleg_r"])
+    fwd = viewer_metrics.facing(pos["upperleg_l"], pos["upperleg_r"])
     floor = float(np.percentile(ank[..., 2], 1))
-    hs = VM.hand_space(np.stack([pos["hand_l"], pos["hand_r"]], axis=1), pos["hips"], fwd, floor)
+    hs = viewer_metrics.hand_space(np.stack([pos["hand_l"], pos["hand_r"]], axis=1), pos["hips"], fwd, floor)
     arms = np.stack([pos[c] for c in ("lowerarm_l", "lowerarm_r", "hand_l", "hand_r")], axis=1)
-    return {"arm_accel_max_mm": VM.largest_acceleration(arms),
-            "hand_torso_clearance_min": float(RM.hand_torso_clearance(pos, rest).min()),
-            "skate_cm_per_frame": VM.standing_foot_skate(ank), "ankle_lift_cm": 100 * VM.foot_lift(ank),
-            "foot_hover_cm": VM.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]),
-            "frozen_frames": VM.longest_frozen_stretch(allj), "seam48": VM.seam_periodicity(upper, 48),
-            "seam32": VM.seam_periodicity(upper, 32),
-            "lean_deg": float(VM.trunk_lean(pos["hips"], pos["neck"], fwd).mean()),
+    return {"arm_accel_max_mm": viewer_metrics.largest_acceleration(arms),
+            "hand_torso_clearance_min": float(retarget_metrics.hand_torso_clearance(pos, rest).min()),
+            "skate_cm_per_frame": viewer_metrics.standing_foot_skate(ank), "ankle_lift_cm": 100 * viewer_metrics.foot_lift(ank),
+            "foot_hover_cm": viewer_metrics.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]),
+            "frozen_frames": viewer_metrics.longest_frozen_stretch(allj), "seam48": viewer_metrics.seam_periodicity(upper, 48),
+            "seam32": viewer_metrics.seam_periodicity(upper, 32),
+            "lean_deg": float(viewer_metrics.trunk_lean(pos["hips"], pos["neck"], fwd).mean()),
             "wrist_height_median_m": float(np.median(hs[:, 0])),
             "wrist_forward_median_m": float(np.median(hs[:, 1]))}, hs
 
@@ -139,7 +139,7 @@ def eye_stats(arm, face, action, first, last):
         a /= np.linalg.norm(a)
         b = np.cross(d0, a)
         yp = np.stack([np.arcsin(np.clip(d @ a, -1, 1)), np.arcsin(np.clip(d @ b, -1, 1))], axis=1)
-        out["bones"] = VM.gaze_statistics(yp, 30.0)
+        out["bones"] = viewer_metrics.gaze_statistics(yp, 30.0)
     if face is not None and face.data.shape_keys.animation_data and face.data.shape_keys.animation_data.action:
         act = face.data.shape_keys.animation_data.action
         vals = {}
@@ -156,7 +156,7 @@ def eye_stats(arm, face, action, first, last):
             out["eyeLook_max"] = float(max(v.max() for v in vals.values()))
             h = vals.get("eyeLookOutLeft", 0) - vals.get("eyeLookInLeft", 0)
             v = vals.get("eyeLookUpLeft", 0) - vals.get("eyeLookDownLeft", 0)
-            out["shapes"] = VM.gaze_statistics(np.radians(45.0) * np.stack([h, v], axis=1), 30.0)
+            out["shapes"] = viewer_metrics.gaze_statistics(np.radians(45.0) * np.stack([h, v], axis=1), 30.0)
     return out
 
 
@@ -204,7 +204,7 @@ def main_viewer_eval(argv=None) -> int:
             dt = time.perf_counter() - t0
             _, pos = sample(arm, tgt, 1, res.frames)
             m, hs = measure(pos, rest)
-            m.update({f"hands_{k}": v for k, v in VM.hand_space_distance(hs, ref_hs).items()})
+            m.update({f"hands_{k}": v for k, v in viewer_metrics.hand_space_distance(hs, ref_hs).items()})
             row = {"rig": rig, "take": lang, "seconds": res.seconds, "command_s": dt, **m}
             if rig == "rpm" and lang == LANGS[1]:
                 row["gaze"] = eye_stats(arm, face, res.action, 1, res.frames)
@@ -218,14 +218,14 @@ def main_viewer_eval(argv=None) -> int:
             walk = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=False))
             n = int(args.seconds * 30)
             _, wpos = sample(arm, tgt, 1, int(walk.frame_range[1]))
-            fwd = VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])
-            walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], fwd)
+            fwd = viewer_metrics.facing(wpos["upperleg_l"], wpos["upperleg_r"])
+            walk_lean = viewer_metrics.trunk_lean(wpos["hips"], wpos["neck"], fwd)
             wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp / "kl.wav")
             res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, base="keep_legs"),
                                                         None)
             _, kpos = sample(arm, tgt, 1, min(res.frames, n))
-            fwd = VM.facing(kpos["upperleg_l"], kpos["upperleg_r"])
-            kl = VM.trunk_lean(kpos["hips"], kpos["neck"], fwd)
+            fwd = viewer_metrics.facing(kpos["upperleg_l"], kpos["upperleg_r"])
+            kl = viewer_metrics.trunk_lean(kpos["hips"], kpos["neck"], fwd)
             rows.append({"rig": rig, "take": "keep_legs over walk", "walk_lean_mean_deg": float(walk_lean.mean()),
                          "keep_legs_lean_mean_deg": float(kl.mean()), "keep_legs_lean_max_deg": float(kl.max()),
                          "lean_difference_deg": float(kl.mean() - walk_lean.mean())})

@@ -246,24 +246,24 @@ def style_accuracy(paths, controller, styles=None, cache_dir=None, seed: int = 0
     same for every rig) the style classifier of ``rigmind eval locomotion``
     (trained on the training clips' features cache; built when absent)
     names correctly; ``{"styles": {style: share}, "mean": share}``."""
-    from ..backend.locomotion import dataset as D
-    from ..backend.locomotion import eval as E
-    from ..backend.locomotion import features as FT
-    from ..backend.locomotion import style_classifier as SC
+    from ..backend.locomotion import dataset
+    from ..backend.locomotion import eval
+    from ..backend.locomotion import features
+    from ..backend.locomotion import style_classifier
     from ..backend.locomotion.walk_generation import generate_path
     from ..backend.locomotion.walk_speeds import style_speeds
     from ..backend.paths import data_dir as default_data_dir  # the argument `paths` hides the module here
 
-    cache = cache_dir or FT.DEFAULT_CACHE_DIR
-    FT.build_cache(data_dir or default_data_dir(), cache, seed=seed)
-    clf = E.cached_classifier(cache, seed)
+    cache = cache_dir or features.DEFAULT_CACHE_DIR
+    features.build_cache(data_dir or default_data_dir(), cache, seed=seed)
+    clf = eval.cached_classifier(cache, seed)
     out = {}
-    for style in styles or D.D2_STYLES:
+    for style in styles or dataset.D2_STYLES:
         default = style_speeds(style, "walk")[0]
         hits = []
         for p in paths:
             motion, _ = generate_path(controller, p.points, style=style, speed=p.speeds(default))
-            probs = SC.predict_style(clf, motion)
+            probs = style_classifier.predict_style(clf, motion)
             hits.append(clf.styles[int(np.argmax(probs))] == style)
         out[style] = float(np.mean(hits))
     return {"styles": out, "mean": float(np.mean(list(out.values())))}

@@ -51,11 +51,11 @@ def bake_and_score(arm, points, *, style="normal", speed=1.3, controller=None, f
     speeds) and score the evaluated take (:func:`score_take`); adds
     ``bake_s`` (wall seconds of the bake) and ``action``."""
     from ..backend.requests.walk import WalkPathRequest
-    from ..operators import locomotion_scene as LS
+    from ..operators import locomotion_scene
     from ..operators import retarget_scene
 
     t0 = time.perf_counter()
-    action = LS.walk_along_path(arm, WalkPathRequest(points=points, style=style, speed=speed), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=points, style=style, speed=speed), controller=controller)
     bake_s = time.perf_counter() - t0
     tmap = retarget_scene.target_mapping(arm)
     bones = {c: tmap.bones[c] for c in CANONICAL_BODY if tmap.bones.get(c)}
@@ -65,7 +65,7 @@ def bake_and_score(arm, points, *, style="normal", speed=1.3, controller=None, f
     import bpy
 
     fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base / frames_step
-    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, LS.rig_leg_length(arm),
+    res = score_take(pos, np.asarray(points, dtype=np.float64)[:, :2], fps, locomotion_scene.rig_leg_length(arm),
                      toe_rest=toe_rest_heights(arm, bones))
     res.update(bake_s=bake_s, action=action.name)
     return res
@@ -142,22 +142,22 @@ def mocap_reference(arm, data_dir, per_content: int = 2) -> list:
     (``retarget_onto``, hips root motion), read from the evaluated pose."""
     from ..backend.bone_mapping import match_preset
     from ..backend.requests.retarget import RetargetRequest
-    from ..backend.locomotion import dataset as D
-    from ..backend.locomotion import features as FT
-    from ..operators import locomotion_scene as LS
+    from ..backend.locomotion import dataset
+    from ..backend.locomotion import features
+    from ..operators import locomotion_scene
     from ..operators import retarget_scene
 
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(data_dir, datasets=("d2",)) if split.get(c.file) == "validation"]
     out = []
     for key in MOCAP_CLIPS:
         mine = sorted((c for c in clips if f"{c.content}_{c.style_key}" == key), key=lambda c: c.file)[:per_content]
         for c in mine:
-            m = FT.load_clip(c)
+            m = features.load_clip(c)
             action, _, _ = retarget_scene.retarget_onto(arm, m, match_preset(m.skeleton, "bandai_namco"),
                                                         RetargetRequest(action_name=f"mocap {c.file}"))
             pos, fps, bones = positions_of_action(arm, action)
-            r = score_take(pos, None, fps, LS.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
+            r = score_take(pos, None, fps, locomotion_scene.rig_leg_length(arm), toe_rest=toe_rest_heights(arm, bones))
             r["clip"] = c.file
             out.append(r)
     return out
@@ -169,11 +169,11 @@ def evaluate_rig(name, data_dir, paths, *, style="normal", controller=None, verb
     and scored, and the mocap reference on the same rig."""
     from ..backend.locomotion.controllers import load_controller
     from ..backend.locomotion.walk_speeds import resolve_speed
-    from ..operators import locomotion_scene as LS
+    from ..operators import locomotion_scene
 
     arm = load_rig(name, data_dir)
     ctl = controller or load_controller("neural")
-    scale = LS.path_scale(arm, ctl)
+    scale = locomotion_scene.path_scale(arm, ctl)
     default = resolve_speed(None, style, "walk", scale)[0]
     takes = []
     for p in paths:
@@ -193,12 +193,12 @@ def main_rig_eval(argv=None) -> int:
     """``rigmind eval locomotion --rigs [--set held-out|validation] [--count N]
     [--rig NAME ...] [--out FILE] [--json FILE]``."""
     import argparse
-    import datetime as _dt
+    import datetime
     import json
     import sys
     from pathlib import Path
 
-    from ..backend.locomotion import path_sets as PS
+    from ..backend.locomotion import path_sets
     from ..backend.locomotion.controllers import default_data_dir, load_controller
     from ..backend.locomotion.eval import machine_description
 
@@ -214,8 +214,8 @@ def main_rig_eval(argv=None) -> int:
     ap.add_argument("--no-styles", action="store_true", help="skip the style accuracy (all 7 styles on every path)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(list(argv or []))
-    seed = PS.HELD_OUT_SEED if args.set == "held-out" else PS.VALIDATION_SEED
-    paths = PS.random_paths(seed, args.count)
+    seed = path_sets.HELD_OUT_SEED if args.set == "held-out" else path_sets.VALIDATION_SEED
+    paths = path_sets.random_paths(seed, args.count)
     ctl = load_controller("neural")
     rigs = []
     for name in args.rig or RIGS:
@@ -229,10 +229,10 @@ def main_rig_eval(argv=None) -> int:
         "style_accuracy": acc,
         "set": args.set, "seed": seed, "style": args.style, "rigs": rigs,
         "command": "rigmind eval locomotion --rigs " + " ".join(argv or []),
-        "machine": machine_description(), "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "paths_desc": (f"{len(paths)} random paths, seed {seed} ({args.set}), {PS.LEG_RANGE_M[0]}-{PS.LEG_RANGE_M[1]} m legs, "
-                       f"{PS.TURN_RANGE_DEG[0]:g}-{PS.TURN_RANGE_DEG[1]:g} deg turns, per-point speed "
-                       f"{PS.SPEED_FRACTION[0]}-{PS.SPEED_FRACTION[1]} x default"),
+        "machine": machine_description(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "paths_desc": (f"{len(paths)} random paths, seed {seed} ({args.set}), {path_sets.LEG_RANGE_M[0]}-{path_sets.LEG_RANGE_M[1]} m legs, "
+                       f"{path_sets.TURN_RANGE_DEG[0]:g}-{path_sets.TURN_RANGE_DEG[1]:g} deg turns, per-point speed "
+                       f"{path_sets.SPEED_FRACTION[0]}-{path_sets.SPEED_FRACTION[1]} x default"),
     }
     md = format_markdown(summaries, meta)
     from ..backend.paths import BENCH_DIR  # the module name "paths" is the path list here

@@ -233,12 +233,12 @@ class TakeWorker:
 
         from ..backend.locomotion.controllers import load_chosen
         from . import export
-        from . import locomotion_scene as LS
+        from . import locomotion_scene
 
         request = self._walk_request(item.params)
         arm, _ = self._reset_scene()
         ctl = load_chosen(request.controller, request.style, request.gait)
-        LS.walk_along_path(arm, request, controller=ctl)
+        locomotion_scene.walk_along_path(arm, request, controller=ctl)
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if self.config.fmt == "blend" else None
         export.export_character(arm, out, frame_range=rng)

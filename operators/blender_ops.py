@@ -16,7 +16,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..blender_addon import properties as P
+from ..blender_addon import properties
 from ..blender_addon.preferences import controller_options
 from .op_common import (
     ModalJobMixin,
@@ -59,9 +59,9 @@ def _armature_prop():
 
 # Ranges from backend/limits.py (P.hard_range): the CLI's and batch's table.
 _SEED = dict(options={"SKIP_SAVE"}, name="Seed", description="Random seed (integer); the same seed and inputs give the same animation",
-             **P.hard_range("seed", integer=True), default=0)
+             **properties.hard_range("seed", integer=True), default=0)
 _START = dict(options={"SKIP_SAVE"}, name="Start Frame", description="Scene frame at which the new take begins (frames)",
-              **P.hard_range("start_frame", integer=True), default=1)
+              **properties.hard_range("start_frame", integer=True), default=1)
 
 
 class RIGMIND_OT_add_mannequin(bpy.types.Operator):
@@ -111,7 +111,7 @@ class RIGMIND_OT_apply_bvh(_FileOntoArmature, bpy.types.Operator):
     filter_glob: StringProperty(default="*.bvh;*.bvh.gz", options={"HIDDEN"},
                                 description="File types shown in the file browser")
     armature: _armature_prop()
-    up_axis: EnumProperty(options={"SKIP_SAVE"}, name="Up axis", description="Which axis of the BVH file points up", items=P.UP_AXIS_ITEMS,
+    up_axis: EnumProperty(options={"SKIP_SAVE"}, name="Up axis", description="Which axis of the BVH file points up", items=properties.UP_AXIS_ITEMS,
                           default="Y")
     set_scene_fps: BoolProperty(options={"SKIP_SAVE"}, name="Set Scene FPS", default=False,
                                 description="Switch the scene to the clip's frame rate; off: keys are placed at the "
@@ -166,7 +166,7 @@ class RIGMIND_OT_retarget_motion(_FileOntoArmature, bpy.types.Operator):
     source_armature: StringProperty(options={"SKIP_SAVE"}, name="Source armature",
                                     description="Name of an armature whose active action is retargeted instead of a file")
     root_mode: EnumProperty(options={"SKIP_SAVE"}, name="Root motion", description="Where the clip's travel (root motion, metres) is keyed",
-                            items=P.ROOT_MODE_ITEMS, default="hips")
+                            items=properties.ROOT_MODE_ITEMS, default="hips")
     root_bone: StringProperty(name="Root bone", description="The rig's root bone, for 'On a root bone'")
     use_ik: BoolProperty(name="Foot IK", description="Keep planted feet on the ground (leg IK where the source's "
                                                      "feet are in contact)", default=True)
@@ -305,7 +305,7 @@ class RIGMIND_OT_export(SceneFilledMixin, bpy.types.Operator):
 
     armature: _armature_prop()
     format: EnumProperty(options={"SKIP_SAVE"}, name="Format", description="File format (the file's extension follows it)",
-                         items=P.EXPORT_FORMAT_ITEMS, default="FBX")
+                         items=properties.EXPORT_FORMAT_ITEMS, default="FBX")
     filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="File Path", subtype="FILE_PATH", default="",
                              description="File to write (// is the .blend's folder); the extension follows Format")
     scene_props = {"armature": "target_armature", "format": "export_format", "filepath": "export_path"}
@@ -336,14 +336,14 @@ class RIGMIND_OT_render(ModalJobMixin, bpy.types.Operator):
     bl_label = "Render"
     bl_options = {"REGISTER"}
 
-    engine: EnumProperty(options={"SKIP_SAVE"}, name="Engine", description="Render engine", items=P.RENDER_ENGINE_ITEMS, default="CYCLES")
+    engine: EnumProperty(options={"SKIP_SAVE"}, name="Engine", description="Render engine", items=properties.RENDER_ENGINE_ITEMS, default="CYCLES")
     filepath: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Output", subtype="FILE_PATH", default="",
                              description="Output file (// is the .blend's folder): .png renders the current frame, "
                                          ".mp4 the frame range with sound")
     resolution: bpy.props.IntVectorProperty(options={"SKIP_SAVE"}, name="Resolution", size=2, default=(640, 360),
-                                            **P.hard_range("resolution", integer=True),
+                                            **properties.hard_range("resolution", integer=True),
                                             description="Width and height of the image in pixels")
-    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, **P.hard_range("samples", integer=True),
+    samples: IntProperty(options={"SKIP_SAVE"}, name="Samples", default=16, **properties.hard_range("samples", integer=True),
                          description="Samples per pixel (Cycles, EEVEE): more is cleaner and slower")
     scene_props = {"engine": "render_engine", "filepath": "render_path"}
 
@@ -412,19 +412,19 @@ class _LocomotionOperator(ModalJobMixin):
 
     armature: _armature_prop()
     style: EnumProperty(options={"SKIP_SAVE"}, name="Style", description="Movement style (a Bandai Namco motion-capture style)",
-                        items=P.STYLE_ITEMS, default="normal")
-    gait: EnumProperty(options={"SKIP_SAVE"}, name="Gait", description="Walk or run: the style's clips and own speed", items=P.GAIT_ITEMS,
+                        items=properties.STYLE_ITEMS, default="normal")
+    gait: EnumProperty(options={"SKIP_SAVE"}, name="Gait", description="Walk or run: the style's clips and own speed", items=properties.GAIT_ITEMS,
                        default="walk")
     speed_from_style: BoolProperty(options={"SKIP_SAVE"}, name="Style's Speed", default=True,
                                    description="Move at the style's own speed (its clips' median, scaled to the "
                                                "rig's legs) instead of Speed")
     speed: FloatProperty(options={"SKIP_SAVE"}, name="Speed", description="Forward speed in metres per second (used when Style's Speed "
-                                                   "is off)", **P.hard_range("speed"), soft_min=0.2, soft_max=6.0,
+                                                   "is off)", **properties.hard_range("speed"), soft_min=0.2, soft_max=6.0,
                          default=1.3, unit="VELOCITY")
     in_place: BoolProperty(options={"SKIP_SAVE"}, name="In Place", default=False,
                            description="No horizontal root motion: the walk plays on the spot")
     controller: EnumProperty(options={"SKIP_SAVE"}, name="Controller", description="Which locomotion controller generates the motion",
-                             items=P.CONTROLLER_ITEMS, default="auto")
+                             items=properties.CONTROLLER_ITEMS, default="auto")
     start_frame: IntProperty(**_START)
     scene_props = {"armature": "target_armature", "style": "style", "gait": "gait",
                    "speed_from_style": "speed_from_style", "speed": "speed", "in_place": "in_place",
@@ -455,10 +455,10 @@ class RIGMIND_OT_bake_walk_cycle(_LocomotionOperator, bpy.types.Operator):
 
     def make_job(self, context):
         from ..backend.requests.walk import WalkCycleRequest
-        from . import locomotion_scene as LS
+        from . import locomotion_scene
 
         arm = _armature_or_error(context, self.armature)
-        return LS.walk_cycle_job(arm, WalkCycleRequest(**self._request_fields(context)))
+        return locomotion_scene.walk_cycle_job(arm, WalkCycleRequest(**self._request_fields(context)))
 
 
 class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
@@ -477,12 +477,12 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
     def make_job(self, context):
         from ..backend.locomotion.path_follow import parse_pauses
         from ..backend.requests.walk import WalkPathRequest
-        from . import locomotion_scene as LS
+        from . import locomotion_scene
 
         arm = _armature_or_error(context, self.armature)
         pauses = parse_pauses(self.pauses)   # bad text fails before the curve is read
-        points = LS.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
-        return LS.walk_path_job(arm, WalkPathRequest(points=points, pauses=pauses, **self._request_fields(context)))
+        points = locomotion_scene.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
+        return locomotion_scene.walk_path_job(arm, WalkPathRequest(points=points, pauses=pauses, **self._request_fields(context)))
 
 
 def _absolute_audio(props: dict) -> dict:
@@ -503,19 +503,19 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
     audio_path: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Audio", subtype="FILE_PATH", default="",
                                description="Speech recording (.wav, .flac, .ogg, .mp3); empty: the scene's first "
                                            "sound strip, starting with it")
-    amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", **P.hard_range("amount"), default=0.5, subtype="FACTOR",
+    amount: FloatProperty(options={"SKIP_SAVE"}, name="Gesture Amount", **properties.hard_range("amount"), default=0.5, subtype="FACTOR",
                           description="How animated the gestures are (0..1): 0 calm, 0.5 like the training "
                                       "speaker, 1 very animated")
     seed: IntProperty(**_SEED)
     start_frame: IntProperty(**_START)
-    base: EnumProperty(options={"SKIP_SAVE"}, name="Base", description="What the gestures are layered over", items=P.BASE_ITEMS,
+    base: EnumProperty(options={"SKIP_SAVE"}, name="Base", description="What the gestures are layered over", items=properties.BASE_ITEMS,
                        default="idle")
     face_mesh: StringProperty(options={"SKIP_SAVE"}, name="Face Mesh", default="",
                               description="Mesh whose ARKit shape keys get the face: a mesh name, 'auto' (the "
                                           "character's mesh with the most ARKit keys) or empty (no face)")
     face_method: EnumProperty(options={"SKIP_SAVE"}, name="Lip Sync", description="How the mouth is found when there is no transcript "
                                                            "(a .txt beside the audio)",
-                              items=P.FACE_METHOD_ITEMS, default="model")
+                              items=properties.FACE_METHOD_ITEMS, default="model")
     set_scene_fps: BoolProperty(options={"SKIP_SAVE"}, name="Set Scene FPS", default=False,
                                 description="Switch the scene to 30 fps (the model's rate); off: the scene keeps "
                                             "its frame rate and the keys land at the right times")
@@ -558,7 +558,7 @@ class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
     seed: IntProperty(**_SEED)
     start_frame: IntProperty(**_START)
     method: EnumProperty(options={"SKIP_SAVE"}, name="Lip Sync", description="How the mouth is found when there is no transcript",
-                         items=P.FACE_METHOD_ITEMS, default="model")
+                         items=properties.FACE_METHOD_ITEMS, default="model")
     scene_props = {"face_mesh": scene_face_choice, "audio_path": "audio_path", "seed": "seed",
                    "start_frame": "start_frame", "method": "face_method"}
 

@@ -9,7 +9,7 @@ import time
 import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
-from ..blender_addon import properties as P
+from ..blender_addon import properties
 from ..blender_addon.preferences import controller_options
 from .op_common import fill_from_scene, poll_armature, report_failure, resolve_armature
 
@@ -52,7 +52,7 @@ class RIGMIND_OT_drive(bpy.types.Operator):
                              description="Name of the armature to steer (or of a mesh it deforms); empty: the "
                                          "selected character, then RigMind ▸ Armature")
     style: EnumProperty(options={"SKIP_SAVE"}, name="Style", description="Movement style to start with (keys 1-7 change it while driving)",
-                        items=P.STYLE_ITEMS, default="normal")
+                        items=properties.STYLE_ITEMS, default="normal")
     scene_props = {"armature": "target_armature", "style": "style"}
 
     _session = None

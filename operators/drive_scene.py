@@ -37,11 +37,11 @@ import time
 
 import numpy as np
 
-from ..backend.locomotion import drive_input as DI
+from ..backend.locomotion import drive_input
 from ..backend.locomotion.controllers import GENERATE_LOCK, ControllerError, bandai_bone_map, load_controller
 from ..backend.motion import Motion
 from ..backend.requests.walk import ControllerChoice
-from . import locomotion_scene as LS
+from . import locomotion_scene
 from . import scene_io
 
 #: Length (s) of the standing clip that calibrates the live mapping.
@@ -136,13 +136,13 @@ class DriveSession:
         config: :class:`~rigmind.backend.locomotion.drive_input.DriveConfig`.
     """
 
-    def __init__(self, arm, *, controller=None, style: str = "normal", config: DI.DriveConfig = None):
+    def __init__(self, arm, *, controller=None, style: str = "normal", config: drive_input.DriveConfig = None):
         import bpy
 
-        from . import retarget_scene as RS
+        from . import retarget_scene
         from . import rigify
 
-        LS.check_armature(arm)
+        locomotion_scene.check_armature(arm)
         if rigify.is_rigify(arm):
             raise scene_io.SceneError(
                 f"'{arm.name}' is a generated Rigify rig: Drive writes the deform bones directly and Rigify's "
@@ -162,17 +162,17 @@ class DriveSession:
         self._locked = True
         try:
             self.ctl = controller
-            self.input = DI.DriveInput(config or DI.DriveConfig(), style=style)
+            self.input = drive_input.DriveInput(config or drive_input.DriveConfig(), style=style)
             self.fps = float(controller.fps)
             self.scene_fps = scene_io.scene_fps(self.scene)
             self._saved = snapshot(arm, self.scene)
             # The live mapping, calibrated on the standing pose of the starting style.
             skel = scene_io.read_skeleton(arm)
-            rot, scale, trans = RS.object_transform(arm)
-            world = RS.skeleton_to_world(skel, rot, scale, trans)
+            rot, scale, trans = retarget_scene.object_transform(arm)
+            world = retarget_scene.skeleton_to_world(skel, rot, scale, trans)
             calib = self._calibration_clip(style)
             src_map = bandai_bone_map(calib.skeleton)
-            tgt_map = RS.target_mapping(arm)
+            tgt_map = retarget_scene.target_mapping(arm)
             from ..backend.live_retarget import LiveRetarget
 
             # The standing pose is the retarget's reference for the preview and the take alike.
@@ -234,13 +234,13 @@ class DriveSession:
             self._locked = False
 
     # -- input -----------------------------------------------------------------------
-    def handle(self, event: DI.InputEvent):
+    def handle(self, event: drive_input.InputEvent):
         """One input event; returns "record", "finish", "cancel" or None
         (``consumed`` says whether Drive used it). R toggles recording: on
         starts a new take (replacing an earlier one), off ends it."""
         cmd = self.input.handle(event)
         self.consumed = self.input.consumed
-        if cmd == DI.RECORD:
+        if cmd == drive_input.RECORD:
             if self.input.recording:
                 self._start_take()
             self.recording = self.input.recording
@@ -361,7 +361,7 @@ class DriveSession:
         arm = _armature(self.arm_name)
         # user_scene: the scene keeps its fps (the take is already at it) and
         # its frame range only grows to cover the take, never shrinks.
-        action = LS.apply_path(arm, clean, name=drive_action_name(self.take["styles"], (clean.num_frames - 1) / clean.fps),
+        action = locomotion_scene.apply_path(arm, clean, name=drive_action_name(self.take["styles"], (clean.num_frames - 1) / clean.fps),
                                frame_start=frame_start, reference=self.reference, user_scene=True)
         curve = None
         if save_path:

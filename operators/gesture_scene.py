@@ -198,7 +198,7 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
     relative to the head. Returns the bones keyed."""
     import bpy
 
-    from ..backend import rotations as R
+    from ..backend import rotations
     from ..backend.face.gaze import gaze_angles
 
     eyes = [tgt_map.get(c) for c in ("eye_l", "eye_r")]
@@ -213,13 +213,13 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
     left = heads[0] - heads[1]
     left = left - up * (left @ up)
     left /= max(np.linalg.norm(left), 1e-9)
-    q = R.mul(R.from_axis_angle_pair(np.broadcast_to(up, (n_frames, 3)), gaze[:, 0]),
-              R.from_axis_angle_pair(np.broadcast_to(left, (n_frames, 3)), -gaze[:, 1]))
+    q = rotations.mul(rotations.from_axis_angle_pair(np.broadcast_to(up, (n_frames, 3)), gaze[:, 0]),
+              rotations.from_axis_angle_pair(np.broadcast_to(left, (n_frames, 3)), -gaze[:, 1]))
     cb = action.layers[0].strips[0].channelbag(arm.animation_data.action_slot, ensure=True)
     frames = start_frame + np.arange(n_frames, dtype=np.float64)
     for bone in eyes:
-        rest = R.from_matrix(np.array(arm.data.bones[bone].matrix_local)[:3, :3])
-        basis = R.make_continuous(R.normalize(R.mul(R.inv(rest)[None], R.mul(q, rest[None]))))
+        rest = rotations.from_matrix(np.array(arm.data.bones[bone].matrix_local)[:3, :3])
+        basis = rotations.make_continuous(rotations.normalize(rotations.mul(rotations.inv(rest)[None], rotations.mul(q, rest[None]))))
         pb = arm.pose.bones[bone]
         path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
         for fc in [fc for fc in cb.fcurves if fc.data_path.startswith(path + ".rotation")]:
@@ -227,7 +227,7 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
         if pb.rotation_mode == "QUATERNION":
             specs = [(f"{path}.rotation_quaternion", i, bone, basis[:, i]) for i in range(4)]
         elif len(pb.rotation_mode) == 3:
-            e = R.to_euler(basis, pb.rotation_mode, intrinsic=False)
+            e = rotations.to_euler(basis, pb.rotation_mode, intrinsic=False)
             xyz = np.empty_like(e)
             xyz[:, ["XYZ".index(a) for a in pb.rotation_mode]] = e
             specs = [(f"{path}.rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
@@ -273,7 +273,7 @@ def _layer_trunk(arm, action, previous, tgt_map):
     forward by ~20°; layered, the trunk leans as the walk's does and still
     moves with the speech. Quaternion and Euler bones; others keep the
     gesture's trunk."""
-    from ..backend import rotations as R
+    from ..backend import rotations
 
     to_walk = _walk_strip_frame(arm, previous)
     for canon in TRUNK:
@@ -298,15 +298,15 @@ def _layer_trunk(arm, action, previous, tgt_map):
         rest = [1.0, 0.0, 0.0, 0.0] if n == 4 else [0.0, 0.0, 0.0]
         wvals = np.array([[wc[i].evaluate(f) if i in wc else rest[i] for i in range(n)] for f in wframes])
         if n == 4:
-            g, w = R.normalize(vals), R.normalize(wvals)
+            g, w = rotations.normalize(vals), rotations.normalize(wvals)
         else:
-            g, w = R.from_euler(vals[:, list(map("XYZ".index, mode))], mode, intrinsic=False), \
-                R.from_euler(wvals[:, list(map("XYZ".index, mode))], mode, intrinsic=False)
-        g = R.make_continuous(g)
-        mean = R.normalize(g.mean(axis=0))
-        new = R.make_continuous(R.normalize(R.mul(w, R.mul(R.inv(mean)[None], g))))
+            g, w = rotations.from_euler(vals[:, list(map("XYZ".index, mode))], mode, intrinsic=False), \
+                rotations.from_euler(wvals[:, list(map("XYZ".index, mode))], mode, intrinsic=False)
+        g = rotations.make_continuous(g)
+        mean = rotations.normalize(g.mean(axis=0))
+        new = rotations.make_continuous(rotations.normalize(rotations.mul(w, rotations.mul(rotations.inv(mean)[None], g))))
         if n == 3:
-            e = R.to_euler(new, mode, intrinsic=False)
+            e = rotations.to_euler(new, mode, intrinsic=False)
             new = np.empty_like(e)
             new[:, ["XYZ".index(a) for a in mode]] = e
         for i, fc in enumerate(curves):

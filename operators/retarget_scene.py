@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import rotations as R
+from ..backend import rotations
 from ..backend.bone_mapping import auto_map, match_preset
 from ..backend.motion import Motion
 from ..backend.requests.retarget import RetargetRequest
@@ -42,7 +42,7 @@ def object_transform(arm_obj):
             "apply the scale (Ctrl+A ▸ Scale) or make it uniform first"
         )
     s = float(scales.mean())
-    return R.from_matrix(lin / s), s, m[:3, 3].copy()
+    return rotations.from_matrix(lin / s), s, m[:3, 3].copy()
 
 
 def skeleton_to_world(skel: Skeleton, rot, scale, trans) -> Skeleton:
@@ -51,25 +51,25 @@ def skeleton_to_world(skel: Skeleton, rot, scale, trans) -> Skeleton:
     w.offsets = skel.offsets * scale
     w.tails = skel.tails * scale
     roots = w.parents < 0
-    w.offsets[roots] = R.rotate(rot, skel.offsets[roots] * scale) + trans
-    w.rest_rotations[roots] = R.mul(rot, skel.rest_rotations[roots])
+    w.offsets[roots] = rotations.rotate(rot, skel.offsets[roots] * scale) + trans
+    w.rest_rotations[roots] = rotations.mul(rot, skel.rest_rotations[roots])
     return w
 
 
 def motion_to_armature_space(motion: Motion, arm_skel: Skeleton, rot, scale, trans) -> Motion:
     """Inverse of :func:`skeleton_to_world` for a clip: roots lose the object
     rotation/translation, every translation is divided by the scale."""
-    inv = R.inv(rot)
+    inv = rotations.inv(rot)
     rots = motion.rotations.copy()
     roots = np.nonzero(motion.skeleton.parents < 0)[0]
-    rots[:, roots] = R.mul(inv, rots[:, roots])
-    root_pos = R.rotate(inv, motion.root_positions - trans) / scale
+    rots[:, roots] = rotations.mul(inv, rots[:, roots])
+    root_pos = rotations.rotate(inv, motion.root_positions - trans) / scale
     tr = None
     if motion.translations is not None:
         tr = motion.translations / scale
-        tr[:, roots] = R.rotate(inv, motion.translations[:, roots] - trans) / scale
+        tr[:, roots] = rotations.rotate(inv, motion.translations[:, roots] - trans) / scale
     sk = arm_skel.reorder(motion.skeleton.names) if arm_skel.names != motion.skeleton.names else arm_skel
-    return Motion(sk, R.make_continuous(rots), root_pos, motion.fps, tr, list(motion.shape_names),
+    return Motion(sk, rotations.make_continuous(rots), root_pos, motion.fps, tr, list(motion.shape_names),
                   motion.shape_weights, motion.name)
 
 
@@ -105,7 +105,7 @@ def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
     scene.frame_set(saved)
     world = obj[:, None] @ mats
     lin = world[..., :3, :3]
-    world_rot = R.from_matrix(lin)
+    world_rot = rotations.from_matrix(lin)
     world_pos = world[..., :3, 3]
     local = np.empty_like(world_rot)
     trans = np.empty_like(world_pos)
@@ -114,16 +114,16 @@ def motion_from_action(arm_obj, frame_range=None, fps=None) -> Motion:
             local[:, j] = world_rot[:, j]
             trans[:, j] = world_pos[:, j]
         else:
-            inv_p = R.inv(world_rot[:, p])
-            local[:, j] = R.mul(inv_p, world_rot[:, j])
+            inv_p = rotations.inv(world_rot[:, p])
+            local[:, j] = rotations.mul(inv_p, world_rot[:, j])
             # Parent frames include the object's scale: measure offsets in metres.
-            trans[:, j] = R.rotate(inv_p, world_pos[:, j] - world_pos[:, p])
+            trans[:, j] = rotations.rotate(inv_p, world_pos[:, j] - world_pos[:, p])
     rot0, s0, t0 = object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
     scene_fps = scene_io.scene_fps(scene)
     ad = arm_obj.animation_data
     name = ad.action.name if ad is not None and ad.action is not None else arm_obj.name
-    return Motion(world_skel, R.make_continuous(local), trans[:, 0], fps or scene_fps, trans, name=name)
+    return Motion(world_skel, rotations.make_continuous(local), trans[:, 0], fps or scene_fps, trans, name=name)
 
 
 def _has_frames(motion, path):

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..audio import load_audio
-from . import metrics as M
+from . import metrics
 from .generate import generate_face
 from .train import BEAT_TRAIN_FRACTION, beat_jaw, default_data, synth_item, synthesis_words
 from .visemes import ipa_to_viseme, mouth_channels
@@ -60,21 +60,21 @@ def evaluate(data: Path, methods=("model", "table"), n_synth: int = 25, log=prin
     lj = _lj(data)
     for wav, text in lj:
         clip = load_audio(wav)
-        ref, _missing = M.reference_visemes(text)
+        ref, _missing = metrics.reference_visemes(text)
         aligned = generate_face(clip, transcript=text, fps=FPS)
         n = aligned.num_frames
         sp = _speech_at(clip, n, FPS)
-        c, t = M.bilabial_closure(aligned.weights, aligned.names, FPS, aligned.phones)
+        c, t = metrics.bilabial_closure(aligned.weights, aligned.names, FPS, aligned.phones)
         r = res["transcript"]
         r["bil_closed"] += c
         r["bil_total"] += t
         r["silence"] = max(r["silence"], _silence_max(aligned, sp))
         for m in methods:
             anim = generate_face(clip, fps=FPS, method=m)
-            e, ln = M.viseme_error_rate([v for _, _, v in anim.visemes], ref)
+            e, ln = metrics.viseme_error_rate([v for _, _, v in anim.visemes], ref)
             res[m]["ver_err"] += e
             res[m]["ver_len"] += ln
-            c, t = M.bilabial_closure(anim.weights, anim.names, FPS, aligned.phones)
+            c, t = metrics.bilabial_closure(anim.weights, anim.names, FPS, aligned.phones)
             res[m]["bil_closed"] += c
             res[m]["bil_total"] += t
             res[m]["silence"] = max(res[m]["silence"], _silence_max(anim, sp))
@@ -91,8 +91,8 @@ def evaluate(data: Path, methods=("model", "table"), n_synth: int = 25, log=prin
         for m in methods:
             anim = generate_face(clip, fps=FPS, method=m)
             pred = _merge(anim.visemes)
-            res[m]["bound"].append(M.boundary_error_ms(pred, true))
-            res[m]["bound_sym"].append(0.5 * (M.boundary_error_ms(pred, true) + M.boundary_error_ms(true, pred)))
+            res[m]["bound"].append(metrics.boundary_error_ms(pred, true))
+            res[m]["bound_sym"].append(0.5 * (metrics.boundary_error_ms(pred, true) + metrics.boundary_error_ms(true, pred)))
             res[m]["silence"] = max(res[m]["silence"], _silence_max(anim, sp))
     log("  synthesised timing: done")
     # jaw vs BEAT2
@@ -103,7 +103,7 @@ def evaluate(data: Path, methods=("model", "table"), n_synth: int = 25, log=prin
         anim = generate_face(clip, fps=FPS, method=m)
         n = min(len(real), anim.num_frames)
         cut = int(BEAT_TRAIN_FRACTION * n)
-        res[m]["jaw_r"] = M.pearson(anim.curve("jawOpen")[cut:n], real[cut:n])
+        res[m]["jaw_r"] = metrics.pearson(anim.curve("jawOpen")[cut:n], real[cut:n])
         sp = _speech_at(clip, anim.num_frames, FPS)
         res[m]["silence"] = max(res[m]["silence"], _silence_max(anim, sp))
     return res

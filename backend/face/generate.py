@@ -25,7 +25,7 @@ from ...presets import arkit52_names
 from .. import options
 from ..audio import AudioClip, load_audio
 from ..audio.features import speech_features
-from . import coarticulation as C
+from . import coarticulation
 from .nonverbal import nonverbal_curves
 from .visemes import arpabet_to_viseme, viseme_names
 
@@ -158,7 +158,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
             if not source:
                 labels = m.decode(post)
                 names = viseme_names()
-                visemes = [(a, b, names[v]) for a, b, v in C.segments_from_labels(labels, ANALYSIS_FPS)]
+                visemes = [(a, b, names[v]) for a, b, v in coarticulation.segments_from_labels(labels, ANALYSIS_FPS)]
                 source = "model"
     if not source:
         from .sphinx import recognise_phones
@@ -166,8 +166,8 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
         phones = [] if clip.silent else recognise_phones(clip.samples)
         visemes, source = phones_to_visemes(phones), "allphone"
 
-    gate = C.speech_gate(speech, fps)
-    mouth = C.curves_from_segments(visemes, n, fps, gain=C.loudness_gain(energy), gate=gate, strength=strength)
+    gate = coarticulation.speech_gate(speech, fps)
+    mouth = coarticulation.curves_from_segments(visemes, n, fps, gain=coarticulation.loudness_gain(energy), gate=gate, strength=strength)
     if jaw_model is not None:
         j = arkit52_names().index("jawOpen")
         # The network's jaw head was trained on real jaw motion (BEAT2) and
@@ -178,4 +178,4 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     face = nonverbal_curves(n, fps, pitch=_at(feats.pitch, n, fps), energy=energy, onset=_at(feats.onset, n, fps),
                             voiced=_at(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))
     weights = np.clip(np.maximum(mouth, face), 0.0, 1.0).astype(np.float32)
-    return FaceAnimation(arkit52_names(), weights, C.jaw_rotation(weights), float(fps), visemes, phones, source, notes)
+    return FaceAnimation(arkit52_names(), weights, coarticulation.jaw_rotation(weights), float(fps), visemes, phones, source, notes)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from .. import options, paths
 
-from ..model_files import loading as MF
+from ..model_files import loading
 MODELS_DIR = paths.MODELS_DIR
 DEFAULT_WEIGHTS = MODELS_DIR / "face.pt"
 IN_DIM = 69
@@ -110,7 +110,7 @@ class OrtEnsemble:
         self.session = cpu_session(path, threads)
         md = dict(self.session.get_modelmeta().custom_metadata_map)
         if md.get("rigmind_format") != ONNX_FORMAT:
-            raise MF.ModelFileError(f"{path} is not a RigMind face model")
+            raise loading.ModelFileError(f"{path} is not a RigMind face model")
         self.meta = json.loads(md["rigmind_meta"])
         self.members_sha256 = json.loads(md.get("rigmind_members_sha256", "[]"))
 
@@ -180,19 +180,19 @@ def save_model(net, meta: dict, path=DEFAULT_WEIGHTS, trained_on: str = None) ->
     (:mod:`..checkpoint`); ``trained_on``: the data folder."""
     import torch
 
-    from ..model_files import checkpoint as CK
+    from ..model_files import checkpoint
 
     state = {k: v.detach().to(torch.float16) if v.is_floating_point() else v for k, v in net.state_dict().items()}
     config = {k: meta[k] for k in CONFIG_KEYS if k in meta}
     training = {k: v for k, v in meta.items() if k not in CONFIG_KEYS}
-    return CK.save(path, "face", config=config, weights=state, metadata={"trained_on": trained_on, "training": training})
+    return checkpoint.save(path, "face", config=config, weights=state, metadata={"trained_on": trained_on, "training": training})
 
 
 def _load_network(path):
-    from ..model_files import checkpoint as CK
+    from ..model_files import checkpoint
 
-    ck = CK.load(path, "face")
-    with MF.fitting(path, "face model"):
+    ck = checkpoint.load(path, "face")
+    with loading.fitting(path, "face model"):
         meta = {**ck.config, **ck.metadata.get("training", {})}
         net = build_network(int(meta.get("n_classes", 15)), int(meta.get("hidden", HIDDEN)))
         net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ck.weights.items()})

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import dataset as D
-from . import metrics as MT
-from . import motion_encoder as ME
+from . import dataset
+from . import metrics
+from . import motion_encoder
 from .. import paths
 
 REPO_ROOT = paths.PACKAGE_ROOT
@@ -47,35 +47,35 @@ ENCODER_PATH = paths.model_path("gesture_motion_encoder.pt")
 
 def _load_encoder(corpus, retrain: bool, log):
     if ENCODER_PATH.exists() and not retrain:
-        return ME.load_encoder(ENCODER_PATH)[0]
+        return motion_encoder.load_encoder(ENCODER_PATH)[0]
     import torch
 
     torch.set_num_threads(2)
-    real = [D.positions(t.rot, t.root) for t in corpus.train_paired + corpus.unpaired]
+    real = [dataset.positions(t.rot, t.root) for t in corpus.train_paired + corpus.unpaired]
     t0 = time.time()
-    enc, stats = ME.train_encoder(real, ME.EncoderTrainConfig(steps=3000, seed=0))
-    ME.save_encoder(ENCODER_PATH, enc, stats)
+    enc, stats = motion_encoder.train_encoder(real, motion_encoder.EncoderTrainConfig(steps=3000, seed=0))
+    motion_encoder.save_encoder(ENCODER_PATH, enc, stats)
     log(f"[eval] trained the motion encoder in {time.time() - t0:.0f} s -> {ENCODER_PATH}")
-    return ME.load_encoder(ENCODER_PATH)[0]
+    return motion_encoder.load_encoder(ENCODER_PATH)[0]
 
 
 def _audio(path, start_frame=0, n_frames=None):
     from ..audio.loading import load_audio
 
     clip = load_audio(path)
-    a = int(round(start_frame / D.FPS * clip.sample_rate))
-    b = len(clip.samples) if n_frames is None else a + int(round(n_frames / D.FPS * clip.sample_rate))
+    a = int(round(start_frame / dataset.FPS * clip.sample_rate))
+    b = len(clip.samples) if n_frames is None else a + int(round(n_frames / dataset.FPS * clip.sample_rate))
     clip.samples = clip.samples[a:b]
     return clip
 
 
 def _row(name, positions_list, clips, enc, ref_positions, mean_speed):
-    bc = [MT.bc_score(c.samples, c.sample_rate, p, D.FPS, mean_speed=mean_speed) for p, c in zip(positions_list, clips)]
-    bce = [MT.bc_score(c.samples, c.sample_rate, p, D.FPS, mean_speed=mean_speed, emage_compat=True)
+    bc = [metrics.bc_score(c.samples, c.sample_rate, p, dataset.FPS, mean_speed=mean_speed) for p, c in zip(positions_list, clips)]
+    bce = [metrics.bc_score(c.samples, c.sample_rate, p, dataset.FPS, mean_speed=mean_speed, emage_compat=True)
            for p, c in zip(positions_list, clips)]
-    fd = ME.frechet_motion_distance(enc, positions_list, ref_positions, stride=2) if ref_positions is not None else float("nan")
+    fd = motion_encoder.frechet_motion_distance(enc, positions_list, ref_positions, stride=2) if ref_positions is not None else float("nan")
     return {"method": name, "BC": float(np.nanmean(bc)), "BC_emage_code": float(np.nanmean(bce)),
-            "L1Div": MT.l1_diversity(positions_list), "FD": fd}
+            "L1Div": metrics.l1_diversity(positions_list), "FD": fd}
 
 
 def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: bool = False, weights=None,
@@ -83,13 +83,13 @@ def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: 
     from ..audio.loading import load_audio
     from .generate import generate_gesture, get_model
 
-    corpus = D.load_corpus(data_dir)
+    corpus = dataset.load_corpus(data_dir)
     model = get_model(weights)
     enc = _load_encoder(corpus, retrain_encoder, log)
-    train_pos = [D.positions(t.rot, t.root) for t in corpus.train_paired]
-    gt = [D.positions(t.rot, t.root) for t in corpus.heldout_paired]
+    train_pos = [dataset.positions(t.rot, t.root) for t in corpus.train_paired]
+    gt = [dataset.positions(t.rot, t.root) for t in corpus.heldout_paired]
     real_speaker = train_pos + gt
-    mean_speed = MT.mean_joint_speed(real_speaker, D.FPS)
+    mean_speed = metrics.mean_joint_speed(real_speaker, dataset.FPS)
     mean_pose = np.concatenate(train_pos).mean(axis=0)
     rng = np.random.default_rng(0)
 
@@ -110,7 +110,7 @@ def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: 
     rows.append(_mean_rows("random clip", [_row("", [random_clip(len(g)) for g in gt], clips, enc, gt, mean_speed)
                                            for _ in range(seeds)]))
     rows.append(_row("mean pose", [np.repeat(mean_pose[None], len(g), 0) for g in gt], clips, enc, gt, mean_speed))
-    tables["heldout_paired"] = {"seconds": sum(len(g) for g in gt) / D.FPS, "rows": rows}
+    tables["heldout_paired"] = {"seconds": sum(len(g) for g in gt) / dataset.FPS, "rows": rows}
 
     # --- speech-only takes ----------------------------------------------------
     if corpus.speech_only:
@@ -119,7 +119,7 @@ def evaluate(data_dir, *, seeds: int = 5, amount: float = 0.5, retrain_encoder: 
         ours = [[generate_gesture(c, amount=amount, seed=s, model=model).motion.world_positions()
                  for c in sclips] for s in range(min(seeds, 2))]
         rows.append(_mean_rows("RigMind (ours)", [_row("", o, sclips, enc, real_speaker, mean_speed) for o in ours]))
-        n = [int(np.ceil(c.seconds * D.FPS)) for c in sclips]
+        n = [int(np.ceil(c.seconds * dataset.FPS)) for c in sclips]
         rows.append(_mean_rows("random clip", [
             _row("", [_tile_random(train_pos, k, rng) for k in n], sclips, enc, real_speaker, mean_speed)
             for _ in range(min(seeds, 2))]))

@@ -24,7 +24,7 @@ import numpy as np
 def export_onnx(pt_path=None, onnx_path=None) -> Path:
     import torch
 
-    from . import dims as M
+    from . import dims
     from ..model_files.manifest import file_sha256
     from ..model_files.onnx_export import stamp_and_install
     from .generate import DEFAULT_WEIGHTS, FORMAT, GestureModel
@@ -43,9 +43,9 @@ def export_onnx(pt_path=None, onnx_path=None) -> Path:
         def forward(self, z, context, mask, finger_flag, cond):
             return self.net.decode(z, context, mask, finger_flag, cond)
 
-    W = M.WINDOW
-    args = (torch.zeros(1, M.LATENT, W // M.LATENT_STRIDE), torch.zeros(1, POSE_DIM, W), torch.zeros(1, 1, W),
-            torch.ones(1, 1, W), torch.zeros(1, M.COND_DIM, W))
+    W = dims.WINDOW
+    args = (torch.zeros(1, dims.LATENT, W // dims.LATENT_STRIDE), torch.zeros(1, POSE_DIM, W), torch.zeros(1, 1, W),
+            torch.ones(1, 1, W), torch.zeros(1, dims.COND_DIM, W))
     tmp = onnx_path.with_name(onnx_path.name + ".tmp")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice

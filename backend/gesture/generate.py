@@ -18,9 +18,9 @@ import numpy as np
 from .. import options
 from ..filters import gaussian_filter1d
 from ..model_files.manifest import file_sha256
-from . import controls as C
-from . import dims as M
-from . import representation as G
+from . import controls
+from . import dims
+from . import representation
 from .gesture_space import lift_hands, stress_envelope
 from .standing import plant_feet
 from ..errors import Cancelled, RigMindError
@@ -125,13 +125,13 @@ class GestureModel:
     @classmethod
     def _from_checkpoint(cls, path) -> "GestureModel":
         """The torch engine from a "gesture" checkpoint (:mod:`..checkpoint`)."""
-        from ..model_files import checkpoint as CK
+        from ..model_files import checkpoint
         from ..model_files.loading import fitting
-        from . import model as TM
+        from . import model as cvae
 
-        ck = CK.load(path, "gesture")
+        ck = checkpoint.load(path, "gesture")
         with fitting(path, "gesture model"):
-            net = TM.GestureVAE(**ck.config)
+            net = cvae.GestureVAE(**ck.config)
             net.load_state_dict(ck.weights)
             net.eval()
             a = {k: v.numpy() for k, v in ck.arrays.items()}
@@ -173,7 +173,7 @@ _MODEL_CACHE = {}
 SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
 SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
 OVERLAP = 16               # frames cross-faded between consecutive windows
-STRIDE = M.WINDOW - M.CONTEXT - OVERLAP   # frames a window advances (32)
+STRIDE = dims.WINDOW - dims.CONTEXT - OVERLAP   # frames a window advances (32)
 PREROLL = 64               # frames decoded before the take (no speech), discarded
 
 
@@ -221,10 +221,10 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     the first window's settling happen before frame 0, so the body is already
     moving (idling) on the first frame."""
     rng = np.random.default_rng(seed)
-    pulse, energy, speech, timing = C.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
+    pulse, energy, speech, timing = controls.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
     audio = feats.stacked()
     T = len(energy)
-    W, Cx = M.WINDOW, M.CONTEXT
+    W, Cx = dims.WINDOW, dims.CONTEXT
     S, P = STRIDE, PREROLL
     n_win = max(int(np.ceil((P + T + OVERLAP - W) / S)) + 1, 1)
     total = (n_win - 1) * S + W
@@ -233,23 +233,23 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     pad = lambda a: np.pad(a, [(0, total - len(a))] + [(0, 0)] * (a.ndim - 1), mode="edge")  # noqa: E731
     audio = audio[:T] if len(audio) >= T else np.pad(audio, ((0, T - len(audio)), (0, 0)), mode="edge")
     rest = np.float32(model.energy_map["rest_energy"])
-    cond = np.zeros((M.COND_DIM, total), np.float32)
+    cond = np.zeros((dims.COND_DIM, total), np.float32)
     cond[0] = pad(lead(pulse, 0.0))
     cond[1] = pad(lead(energy, rest))
     cond[2] = 1.0
     cond[3] = pad(lead(speech, 0.0))
-    cond[4: 4 + M.AUDIO_DIM] = pad(lead(audio, audio[:1])).T
-    cond[4 + M.AUDIO_DIM + 0] = 1.0  # the paired speaker's domain: conversational gesture
+    cond[4: 4 + dims.AUDIO_DIM] = pad(lead(audio, audio[:1])).T
+    cond[4 + dims.AUDIO_DIM + 0] = 1.0  # the paired speaker's domain: conversational gesture
     cond[-2:] = pad(lead(timing, np.float32(1.0))).T
     start = (model.start_poses[rng.integers(len(model.start_poses))] - model.mean) / model.std
-    out = np.zeros((G.POSE_DIM, total), np.float32)
+    out = np.zeros((representation.POSE_DIM, total), np.float32)
     out[:, :Cx] = start[:, None]
     # The latent's spread is how much the body moves beyond what rhythm and
     # energy dictate: "amount" scales it, and without speech it shrinks
     # towards a calm idle (the decoder follows the energy control only weakly).
-    L = M.LATENT_STRIDE
+    L = dims.LATENT_STRIDE
     n_codes = total // L
-    z_all = rng.standard_normal((M.LATENT, n_codes)).astype(np.float32)
+    z_all = rng.standard_normal((dims.LATENT, n_codes)).astype(np.float32)
     spread = temperature * (0.6 + 0.8 * float(amount))
     talk = gaussian_filter1d(cond[3].reshape(n_codes, L).mean(axis=1), W / L / 4, mode="nearest")
     z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[None, :].astype(np.float32)
@@ -259,7 +259,7 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     fade = _crossfade(OVERLAP)[None, :]
     for k in range(n_win):
         a = k * S
-        ctx = np.zeros((1, G.POSE_DIM, W), np.float32)
+        ctx = np.zeros((1, representation.POSE_DIM, W), np.float32)
         ctx[0, :, :Cx] = out[:, a:a + Cx]
         z = np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L])
         y = model.net(z, ctx, mask, fflag, cond[None, :, a:a + W])
@@ -314,6 +314,6 @@ def standing_gesture(model: GestureModel, feats, *, amount: float = 0.5, seed: i
     feet planted, and the stress envelope the lift follows."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
-    motion = plant_feet(G.decode(poses, FPS, model.finger_basis))
+    motion = plant_feet(representation.decode(poses, FPS, model.finger_basis))
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
     return GestureResult(poses, motion, pulse, energy, speech), stress

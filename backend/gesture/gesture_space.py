@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import ik
-from .. import rotations as R
+from .. import rotations
 from ..filters import gaussian_filter1d
 from ..motion import Motion
 from .. import paths
@@ -295,11 +295,11 @@ def lift_hands(motion: Motion, stress: np.ndarray, amount: float = 0.5,
         length = np.linalg.norm(e_p - s_p, axis=-1) + np.linalg.norm(w_p - e_p, axis=-1)
         soft = np.clip(np.linalg.norm(w_p - s_p, axis=-1) / np.maximum(length, 1e-9), ik.SOFT_REACH, ik.MAX_REACH)
         q_up, q_low, _ = ik.two_bone_ik(s_p, e_p, w_p, goal_w, pole, soft=soft)
-        up_w = R.mul(q_up, world_rot[:, a])
-        low_w = R.mul(q_low, world_rot[:, b])
-        rot[:, a] = R.mul(R.inv(world_rot[:, parents[a]]), up_w)
-        rot[:, b] = R.mul(R.inv(up_w), low_w)
-    return Motion(motion.skeleton, R.make_continuous(R.normalize(rot), axis=0), motion.root_positions.copy(),
+        up_w = rotations.mul(q_up, world_rot[:, a])
+        low_w = rotations.mul(q_low, world_rot[:, b])
+        rot[:, a] = rotations.mul(rotations.inv(world_rot[:, parents[a]]), up_w)
+        rot[:, b] = rotations.mul(rotations.inv(up_w), low_w)
+    return Motion(motion.skeleton, rotations.make_continuous(rotations.normalize(rot), axis=0), motion.root_positions.copy(),
                   motion.fps, None if motion.translations is None else motion.translations.copy(),
                   list(motion.shape_names), None if motion.shape_weights is None else motion.shape_weights.copy(),
                   motion.name)

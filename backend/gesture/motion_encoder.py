@@ -271,7 +271,7 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
     """Write a "gesture-motion-encoder" checkpoint (:mod:`..checkpoint`):
     config, weights, and ``stats`` (made plain numbers, strings and lists) as
     its ``metadata["stats"]``."""
-    from ..model_files import checkpoint as CK
+    from ..model_files import checkpoint
 
     plain = {}
     for k, v in (stats or {}).items():
@@ -280,16 +280,16 @@ def save_encoder(path, enc: MotionEncoder, stats: dict | None = None) -> None:
         elif isinstance(v, (np.floating, np.integer)):
             v = v.item()
         plain[str(k)] = v
-    CK.save(path, "gesture-motion-encoder", config=enc.config(), weights=enc.state_dict(), metadata={"stats": plain})
+    checkpoint.save(path, "gesture-motion-encoder", config=enc.config(), weights=enc.state_dict(), metadata={"stats": plain})
 
 
 def load_encoder(path):
     """Read :func:`save_encoder`'s file (``weights_only=True``); returns
     ``(enc, stats)`` with ``enc`` in eval mode on the CPU."""
-    from ..model_files import checkpoint as CK
+    from ..model_files import checkpoint
     from ..model_files.loading import fitting
 
-    ck = CK.load(path, "gesture-motion-encoder")
+    ck = checkpoint.load(path, "gesture-motion-encoder")
     with fitting(path, "motion encoder"):
         enc = MotionEncoder(**ck.config)
         enc.load_state_dict(ck.weights)

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 from ..filters import gaussian_filter1d
 
-from .. import rotations as R
+from .. import rotations
 from ..motion import Motion
 from ..smplx_motion import smplx_joint_names, smplx_rest_skeleton
 
@@ -75,13 +75,13 @@ def mirror_motion(rot: np.ndarray, root: np.ndarray):
 
 
 def _yaw(q_pelvis: np.ndarray) -> np.ndarray:
-    fwd = R.rotate(q_pelvis, np.array([0.0, -1.0, 0.0]))
+    fwd = rotations.rotate(q_pelvis, np.array([0.0, -1.0, 0.0]))
     return np.unwrap(np.arctan2(fwd[:, 0], -fwd[:, 1]))  # 0 when facing -Y
 
 
 def _yaw_quat(yaw: np.ndarray) -> np.ndarray:
     axis = np.broadcast_to(np.array([0.0, 0.0, 1.0]), (len(yaw), 3))
-    return R.from_axis_angle_pair(axis, -yaw)
+    return rotations.from_axis_angle_pair(axis, -yaw)
 
 
 def encode(rot: np.ndarray, root: np.ndarray, fps: float, finger_basis=None, has_fingers: bool = True) -> np.ndarray:
@@ -90,19 +90,19 @@ def encode(rot: np.ndarray, root: np.ndarray, fps: float, finger_basis=None, has
     Heading (yaw of the pelvis, smoothed over HEADING_SIGMA_S) and the slow
     root trajectory are removed: the model describes posture and sway, the
     character keeps facing forward where it is placed."""
-    rot = R.make_continuous(R.normalize(rot), axis=0)
+    rot = rotations.make_continuous(rotations.normalize(rot), axis=0)
     T = len(rot)
     yaw = gaussian_filter1d(_yaw(rot[:, 0]), HEADING_SIGMA_S * fps, mode="nearest")
     qy = _yaw_quat(yaw)
     body = rot[:, body_index()].copy()
-    body[:, 0] = R.mul(R.inv(qy), rot[:, 0])
+    body[:, 0] = rotations.mul(rotations.inv(qy), rot[:, 0])
     slow = gaussian_filter1d(root, ROOT_SIGMA_S * fps, axis=0, mode="nearest")
-    off = R.rotate(R.inv(qy), root - slow)
+    off = rotations.rotate(rotations.inv(qy), root - slow)
     out = np.zeros((T, POSE_DIM), np.float32)
-    out[:, :ROT_DIM] = R.to_6d(body).reshape(T, -1)
+    out[:, :ROT_DIM] = rotations.to_6d(body).reshape(T, -1)
     out[:, ROOT_SLICE] = off
     if finger_basis is not None and has_fingers:
-        aa = R.to_axis_angle(rot[:, finger_index()]).reshape(T, -1)
+        aa = rotations.to_axis_angle(rot[:, finger_index()]).reshape(T, -1)
         out[:, FINGER_SLICE] = (aa - finger_basis["mean"]) @ finger_basis["components"].T
     return out
 
@@ -115,13 +115,13 @@ def decode(poses: np.ndarray, fps: float, finger_basis=None, *, base_root=None) 
     T = len(poses)
     sk = smplx_rest_skeleton()
     rot = np.tile(np.array([1.0, 0, 0, 0]), (T, len(sk.names), 1))
-    rot[:, body_index()] = R.from_6d(poses[:, :ROT_DIM].reshape(T, len(BODY), 6))
+    rot[:, body_index()] = rotations.from_6d(poses[:, :ROT_DIM].reshape(T, len(BODY), 6))
     if finger_basis is not None:
         aa = poses[:, FINGER_SLICE] @ finger_basis["components"] + finger_basis["mean"]
-        rot[:, finger_index()] = R.from_axis_angle(aa.reshape(T, 30, 3))
+        rot[:, finger_index()] = rotations.from_axis_angle(aa.reshape(T, 30, 3))
     base = standing_root() if base_root is None else np.asarray(base_root, dtype=np.float64)
     root = base + poses[:, ROOT_SLICE]
-    return Motion(sk, R.normalize(rot), root, fps=fps, name="RigMind gesture")
+    return Motion(sk, rotations.normalize(rot), root, fps=fps, name="RigMind gesture")
 
 
 def standing_root() -> np.ndarray:

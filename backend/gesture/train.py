@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import rotations as R
-from . import controls as C
-from . import dataset as D
-from . import model as M
-from . import representation as G
+from .. import rotations
+from . import controls
+from . import dataset
+from . import model as cvae
+from . import representation
 from .. import paths
 
 REPO_ROOT = paths.PACKAGE_ROOT
@@ -74,7 +74,7 @@ def _audio_variants(wav, n_frames, rng, kinds=AUDIO_RENDITIONS):
     clip = load_audio(wav)
     out = []
     for kind in kinds:
-        f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), D.FPS)
+        f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), dataset.FPS)
         a = f.stacked()
         a = np.pad(a, ((0, max(n_frames - len(a), 0)), (0, 0)), mode="edge")[:n_frames]
         out.append((a, f))
@@ -85,31 +85,31 @@ def clip_entry(take, rot, root, finger_basis, audio=None) -> dict:
     """One clip as training arrays: ``poses [T, POSE_DIM]``, motion ``beats``
     (frames) with their ``pulse [T]`` and ``timing [T, 2]``, ``energy [T]``,
     ``audio`` (a list of ``[T, 69]`` renditions, or None), domain, fingers."""
-    pos = D.positions(rot, root)
-    beats = C.motion_beat_frames(pos, D.FPS)
+    pos = dataset.positions(rot, root)
+    beats = controls.motion_beat_frames(pos, dataset.FPS)
     return {
-        "poses": G.encode(rot, root, D.FPS, finger_basis, take.has_fingers),
+        "poses": representation.encode(rot, root, dataset.FPS, finger_basis, take.has_fingers),
         "beats": beats,
-        "pulse": C.pulses(beats, len(rot)),
-        "timing": C.beat_timing(beats, len(rot), D.FPS),
-        "energy": C.motion_energy(pos, D.FPS),
+        "pulse": controls.pulses(beats, len(rot)),
+        "timing": controls.beat_timing(beats, len(rot), dataset.FPS),
+        "energy": controls.motion_energy(pos, dataset.FPS),
         "audio": audio,
-        "domain": D.DOMAINS.index(take.domain),
+        "domain": dataset.DOMAINS.index(take.domain),
         "fingers": take.has_fingers,
         "name": take.name,
     }
 
 
-def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
+def build_arrays(corpus: dataset.Corpus, seed: int = 0, log=print) -> dict:
     """Everything training needs as arrays (and what inference needs: the
     finger basis, normalisation, energy map, start poses)."""
     rng = np.random.default_rng(seed)
     paired = corpus.train_paired
-    aa = np.concatenate([R.to_axis_angle(t.rot[:, G.finger_index()]).reshape(t.num_frames, -1) for t in paired])
-    mir = [G.mirror_motion(t.rot, t.root)[0] for t in paired]
-    aa_m = np.concatenate([R.to_axis_angle(m[:, G.finger_index()]).reshape(len(m), -1) for m in mir])
-    fb = G.fit_finger_basis(np.concatenate([aa, aa_m]))
-    log(f"[gesture] finger PCA: {G.N_FINGER_PCA} components explain {fb['explained']:.1%}")
+    aa = np.concatenate([rotations.to_axis_angle(t.rot[:, representation.finger_index()]).reshape(t.num_frames, -1) for t in paired])
+    mir = [representation.mirror_motion(t.rot, t.root)[0] for t in paired]
+    aa_m = np.concatenate([rotations.to_axis_angle(m[:, representation.finger_index()]).reshape(len(m), -1) for m in mir])
+    fb = representation.fit_finger_basis(np.concatenate([aa, aa_m]))
+    log(f"[gesture] finger PCA: {representation.N_FINGER_PCA} components explain {fb['explained']:.1%}")
 
     clips = []  # clip_entry dicts
 
@@ -121,27 +121,27 @@ def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
     for t in paired:
         variants = _audio_variants(t.audio, t.num_frames, rng)
         original = add(t, t.rot, t.root, [v[0] for v in variants])
-        add(t, *G.mirror_motion(t.rot, t.root), [v[0] for v in variants])
+        add(t, *representation.mirror_motion(t.rot, t.root), [v[0] for v in variants])
         f = variants[0][1]
         n = min(t.num_frames, f.num_frames)
-        env_feats.append(C.audio_envelope_features(f)[:n])
+        env_feats.append(controls.audio_envelope_features(f)[:n])
         energies.append(original["energy"][:n])
         speech = f.speech[:n]
         beats = original["beats"]
         beat_counts += int(np.sum(speech[np.clip(beats, 0, n - 1)]))
-        speech_seconds += speech.sum() / D.FPS
+        speech_seconds += speech.sum() / dataset.FPS
     for t in corpus.unpaired:
-        for rot, root in ((t.rot, t.root), G.mirror_motion(t.rot, t.root)):
+        for rot, root in ((t.rot, t.root), representation.mirror_motion(t.rot, t.root)):
             add(t, rot, root)
-    energy_map = C.fit_energy_map(env_feats, energies)
+    energy_map = controls.fit_energy_map(env_feats, energies)
     beat_rate = beat_counts / max(speech_seconds, 1e-6)
-    log(f"[gesture] {len(clips)} clips (mirrored), {sum(len(c['poses']) for c in clips) / D.FPS / 60:.1f} min; "
+    log(f"[gesture] {len(clips)} clips (mirrored), {sum(len(c['poses']) for c in clips) / dataset.FPS / 60:.1f} min; "
         f"energy map r={energy_map['r']:.2f}; motion beats {beat_rate:.2f}/s of speech")
 
     allp = np.concatenate([c["poses"] for c in clips])
     mean, std = allp.mean(0), allp.std(0)
     fp = np.concatenate([c["poses"] for c in clips if c["fingers"]])
-    mean[G.FINGER_SLICE], std[G.FINGER_SLICE] = fp[:, G.FINGER_SLICE].mean(0), fp[:, G.FINGER_SLICE].std(0)
+    mean[representation.FINGER_SLICE], std[representation.FINGER_SLICE] = fp[:, representation.FINGER_SLICE].mean(0), fp[:, representation.FINGER_SLICE].std(0)
     std = np.maximum(std, 1e-2)
     starts = np.concatenate([c["poses"] for c in clips if c["domain"] == 0])
     pick = rng.choice(len(starts), 8, replace=False)
@@ -151,15 +151,15 @@ def build_arrays(corpus: D.Corpus, seed: int = 0, log=print) -> dict:
 
 def _cond(clip, a, b, rng, drop_audio):
     W = b - a
-    cond = np.zeros((M.COND_DIM, W), np.float32)
+    cond = np.zeros((cvae.COND_DIM, W), np.float32)
     cond[0] = clip["pulse"][a:b]
     cond[1] = clip["energy"][a:b]
     if clip["audio"] is not None and not drop_audio:
         feats = clip["audio"][rng.integers(len(clip["audio"]))][a:b]
         cond[2] = 1.0
         cond[3] = feats[:, -1]
-        cond[4: 4 + M.AUDIO_DIM] = feats.T
-    cond[4 + M.AUDIO_DIM + clip["domain"]] = 1.0
+        cond[4: 4 + cvae.AUDIO_DIM] = feats.T
+    cond[4 + cvae.AUDIO_DIM + clip["domain"]] = 1.0
     cond[-2:] = clip["timing"][a:b].T
     return cond
 
@@ -167,13 +167,13 @@ def _cond(clip, a, b, rng, drop_audio):
 def sample_batch(arrays, rng, batch=BATCH):
     clips = arrays["clips"]
     paired = [i for i, c in enumerate(clips) if c["audio"] is not None]
-    unpaired = [i for i, c in enumerate(clips) if c["audio"] is None and len(c["poses"]) > M.WINDOW]
-    W, Cx = M.WINDOW, M.CONTEXT
-    P = np.zeros((batch, G.POSE_DIM, W), np.float32)
+    unpaired = [i for i, c in enumerate(clips) if c["audio"] is None and len(c["poses"]) > cvae.WINDOW]
+    W, Cx = cvae.WINDOW, cvae.CONTEXT
+    P = np.zeros((batch, representation.POSE_DIM, W), np.float32)
     ctx = np.zeros_like(P)
     mask = np.zeros((batch, 1, W), np.float32)
     fflag = np.zeros((batch, 1, W), np.float32)
-    cond = np.zeros((batch, M.COND_DIM, W), np.float32)
+    cond = np.zeros((batch, cvae.COND_DIM, W), np.float32)
     for k in range(batch):
         pool = paired if (rng.random() < PAIRED_SHARE or not unpaired) else unpaired
         c = clips[pool[rng.integers(len(pool))]]
@@ -184,13 +184,13 @@ def sample_batch(arrays, rng, batch=BATCH):
         u = rng.random()
         if u < 0.8:
             mask[k, :, :Cx] = 1
-            ctx[k, :, :Cx] = x[:Cx].T + rng.normal(0, 0.05, (G.POSE_DIM, Cx))
+            ctx[k, :, :Cx] = x[:Cx].T + rng.normal(0, 0.05, (representation.POSE_DIM, Cx))
         elif u < 0.9:
             mask[k, :, :Cx] = 1
             ctx[k, :, :Cx] = x[:1].T
         cond[k] = _cond(c, a, a + W, rng, drop_audio=rng.random() < 0.3)
     if not fflag.all():
-        ctx[:, G.FINGER_SLICE] *= fflag
+        ctx[:, representation.FINGER_SLICE] *= fflag
     return [torch.from_numpy(v) for v in (P, ctx, mask, fflag, cond)]
 
 
@@ -200,7 +200,7 @@ def loss_fn(model, batch, beta, prior_share: float = 0.0):
     # the loss is taken on the generated frames only.
     y, mu, logvar = model(P, ctx, mask, fflag, cond, prior_share)
     w = (1 - mask).expand_as(P).clone()
-    w[:, G.FINGER_SLICE] *= fflag
+    w[:, representation.FINGER_SLICE] *= fflag
     rec = (w * (y - P).abs()).sum() / w.sum().clamp(min=1)
     dv = (y[..., 1:] - y[..., :-1]) - (P[..., 1:] - P[..., :-1])
     vel = (w[..., 1:] * dv.abs()).sum() / w[..., 1:].sum().clamp(min=1) * 4.0
@@ -253,10 +253,10 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
     torch.set_num_threads(max(int(threads), 1))
     torch.use_deterministic_algorithms(True, warn_only=True)
     t0 = time.time()
-    corpus = D.load_corpus(data_dir, with_unpaired=cfg.with_unpaired)
+    corpus = dataset.load_corpus(data_dir, with_unpaired=cfg.with_unpaired)
     arrays = build_arrays(corpus, seed, log=log if rank == 0 else (lambda *a: None))
     t_data = time.time() - t0
-    model = M.build_model(seed, channels=cfg.channels, blocks=cfg.blocks).to(device)
+    model = cvae.build_model(seed, channels=cfg.channels, blocks=cfg.blocks).to(device)
     net = model
     if dist:
         from torch.nn.parallel import DistributedDataParallel
@@ -295,8 +295,8 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
     train_log = {
         "format": FORMAT, "seed": seed, "steps": steps, "beta": beta, "prior_share": prior_share, "threads": threads, "world_size": world,
         "device": str(device), "data_seconds": round(t_data, 1), "train_seconds": round(time.time() - t_train, 1),
-        "paired_train_minutes": round(sum(t.num_frames for t in corpus.train_paired) / D.FPS / 60, 2),
-        "unpaired_minutes": round(sum(t.num_frames for t in corpus.unpaired) / D.FPS / 60, 2),
+        "paired_train_minutes": round(sum(t.num_frames for t in corpus.train_paired) / dataset.FPS / 60, 2),
+        "unpaired_minutes": round(sum(t.num_frames for t in corpus.unpaired) / dataset.FPS / 60, 2),
         "energy_map_r": arrays["energy_map"]["r"], "beat_rate": arrays["beat_rate"],
         "finger_pca_explained": arrays["finger_basis"]["explained"], "curve": curve,
         "parameters": int(sum(p.numel() for p in model.parameters())),
@@ -322,7 +322,7 @@ def _heldout_clips(corpus, arrays):
     rng = np.random.default_rng(0)
     fb = arrays["finger_basis"]
     for t in corpus.heldout_paired:
-        if t.num_frames <= M.WINDOW:
+        if t.num_frames <= cvae.WINDOW:
             continue
         clean = _audio_variants(t.audio, t.start + t.num_frames, rng, kinds=("clean",))[0][0]
         out.append(clip_entry(t, t.rot, t.root, fb, [clean[t.start:]]))
@@ -333,7 +333,7 @@ def save(path, model, arrays, train_log, trained_on=None) -> None:
     """Write a "gesture" checkpoint (:mod:`..checkpoint`): the VAE's config
     and weights; normalisation, finger basis, energy map, beat rate and
     start poses as arrays (float64 scalars for the two numbers)."""
-    from ..model_files import checkpoint as CK
+    from ..model_files import checkpoint
 
     em = arrays["energy_map"]
     fb = arrays["finger_basis"]
@@ -347,7 +347,7 @@ def save(path, model, arrays, train_log, trained_on=None) -> None:
     }
     train = {k: train_log[k] for k in ("seed", "steps", "train_seconds", "paired_train_minutes", "unpaired_minutes",
                                        "train_config") if k in train_log}
-    CK.save(path, "gesture", config=dict(model.config), weights=model.state_dict(), arrays=extra,
+    checkpoint.save(path, "gesture", config=dict(model.config), weights=model.state_dict(), arrays=extra,
             metadata={"trained_on": trained_on, "training": train})
 
 

@@ -50,12 +50,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ik
-from .. import rotations as R
+from .. import rotations
 from ..foot_contacts import close_gaps, floor_heights, heights_above_floor
 from ..foot_lock import knee_pole, lock_offsets, ramp, swing_lift
 from ..foot_lock import solve_leg as solve_leg_ik
 from ..motion import Motion
-from . import features as FT
+from . import features
 from .swing_pitch import PitchTiming, airborne, pitch_swing
 
 #: Leg joints of the Bandai skeleton: (hip, knee, ankle, toe) per side.
@@ -87,7 +87,7 @@ class StanceConfig:
     min_run: int = 3
 
 
-def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONTACT_JOINTS,
+def stance_contacts(world_pos, names, fps: float, predicted=None, joints=features.CONTACT_JOINTS,
                     config: StanceConfig = StanceConfig()) -> np.ndarray:
     """Contacts ``[F, K]`` (0/1) of ``joints`` for pinning, from world
     positions ``[F, J, 3]`` (m) of the joints ``names``.
@@ -102,7 +102,7 @@ def stance_contacts(world_pos, names, fps: float, predicted=None, joints=FT.CONT
     (:class:`StanceConfig`)."""
     cfg = config
     height, speed, max_height, max_gap, min_run = cfg.height, cfg.speed, cfg.max_height, cfg.max_gap, cfg.min_run
-    det = FT.foot_contacts(world_pos, names, fps, joints=joints, height=height, speed=speed) > 0.5
+    det = features.foot_contacts(world_pos, names, fps, joints=joints, height=height, speed=speed) > 0.5
     if predicted is None:
         c = det
     else:
@@ -288,17 +288,17 @@ def _solve_leg(rot, world_rot, world_pos, parents, leg, goal, fps: float, cfg: P
     extension = np.linalg.norm(ankle - hip, axis=-1) / np.maximum(chain, 1e-9)
     q_up, q_low, _ = solve_leg_ik(hip, knee, ankle, target, knee_pole(hip, knee, ankle, toe),
                                   soft=np.maximum(cfg.soft, extension), knee_speed=cfg.knee_speed, fps=fps)
-    up_w = R.mul(q_up, world_rot[:, h])
-    low_w = R.mul(q_low, world_rot[:, k])
+    up_w = rotations.mul(q_up, world_rot[:, h])
+    low_w = rotations.mul(q_low, world_rot[:, k])
     # The foot keeps its animated world orientation, turned so that the toe
     # lies from the ankle where the toe target lies from the ankle target
     # (a toe lock's weighted share, or the wanted feet's direction).
-    turn = R.between_vectors(toe - ankle, toe_target - target)
-    foot_w = R.mul(turn, world_rot[:, a])
-    parent_w = world_rot[:, parents[h]] if parents[h] >= 0 else R.identity((len(rot),))
-    rot[:, h] = R.mul(R.inv(parent_w), up_w)
-    rot[:, k] = R.mul(R.inv(up_w), low_w)
-    rot[:, a] = R.mul(R.inv(low_w), foot_w)
+    turn = rotations.between_vectors(toe - ankle, toe_target - target)
+    foot_w = rotations.mul(turn, world_rot[:, a])
+    parent_w = world_rot[:, parents[h]] if parents[h] >= 0 else rotations.identity((len(rot),))
+    rot[:, h] = rotations.mul(rotations.inv(parent_w), up_w)
+    rot[:, k] = rotations.mul(rotations.inv(up_w), low_w)
+    rot[:, a] = rotations.mul(rotations.inv(low_w), foot_w)
 
 
 def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config: PinConfig = PinConfig()) -> Motion:
@@ -344,16 +344,16 @@ def pin_feet(motion: Motion, contacts=None, *, predicted=None, feet=None, config
     for leg, goal in zip(legs, targets):
         _solve_leg(rot, world_rot, world_pos, sk.parents, leg, goal, motion.fps, cfg)
     translations = None if motion.translations is None else motion.translations.copy()
-    return motion.with_pose(R.make_continuous(R.normalize(rot), axis=0), translations)
+    return motion.with_pose(rotations.make_continuous(rotations.normalize(rot), axis=0), translations)
 
 
-def foot_floors(motion: Motion, joints=FT.CONTACT_JOINTS) -> np.ndarray:
+def foot_floors(motion: Motion, joints=features.CONTACT_JOINTS) -> np.ndarray:
     """Floor height ``[K]`` of each joint: its 1st-percentile height (m)."""
     ix = [list(motion.skeleton.names).index(n) for n in joints]
     return floor_heights(motion.world_positions()[:, ix, 2], 1.0)
 
 
-def planted_skate(motion: Motion, contacts, joints=FT.CONTACT_JOINTS, height: float = SKATE_HEIGHT, floors=None) -> float:
+def planted_skate(motion: Motion, contacts, joints=features.CONTACT_JOINTS, height: float = SKATE_HEIGHT, floors=None) -> float:
     """Skate of the *planted* feet (m per frame): the issue's height-weighted
     horizontal displacement ``|dxy| * (2 - 2^(h / height))`` (zero for
     ``h >= height``), averaged over the pairs of consecutive frames in which

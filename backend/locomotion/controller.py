@@ -46,13 +46,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import rotations as R
+from .. import rotations
 from ..model_files import ModelFileError
 from ..model_files.loading import fitting, onnx_session
 from ..motion import Motion
 from ..skeleton import Skeleton
-from . import features as FT
-from . import vector_layout as IO
+from . import features
+from . import vector_layout
 from .inertialize import blend_to_pose
 from .stance import idle_stance, settle_frames, settle_steps
 from .motion_matching import Control, SpringTrajectory, control_goal, spring_to_goal, spring_velocity, wrap_angle
@@ -64,7 +64,7 @@ DEFAULT_ENGINE = "onnxruntime"
 DEFAULT_PT = paths.model_path("locomotion.pt")
 DEFAULT_ONNX = paths.model_path("locomotion.onnx")
 #: Control weight of each future trajectory sample (+1/3, +2/3, +1 s): (t / 1 s) ** 0.5.
-CONTROL_WEIGHTS = tuple(float((t / max(IO.FUTURE_TIMES)) ** 0.5) for t in IO.FUTURE_TIMES)
+CONTROL_WEIGHTS = tuple(float((t / max(vector_layout.FUTURE_TIMES)) ** 0.5) for t in vector_layout.FUTURE_TIMES)
 #: Output smoothing of the displayed pose (0 = raw network output); see
 #: :meth:`LocomotionController._update_shown`.
 DEFAULT_SMOOTHING = 0.6
@@ -78,7 +78,7 @@ IDLE_FACING = 0.3
 IDLE_SETTLE_SPEED = 0.25
 STAND_BLEND_SECONDS = 0.5
 #: Positions of the contact joints in the pose vector.
-_FEET_IN_POSE = [IO.POSE_JOINTS.index(j) for j in FT.CONTACT_INDEX]
+_FEET_IN_POSE = [vector_layout.POSE_JOINTS.index(j) for j in features.CONTACT_INDEX]
 
 
 # Shepperd's quaternion candidates are linear in the matrix entries: row k of
@@ -229,7 +229,7 @@ class LocomotionController:
                  control_weights=None, max_sim_distance: float = 0.5, smoothing: float = DEFAULT_SMOOTHING,
                  idle_stand: bool = True):
         io = meta["io"]
-        if io["input_size"] != IO.INPUT_SIZE or io["output_size"] != IO.OUTPUT_SIZE or list(io["traj_times"]) != list(IO.TRAJ_TIMES):
+        if io["input_size"] != vector_layout.INPUT_SIZE or io["output_size"] != vector_layout.OUTPUT_SIZE or list(io["traj_times"]) != list(vector_layout.TRAJ_TIMES):
             raise ModelFileError("the model was trained with another input/output layout than this code's")
         self.engine = engine
         self.meta = meta
@@ -237,21 +237,21 @@ class LocomotionController:
         sk = meta["skeleton"]
         self.skeleton = Skeleton(list(sk["names"]), np.asarray(sk["parents"]), np.asarray(sk["offsets"], dtype=np.float64))
         self.top = np.nonzero(self.skeleton.parents == 0)[0]  # the hips
-        self.top_in_pose = [IO.POSE_JOINTS.index(int(j)) for j in self.top]
+        self.top_in_pose = [vector_layout.POSE_JOINTS.index(int(j)) for j in self.top]
         self.start_poses = meta["start_poses"]
         self.velocity_halflife = velocity_halflife
         self.rotation_halflife = rotation_halflife
         w = CONTROL_WEIGHTS if control_weights is None else control_weights
-        self.control_weights = np.asarray(w, dtype=np.float64).reshape(IO.NF, 1)
+        self.control_weights = np.asarray(w, dtype=np.float64).reshape(vector_layout.NF, 1)
         self.max_sim_distance = max_sim_distance
         if not 0.0 <= smoothing < 1.0:
             raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
         self.smoothing = float(smoothing)
         self.idle_stand = bool(idle_stand)
-        self._hist_off = np.rint(np.asarray([IO.TRAJ_TIMES[i] for i in IO.PAST]) * self.fps).astype(np.int64)  # < 0
+        self._hist_off = np.rint(np.asarray([vector_layout.TRAJ_TIMES[i] for i in vector_layout.PAST]) * self.fps).astype(np.int64)  # < 0
         self._hist_len = int(-self._hist_off.min()) + 1
         self._past_index = self._hist_len - 1 + self._hist_off  # rows of the history buffer
-        self._spring_times = np.array(list(IO.FUTURE_TIMES) + [1.0 / self.fps])
+        self._spring_times = np.array(list(vector_layout.FUTURE_TIMES) + [1.0 / self.fps])
         self._current = np.array([[0.0, 0.0, 0.0, -1.0]])  # the current sample: root, facing -Y
         self.reset()
 
@@ -302,12 +302,12 @@ class LocomotionController:
         pose, velocities and contacts are used, placed at ``position`` /
         ``yaw``; a one-frame motion starts with zero velocities and both feet
         down)."""
-        self.style = IO.style_vector(style)
+        self.style = vector_layout.style_vector(style)
         self.root_pos = np.asarray(position, dtype=np.float64).reshape(2).copy()
         self.root_yaw = float(yaw)
         self.sim = SpringTrajectory(self.root_pos, self.root_yaw, self.velocity_halflife, self.rotation_halflife)
         if pose is None:
-            name = IO.STYLES[int(np.argmax(self.style))]
+            name = vector_layout.STYLES[int(np.argmax(self.style))]
             self.joint_pos, self.joint_vel, self.rot6d, self.contacts = (a.copy() for a in self._stance(name))
             self.root_vel = np.zeros(3, dtype=np.float32)
         else:
@@ -317,8 +317,8 @@ class LocomotionController:
         self.hist_pos = np.tile(self.root_pos, (self._hist_len, 1))
         self.hist_yaw = np.full(self._hist_len, self.root_yaw)
         # The model's own future trajectory (root space): standing still.
-        self.pred_pos = np.zeros((IO.NF, 2))
-        self.pred_dir = np.tile(FT.facing_from_yaw(0.0), (IO.NF, 1))
+        self.pred_pos = np.zeros((vector_layout.NF, 2))
+        self.pred_dir = np.tile(features.facing_from_yaw(0.0), (vector_layout.NF, 1))
         self.frame = 0
         self.last_input = None
         self.last_output = None
@@ -337,7 +337,7 @@ class LocomotionController:
         """The stored start pose of style ``name`` (the stillest two-feet-down
         training frame) as a one-frame Motion at the origin, facing -Y."""
         start = self.start_poses.get(name, self.start_poses.get("normal", next(iter(self.start_poses.values()))))
-        parts = IO.unpack_pose(start[: IO.POSE_SIZE])
+        parts = vector_layout.unpack_pose(start[: vector_layout.POSE_SIZE])
         sk = self.skeleton
         rot = np.empty((len(sk), 4))
         rot[0] = (1.0, 0.0, 0.0, 0.0)
@@ -374,11 +374,11 @@ class LocomotionController:
             single = True
         else:
             single = False
-        cf = FT.compute_features(motion)
+        cf = features.compute_features(motion)
         self.joint_pos, self.joint_vel, self.rot6d = cf.joint_pos[-1, 1:], cf.joint_vel[-1, 1:], cf.rot6d[-1, 1:]
         if single:
             self.joint_vel = np.zeros_like(self.joint_vel)
-            self.contacts = np.ones(IO.CONTACT_SIZE, dtype=np.float32)
+            self.contacts = np.ones(vector_layout.CONTACT_SIZE, dtype=np.float32)
             self.root_vel = np.zeros(3, dtype=np.float32)
         else:
             self.contacts = cf.contacts[-1].astype(np.float32)
@@ -408,7 +408,7 @@ class LocomotionController:
         frame: history, current root, and the blend of the control's spring
         prediction with the model's previous prediction."""
         p, _, _, yaw, _ = self._spring(np.asarray(v_goal, dtype=np.float64), yaw_goal)
-        return self._trajectory(p[: IO.NF], yaw[: IO.NF])
+        return self._trajectory(p[: vector_layout.NF], yaw[: vector_layout.NF])
 
     def _trajectory(self, ctrl_pos, ctrl_yaw):
         # Written with few NumPy calls: it runs every frame.
@@ -441,7 +441,7 @@ class LocomotionController:
         controls; docs/drive.md has an example)."""
         control = control or Control()
         if control.style is not None:
-            self.style = IO.style_vector(control.style)
+            self.style = vector_layout.style_vector(control.style)
         v_goal, yaw_goal = self._goal(control)
         if self.idle_stand:
             idle = float(np.hypot(v_goal[0], v_goal[1])) < IDLE_SPEED and abs(float(wrap_angle(yaw_goal - self.root_yaw))) < IDLE_FACING
@@ -453,12 +453,12 @@ class LocomotionController:
                 self._start_standing()
                 return self._standing_step()
         sp, sv, sa, syaw, syaw_v = self._spring(v_goal, yaw_goal)
-        traj_pos, traj_dir = self._trajectory(sp[: IO.NF], syaw[: IO.NF])
-        x = IO.pack_input(self.joint_pos, self.joint_vel, self.rot6d, traj_pos, traj_dir, self.style, self.contacts, self.root_vel)
+        traj_pos, traj_dir = self._trajectory(sp[: vector_layout.NF], syaw[: vector_layout.NF])
+        x = vector_layout.pack_input(self.joint_pos, self.joint_vel, self.rot6d, traj_pos, traj_dir, self.style, self.contacts, self.root_vel)
         x = np.ascontiguousarray(x, dtype=np.float32)
         y = np.asarray(self.engine(x), dtype=np.float32)
         self.last_input, self.last_output = x, y
-        out = IO.unpack_output(y)
+        out = vector_layout.unpack_output(y)
 
         # Root: the predicted displacement is in the current root frame.
         dx, dy, dyaw = (float(v) for v in out["root_delta"])
@@ -471,7 +471,7 @@ class LocomotionController:
         # Everything fed back is what the model produced (as in training).
         self.joint_pos, self.joint_vel, self.rot6d = out["joint_pos"], out["joint_vel"], out["rot6d"]
         self.contacts = out["contacts"]
-        self.root_vel = IO.root_velocity_from_delta(out["root_delta"], self.fps).astype(np.float32)
+        self.root_vel = vector_layout.root_velocity_from_delta(out["root_delta"], self.fps).astype(np.float32)
         self.pred_pos = out["future_pos"].astype(np.float64)
         self.pred_dir = out["future_dir"].astype(np.float64)
 
@@ -492,8 +492,8 @@ class LocomotionController:
     def _feet_from(self, shown: Motion) -> None:
         """:attr:`feet` (and its root-space filter state) from a shown pose's
         forward kinematics: while standing, and where walking starts."""
-        self.feet = shown.world_positions()[0][list(FT.CONTACT_INDEX)]
-        self._feet_rs = np.column_stack([FT.rotate2d(self.feet[:, :2] - self.root_pos, -self.root_yaw), self.feet[:, 2]])
+        self.feet = shown.world_positions()[0][list(features.CONTACT_INDEX)]
+        self._feet_rs = np.column_stack([features.rotate2d(self.feet[:, :2] - self.root_pos, -self.root_yaw), self.feet[:, 2]])
 
     def _update_feet(self) -> None:
         """:attr:`feet` ``[4, 3]``: world positions (m) of ``Foot_L, Toes_L,
@@ -508,7 +508,7 @@ class LocomotionController:
         a = 1.0 - self.smoothing
         self._feet_rs = self._feet_rs + a * (jp - self._feet_rs)
         f = self._feet_rs
-        self.feet = np.column_stack([FT.rotate2d(f[:, :2], self.root_yaw) + self.root_pos, f[:, 2]])
+        self.feet = np.column_stack([features.rotate2d(f[:, :2], self.root_yaw) + self.root_pos, f[:, 2]])
 
     def _start_standing(self) -> None:
         """Begin the idle stand: an inertialised blend (:func:`.inertialize.blend_to_pose`)
@@ -578,7 +578,7 @@ class LocomotionController:
             return
         a = 1.0 - self.smoothing
         prev_rot, prev_hips = self._shown
-        self._shown = (R.slerp(prev_rot, rot, np.full(len(rot), a)), prev_hips + a * (hips - prev_hips))
+        self._shown = (rotations.slerp(prev_rot, rot, np.full(len(rot), a)), prev_hips + a * (hips - prev_hips))
 
     def pose(self) -> Motion:
         """The current pose as a one-frame world-space :class:`Motion` (see :meth:`step`)."""
@@ -607,7 +607,7 @@ class LocomotionController:
         poses = [self.step(c) for c in controls]
         return Motion(
             self.skeleton,
-            R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
+            rotations.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
             np.concatenate([p.root_positions for p in poses]),
             self.fps,
             np.concatenate([p.translations for p in poses]),

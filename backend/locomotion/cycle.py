@@ -38,9 +38,9 @@ from typing import NamedTuple
 import numpy as np
 from ..filters import gaussian_filter1d
 
-from .. import rotations as R
+from .. import rotations
 from ..motion import Motion
-from . import features as FT
+from . import features
 
 #: Velocity weight in the seam cost: seconds, turns m/s into metres (a 0.5 m/s
 #: mismatch counts like a 5 cm pose mismatch).
@@ -60,12 +60,12 @@ def _root_frame(world_pos: np.ndarray, names, fps: float, cyclic: bool = False, 
     """Character root ``(pos [F, 2], yaw [F])``; with ``cyclic`` the facing is
     smoothed as a loop (the clip's last frame is followed by its first)."""
     if not cyclic:
-        pos, _, yaw = FT.character_root(world_pos, names, fps, joints=joints)
+        pos, _, yaw = features.character_root(world_pos, names, fps, joints=joints)
         return pos, yaw
-    pos, facing, _ = FT.character_root(world_pos, names, fps, sigma=0.0, joints=joints)
+    pos, facing, _ = features.character_root(world_pos, names, fps, sigma=0.0, joints=joints)
     facing = gaussian_filter1d(facing, 0.25 * fps, axis=0, mode="wrap")
     facing /= np.maximum(np.linalg.norm(facing, axis=-1, keepdims=True), 1e-9)
-    return pos, np.unwrap(FT.yaw_from_facing(facing))
+    return pos, np.unwrap(features.yaw_from_facing(facing))
 
 
 def root_space_positions(motion: Motion, cyclic: bool = False, joints=None) -> np.ndarray:
@@ -74,7 +74,7 @@ def root_space_positions(motion: Motion, cyclic: bool = False, joints=None) -> n
     world_pos = motion.world_positions()
     pos, yaw = _root_frame(world_pos, motion.skeleton.names, motion.fps, cyclic, joints)
     origin = np.concatenate([pos, np.zeros((len(pos), 1))], axis=1)
-    return R.rotate(FT.yaw_quat(-yaw)[:, None], world_pos - origin[:, None])
+    return rotations.rotate(features.yaw_quat(-yaw)[:, None], world_pos - origin[:, None])
 
 
 def seam_jump(motion: Motion, joints=None):
@@ -110,7 +110,7 @@ def cycle_period(motion: Motion, contacts=None, joints=None, min_seconds: float 
     fps = motion.fps
     lo, hi = int(np.floor(min_seconds * fps)), int(np.ceil(max_seconds * fps))
     if contacts is None:
-        contacts = FT.foot_contacts(motion.world_positions(), motion.skeleton.names, fps)
+        contacts = features.foot_contacts(motion.world_positions(), motion.skeleton.names, fps)
     contacts = np.asarray(contacts)
     for k in (0, 1):  # Foot_L strikes, else Toes_L
         on = _onsets(contacts[:, k])
@@ -189,7 +189,7 @@ def extract_cycle(
     local, top_pos, trans, yaw, root3 = _loop_in_root_frame(motion, frame, a, length)
     n = length
     local = local[:n]
-    local[:, 0] = FT.yaw_quat(np.full(n, yaw))
+    local[:, 0] = features.yaw_quat(np.full(n, yaw))
     if root == "in_place":
         root_out = np.broadcast_to(np.array([frame.pos[a, 0], frame.pos[a, 1], 0.0]), (n, 3)).copy()
     else:
@@ -199,7 +199,7 @@ def extract_cycle(
     trans[:, np.nonzero(motion.skeleton.parents == 0)[0]] = top_pos[:n]
     return Motion(
         motion.skeleton,
-        R.make_continuous(local, axis=0),
+        rotations.make_continuous(local, axis=0),
         root_out,
         motion.fps,
         trans,
@@ -225,9 +225,9 @@ class _RootFrame(NamedTuple):
         world_rot, world_pos = motion.world()
         rpos, ryaw = _root_frame(world_pos, motion.skeleton.names, motion.fps, joints=joints)
         origin = np.concatenate([rpos, np.zeros((len(rpos), 1))], axis=1)
-        unyaw = FT.yaw_quat(-ryaw)[:, None]
-        rel_pos = R.rotate(unyaw, world_pos - origin[:, None])
-        rel_vel = R.rotate(unyaw, np.gradient(world_pos, axis=0) * motion.fps)
+        unyaw = features.yaw_quat(-ryaw)[:, None]
+        rel_pos = rotations.rotate(unyaw, world_pos - origin[:, None])
+        rel_vel = rotations.rotate(unyaw, np.gradient(world_pos, axis=0) * motion.fps)
         return cls(world_rot, world_pos, rpos, ryaw, rel_pos, rel_vel)
 
 
@@ -261,25 +261,25 @@ def _loop_in_root_frame(motion: Motion, frame: _RootFrame, a: int, length: int) 
     sk = motion.skeleton
     idx = np.arange(a, a + length + 1)
     t = (idx - a) / length  # 0 .. 1
-    face = np.mean(FT.facing_from_yaw(frame.yaw[idx[:-1]]), axis=0)
-    yaw = float(FT.yaw_from_facing(face)) if np.linalg.norm(face) > 1e-6 else float(frame.yaw[a])
+    face = np.mean(features.facing_from_yaw(frame.yaw[idx[:-1]]), axis=0)
+    yaw = float(features.yaw_from_facing(face)) if np.linalg.norm(face) > 1e-6 else float(frame.yaw[a])
     disp = frame.pos[a + length] - frame.pos[a]
     root_lin = frame.pos[a] + t[:, None] * disp  # [L+1, 2]
-    inv_yaw = FT.yaw_quat(-yaw)
+    inv_yaw = features.yaw_quat(-yaw)
 
     # Local rotations, the children of joint 0 expressed relative to the new root.
     top = np.nonzero(sk.parents == 0)[0]
     local = motion.rotations[idx].copy()
-    local[:, top] = R.mul(inv_yaw, frame.world_rot[idx][:, top])
-    local[:, 0] = R.identity((len(idx),))
-    local = R.make_continuous(local, axis=0)
+    local[:, top] = rotations.mul(inv_yaw, frame.world_rot[idx][:, top])
+    local[:, 0] = rotations.identity((len(idx),))
+    local = rotations.make_continuous(local, axis=0)
     root3 = np.concatenate([root_lin, np.zeros((len(idx), 1))], axis=1)
-    top_pos = R.rotate(inv_yaw, frame.world_pos[idx][:, top] - root3[:, None])
+    top_pos = rotations.rotate(inv_yaw, frame.world_pos[idx][:, top] - root3[:, None])
     trans = motion.local_translations()[idx]
 
-    fix = R.mul(local[0], R.inv(local[-1]))  # left-multiplied, in the parent's frame
-    corr = R.slerp(R.identity((1, len(fix))), fix[None], t[:, None])  # [L+1, J, 4]
-    local = R.mul(corr, local)
+    fix = rotations.mul(local[0], rotations.inv(local[-1]))  # left-multiplied, in the parent's frame
+    corr = rotations.slerp(rotations.identity((1, len(fix))), fix[None], t[:, None])  # [L+1, J, 4]
+    local = rotations.mul(corr, local)
     top_pos = top_pos + t[:, None, None] * (top_pos[0] - top_pos[-1])[None]
     trans = trans + t[:, None, None] * (trans[0] - trans[-1])[None]
     return local, top_pos, trans, yaw, root3

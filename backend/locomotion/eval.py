@@ -24,7 +24,7 @@ frame, m/s³ and ms (see :mod:`.metrics` for the definitions).
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
+import datetime
 import json
 import os
 import platform
@@ -36,12 +36,12 @@ from pathlib import Path
 import numpy as np
 
 from ..motion import Motion
-from . import cleanup as CL
-from . import dataset as D
-from . import features as FT
-from . import metrics as M
-from . import path_follow as PF
-from . import style_classifier as SC
+from . import cleanup as foot_cleanup
+from . import dataset
+from . import features
+from . import metrics
+from . import path_follow
+from . import style_classifier
 from .controller import LocomotionController
 from .motion_matching import Control, MotionMatchingController
 from .. import paths
@@ -133,9 +133,9 @@ def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None)
     ``path_follow.PathResult`` (``motion``, ``target_xy``, ``arc``, ``contacts``,
     ``feet``, ``paused``...) with ``follower`` naming it."""
     start = path.points[0]
-    controller.reset(position=start, yaw=float(FT.yaw_from_facing(path.points[1] - start)), style=style)
-    res = PF.follow_path(controller, path.points, speed=speed, style=style,
-                         config=PF.FollowConfig(max_seconds=max_seconds), pauses=path.pauses)
+    controller.reset(position=start, yaw=float(features.yaw_from_facing(path.points[1] - start)), style=style)
+    res = path_follow.follow_path(controller, path.points, speed=speed, style=style,
+                         config=path_follow.FollowConfig(max_seconds=max_seconds), pauses=path.pauses)
     res.follower = "path_follow.follow_path"
     return res
 
@@ -143,7 +143,7 @@ def follow(controller, path: PathSpec, speed: float, style, *, max_seconds=None)
 def _clean(res):
     """The foot clean-up (``cleanup.pin_feet``) of a run's motion, given the
     controller's predicted contacts and foot positions when it recorded them."""
-    return CL.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
+    return foot_cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
 
 
 # --- controllers -----------------------------------------------------------------------
@@ -188,19 +188,19 @@ def score_motion(motion: Motion, path: PathSpec = None, classifier=None, style=N
     """Metrics of one motion: skate, sliding fraction, jitter and, with a
     ``path``, the trajectory errors; with a ``classifier`` and ``style``,
     whether the predicted style is right."""
-    sk = M.foot_skate(motion)
+    sk = metrics.foot_skate(motion)
     out = {
         "frames": motion.num_frames,
         "skate_cm_per_frame": sk["skate_cm_per_frame"],
         "sliding_fraction": sk["sliding_fraction"],
         "contact_fraction": sk["contact_fraction"],
-        "jitter_m_s3": M.jitter(motion),
+        "jitter_m_s3": metrics.jitter(motion),
     }
     if path is not None:
-        te = M.trajectory_error(motion.root_positions[:, :2], path.points)
+        te = metrics.trajectory_error(motion.root_positions[:, :2], path.points)
         out.update(traj_mean_cm=te.mean_cm, traj_max_cm=te.max_cm, traj_final_cm=te.final_cm)
     if classifier is not None and style is not None:
-        p = SC.predict_style(classifier, motion)
+        p = style_classifier.predict_style(classifier, motion)
         out["predicted_style"] = classifier.styles[int(np.argmax(p))]
         out["style_correct"] = float(out["predicted_style"] == style)
     return out
@@ -226,7 +226,7 @@ class EvalConfig:
     """
 
     paths: tuple = FIXED_PATHS
-    styles: tuple = D.D2_STYLES
+    styles: tuple = dataset.D2_STYLES
     max_seconds: float = None
     timing_steps: int = 300
     cleanup: bool = True
@@ -334,28 +334,28 @@ def _references(data_dir, cache_dir, styles, seed, classifier, mocap_clips, trai
     None), the validation mocap clips and the classifier's accuracy on them.
     Returns ``(speeds, classifier, mocap_clips, classifier_info)``."""
     if classifier is None or mocap_clips is None or train_clips is None:
-        cache = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
+        cache = Path(cache_dir) if cache_dir is not None else features.DEFAULT_CACHE_DIR
         if not (cache / "index.json").exists():
-            FT.build_cache(data_dir, cache, seed=seed, verbose=verbose)
+            features.build_cache(data_dir, cache, seed=seed, verbose=verbose)
     if train_clips is None:
-        train_clips = FT.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
+        train_clips = features.load_cache(cache_dir, split="train", mirrored=False, styles=styles, keys=("root_vel",))
     speeds = walking_speeds(train_clips, styles)
     if classifier is None:
-        classifier = SC.train_style_classifier(cache_dir, SC.StyleTrainConfig(seed=seed))
+        classifier = style_classifier.train_style_classifier(cache_dir, style_classifier.StyleTrainConfig(seed=seed))
     if mocap_clips is None:
         mocap_clips = [
-            c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
+            c for c in features.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"
         ]
     cls_info = {}
     if mocap_clips:
-        acc = SC.evaluate_classifier(classifier, mocap_clips)
+        acc = style_classifier.evaluate_classifier(classifier, mocap_clips)
         cls_info = {k: acc[k] for k in ("clip_accuracy", "window_accuracy", "clips", "windows", "per_style")}
     return speeds, classifier, mocap_clips, cls_info
 
 
 def _mocap_score(clip) -> dict:
     """:func:`score_motion` of a mocap clip (no path, no style verdict)."""
-    m = clip.to_motion() if isinstance(clip, FT.ClipFeatures) else clip
+    m = clip.to_motion() if isinstance(clip, features.ClipFeatures) else clip
     s = score_motion(m)
     s["style_correct"] = None
     return s
@@ -391,8 +391,8 @@ def _ms_per_step(ctl, styles, timing_steps: int) -> float:
     """The controller's time per step (ms) on the default control sequence, in
     the normal style when evaluated (else the first)."""
     st0 = "normal" if "normal" in styles else styles[0]
-    controls = [Control(velocity=c.velocity, style=st0) for c in M.default_controls(timing_steps + 10)]
-    return M.ms_per_step(ctl, timing_steps, controls=controls, reset_kwargs={"style": st0})
+    controls = [Control(velocity=c.velocity, style=st0) for c in metrics.default_controls(timing_steps + 10)]
+    return metrics.ms_per_step(ctl, timing_steps, controls=controls, reset_kwargs={"style": st0})
 
 
 # --- report ------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ def format_markdown(result: dict, command: str = None) -> str:
         lines += [f"Command: `{command}`", ""]
     lines += [
         f"Machine: {machine_description()}; torch {torch_v}",
-        f"Date: {_dt.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; evaluation time {result['seconds']:.0f} s (after loading data and building the controllers)",
+        f"Date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; evaluation time {result['seconds']:.0f} s (after loading data and building the controllers)",
         "",
         "Paths: " + "; ".join(f"{p['name']} ({p['description']})" for p in result["paths"]),
         "",
@@ -501,8 +501,8 @@ def format_markdown(result: dict, command: str = None) -> str:
 def _select_clips(data_dir, styles, max_clips: int, seed: int = 0):
     """A small subset for smoke tests: per style, training clips (straight
     walks and turns first) up to ``max_clips`` in all, and 2 validation walks."""
-    split = D.split_of(D.load_split())
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if c.style_key in styles and c.file in split]
+    split = dataset.split_of(dataset.load_split())
+    clips = [c for c in dataset.list_clips(data_dir, datasets=("d2",)) if c.style_key in styles and c.file in split]
     order = {"walk": 0, "walk-turn-left": 1, "walk-turn-right": 2, "run": 3}
     train, val = [], []
     per = max(max_clips // max(len(styles), 1), 1)
@@ -529,13 +529,13 @@ def _load_stems(cache_dir, infos, mirrored: bool, keys=None) -> list:
         for stem in [info.stem] + ([info.stem + "_mirror"] if mirrored else []):
             p = Path(cache_dir) / f"{stem}.npz"
             if p.exists():
-                out.append(FT.ClipFeatures.load(p, keys=keys))
+                out.append(features.ClipFeatures.load(p, keys=keys))
     return out
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rigmind eval locomotion", description="Benchmark locomotion controllers on fixed paths.")
-    ap.add_argument("--data", default=str(D.DEFAULT_DATA_DIR), help="data folder (default ../shared/data)")
+    ap.add_argument("--data", default=str(dataset.DEFAULT_DATA_DIR), help="data folder (default ../shared/data)")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown report (default bench/locomotion_eval.md)")
     ap.add_argument("--json", help="also write the raw results as JSON")
     ap.add_argument("--cache", help="feature cache folder (default <repo>/.cache/locomotion)")
@@ -563,23 +563,23 @@ def main_eval(argv=None) -> int:
         print(f"rigmind eval: data folder {data_dir} not found; pass --data DIR (a copy of shared/data)", file=sys.stderr)
         return 2
     paths = [p for p in FIXED_PATHS if p.name in QUICK_PATHS] if args.quick else list(FIXED_PATHS)
-    styles = QUICK_STYLES if args.quick else D.D2_STYLES
-    cache_dir = Path(args.cache) if args.cache else FT.DEFAULT_CACHE_DIR
+    styles = QUICK_STYLES if args.quick else dataset.D2_STYLES
+    cache_dir = Path(args.cache) if args.cache else features.DEFAULT_CACHE_DIR
     t0 = time.perf_counter()
     mm_keys = ("traj_pos", "traj_dir", "joint_pos", "joint_vel", "rot6d", "root_vel", "root_ang_vel")
     if args.max_clips:
         train_i, val_i = _select_clips(data_dir, styles, args.max_clips, args.seed)
-        FT.build_cache(data_dir, cache_dir, seed=args.seed, clips=train_i + val_i, verbose=args.verbose)
+        features.build_cache(data_dir, cache_dir, seed=args.seed, clips=train_i + val_i, verbose=args.verbose)
         train = _load_stems(cache_dir, train_i, mirrored=True, keys=mm_keys)
         mocap = _load_stems(cache_dir, val_i, mirrored=False)
         mm = MotionMatchingController.build(train)
-        classifier = SC.train_style_classifier(train, SC.StyleTrainConfig(seed=args.seed))
+        classifier = style_classifier.train_style_classifier(train, style_classifier.StyleTrainConfig(seed=args.seed))
     else:
-        FT.build_cache(data_dir, cache_dir, seed=args.seed, verbose=args.verbose)
-        train = FT.load_cache(cache_dir, split="train", mirrored=True, keys=mm_keys)
+        features.build_cache(data_dir, cache_dir, seed=args.seed, verbose=args.verbose)
+        train = features.load_cache(cache_dir, split="train", mirrored=True, keys=mm_keys)
         mm = MotionMatchingController.build(train)
         classifier = cached_classifier(cache_dir, args.seed)
-        mocap = [c for c in FT.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"]
+        mocap = [c for c in features.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"]
     if args.verbose:
         print(f"[eval] data ready in {time.perf_counter() - t0:.1f} s", flush=True)
     controllers = {}
@@ -628,17 +628,17 @@ def cached_classifier(cache_dir, seed: int):
     index = (cache_dir / "index.json").read_bytes()
     import hashlib
 
-    src = Path(SC.__file__).read_bytes()
+    src = Path(style_classifier.__file__).read_bytes()
     key = hashlib.sha1(index + src + str(seed).encode()).hexdigest()[:16]
     path = cache_dir / f"style_classifier_seed{seed}.pt"
     if path.exists():
         try:
-            model = SC.StyleClassifier.load(path)
+            model = style_classifier.StyleClassifier.load(path)
             if (model.info or {}).get("key") == key:
                 return model
         except Exception:  # a stale or partial file: retrain
             pass
-    model = SC.train_style_classifier(cache_dir, SC.StyleTrainConfig(seed=seed))
+    model = style_classifier.train_style_classifier(cache_dir, style_classifier.StyleTrainConfig(seed=seed))
     model.info = dict(model.info or {}, key=key)
     model.save(path)
     return model

@@ -36,13 +36,13 @@ import numpy as np
 from ..atomic_write import replaced
 from ..filters import gaussian_filter1d
 
-from .. import rotations as R
+from .. import rotations
 from ..bvh import read_bvh
 from ..foot_contacts import ContactConfig, detect_contacts
 from ..motion import Motion
 from ..resample import resample
 from ..skeleton import Skeleton
-from . import dataset as D
+from . import dataset
 from .. import paths
 
 #: Frame rate of every cached clip.
@@ -99,12 +99,12 @@ def yaw_from_facing(facing: np.ndarray) -> np.ndarray:
 
 # Decoding millions of 6D rotations: the matrices are orthonormal already,
 # so skip the SVD of rotations.from_matrix.
-quat_from_rotmat = R.from_orthonormal_matrix
+quat_from_rotmat = rotations.from_orthonormal_matrix
 
 
 def quat_from_6d(d6: np.ndarray) -> np.ndarray:
     """6D rotations ``[..., 6]`` (Gram-Schmidt) to quaternions ``[..., 4]``."""
-    return quat_from_rotmat(R.matrix_from_6d(d6))
+    return quat_from_rotmat(rotations.matrix_from_6d(d6))
 
 
 # --- character root ----------------------------------------------------------------
@@ -204,7 +204,7 @@ class ClipFeatures:
 
     def local_quats(self) -> np.ndarray:
         """Root-space local rotations ``[F, J, 4]`` (w, x, y, z) from ``rot6d``."""
-        return R.make_continuous(quat_from_6d(self.rot6d), axis=0)
+        return rotations.make_continuous(quat_from_6d(self.rot6d), axis=0)
 
     def to_motion(self) -> Motion:
         """The clip as a :class:`Motion` on the skeleton, joint 0 being the
@@ -298,7 +298,7 @@ def compute_features(motion: Motion, labels=None, *, sigma: float = 0.25, traj_t
     ``labels`` is a dict or a :class:`~.dataset.ClipInfo` (stored as a
     dict). See :class:`ClipFeatures` for the arrays.
     """
-    if isinstance(labels, D.ClipInfo):
+    if isinstance(labels, dataset.ClipInfo):
         labels = labels.labels()
     labels = dict(labels or {})
     sk = motion.skeleton
@@ -310,15 +310,15 @@ def compute_features(motion: Motion, labels=None, *, sigma: float = 0.25, traj_t
 
     inv_yaw = yaw_quat(-yaw)  # world -> root space
     origin = np.concatenate([root_pos, np.zeros((f, 1))], axis=1)
-    joint_pos = R.rotate(inv_yaw[:, None], world_pos - origin[:, None])
+    joint_pos = rotations.rotate(inv_yaw[:, None], world_pos - origin[:, None])
     vel_w = np.gradient(world_pos, dt, axis=0) if f > 1 else np.zeros_like(world_pos)
-    joint_vel = R.rotate(inv_yaw[:, None], vel_w)
+    joint_vel = rotations.rotate(inv_yaw[:, None], vel_w)
 
     local = motion.rotations.copy()
-    local[:, 0] = R.identity((f,))
+    local[:, 0] = rotations.identity((f,))
     top = np.nonzero(sk.parents == 0)[0]
-    local[:, top] = R.mul(inv_yaw[:, None], world_rot[:, top])
-    rot6d = R.to_6d(local)
+    local[:, top] = rotations.mul(inv_yaw[:, None], world_rot[:, top])
+    rot6d = rotations.to_6d(local)
 
     times = np.asarray(traj_times, dtype=np.float64)
     offs = np.rint(times * fps).astype(np.int64)
@@ -423,9 +423,9 @@ def estimate_reflections(motion: Motion) -> np.ndarray:
     sk = motion.skeleton
     world_rot, world_pos = motion.world()
     _, _, yaw = character_root(world_pos, sk.names, motion.fps)
-    static = np.all(np.abs(R.canonical(world_rot) - R.canonical(world_rot[:1])) < 1e-6, axis=(0, 2))
-    rs = R.mul(np.where(static[None, :, None], R.identity((1, 1)), yaw_quat(-yaw)[:, None]), world_rot)
-    rs = R.to_matrix(rs)  # [F, J, 3, 3]
+    static = np.all(np.abs(rotations.canonical(world_rot) - rotations.canonical(world_rot[:1])) < 1e-6, axis=(0, 2))
+    rs = rotations.mul(np.where(static[None, :, None], rotations.identity((1, 1)), yaw_quat(-yaw)[:, None]), world_rot)
+    rs = rotations.to_matrix(rs)  # [F, J, 3, 3]
     perm = mirror_pairs(sk.names)
     a = np.einsum("fjki,kl,fjlm->jim", rs[:, perm], _M, rs)
     cands = _signed_permutations_det_minus1()
@@ -480,11 +480,11 @@ def mirror_motion(motion: Motion, reflections: np.ndarray = None) -> Motion:
     n = mirror_reflections(motion) if reflections is None else np.asarray(reflections, dtype=np.float64)
     perm = mirror_pairs(sk.names)
     parents = sk.parents
-    qn = R.from_matrix(-n)  # [J, 4], proper rotations
-    qm = R.from_matrix(-_M)
+    qn = rotations.from_matrix(-n)  # [J, 4], proper rotations
+    qm = rotations.from_matrix(-_M)
     q_parent = np.array([qm if p < 0 else qn[p] for p in parents])
     n_parent = np.array([_M if p < 0 else n[p] for p in parents])
-    rot = R.mul(R.mul(R.inv(q_parent)[None], motion.rotations[:, perm]), qn[None])
+    rot = rotations.mul(rotations.mul(rotations.inv(q_parent)[None], motion.rotations[:, perm]), qn[None])
     root = motion.root_positions @ _M.T
     trans = None
     if motion.translations is not None:
@@ -492,7 +492,7 @@ def mirror_motion(motion: Motion, reflections: np.ndarray = None) -> Motion:
         trans[:, parents < 0] = motion.translations[:, perm][:, parents < 0] @ _M.T
     return Motion(
         sk,
-        R.make_continuous(rot, axis=0),
+        rotations.make_continuous(rot, axis=0),
         root,
         motion.fps,
         trans,
@@ -514,7 +514,7 @@ def _file_hash(path) -> str:
 
 def load_clip(info, fps: float = FPS) -> Motion:
     """Read a clip (``ClipInfo`` or path) at ``fps``."""
-    path = info.path if isinstance(info, D.ClipInfo) else Path(info)
+    path = info.path if isinstance(info, dataset.ClipInfo) else Path(info)
     m = read_bvh(path)
     if abs(m.fps - fps) > 1e-6:
         m = resample(m, fps)
@@ -526,16 +526,16 @@ def _resolve_split(clips, seed: int) -> dict:
     seed and covers the clips, else one computed in memory over all clips of
     the same data folder (so a subset gets the same answer as the full set)."""
     try:
-        split = D.load_split()
+        split = dataset.load_split()
         if split.get("seed") == seed:
-            which = D.split_of(split)
+            which = dataset.split_of(split)
             if all(c.file in which for c in clips):
                 return which
     except FileNotFoundError:
         pass
     folders = {c.path.parents[2] for c in clips}
-    everything = [c for d in folders for c in D.list_clips(d)] or list(clips)
-    return D.split_of(D.split_clips(everything, seed=seed))
+    everything = [c for d in folders for c in dataset.list_clips(d)] or list(clips)
+    return dataset.split_of(dataset.split_clips(everything, seed=seed))
 
 
 def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror: bool = True, verbose: bool = False) -> dict:
@@ -557,9 +557,9 @@ def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror
     data_dir = Path(data_dir) if data_dir is not None else paths.data_dir()
     cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
-    all_clips = D.list_clips(data_dir)
+    all_clips = dataset.list_clips(data_dir)
     if clips is not None:
-        wanted = {c.file if isinstance(c, D.ClipInfo) else str(c) for c in clips}
+        wanted = {c.file if isinstance(c, dataset.ClipInfo) else str(c) for c in clips}
         all_clips = [c for c in all_clips if c.file in wanted]
     which = _resolve_split(all_clips, seed) if all_clips else {}
     index_path = cache_dir / "index.json"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import rotations as R
+from .. import rotations
 from ..motion import Motion
 
 
@@ -50,12 +50,12 @@ def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Mo
     n = float(frames)
 
     def rot_off(a, b):  # rotation vector of a * inv(b), [J, 3]
-        return R.to_axis_angle(R.canonical(R.mul(a, R.inv(b))))
+        return rotations.to_axis_angle(rotations.canonical(rotations.mul(a, rotations.inv(b))))
 
     q_t = target.rotations[0]
     off = rot_off(last.rotations[0], q_t)
     vel = rot_off(last.rotations[0], prev.rotations[0])
-    rots = R.mul(R.from_axis_angle(h0[:, None] * off[None] + h1[:, None] * n * vel[None]), q_t[None])
+    rots = rotations.mul(rotations.from_axis_angle(h0[:, None] * off[None] + h1[:, None] * n * vel[None]), q_t[None])
 
     def lin(get):
         x_t, x_l, x_p = get(target)[0], get(last)[0], get(prev)[0]
@@ -68,7 +68,7 @@ def blend_to_pose(prev: Motion, last: Motion, target: Motion, frames: int) -> Mo
     roots = lin(lambda m: m.root_positions)
     if trans is not None:
         trans[:, 0] = roots  # joint 0 is the character root
-    return Motion(target.skeleton, R.normalize(rots), roots, target.fps, trans, name=target.name)
+    return Motion(target.skeleton, rotations.normalize(rots), roots, target.fps, trans, name=target.name)
 
 
 __all__ = ["blend_to_pose", "decay_value", "decay_slope", "decay_curvature"]

@@ -30,12 +30,12 @@ import math
 import torch
 from torch import nn
 
-from . import vector_layout as IO
+from . import vector_layout
 
 #: The real configuration (about 0.85 M parameters, 3.4 MB float32).
 DEFAULT_CONFIG = {
-    "input_size": IO.INPUT_SIZE,
-    "output_size": IO.OUTPUT_SIZE,
+    "input_size": vector_layout.INPUT_SIZE,
+    "output_size": vector_layout.OUTPUT_SIZE,
     "hidden": 256,
     "experts": 4,
     "gating_hidden": 32,
@@ -49,8 +49,8 @@ def make_config(**overrides) -> dict:
     if bad:
         raise KeyError(f"unknown model config keys {sorted(bad)}")
     cfg = dict(DEFAULT_CONFIG, **{k: v for k, v in overrides.items() if v is not None})
-    cfg["gating_index"] = list(IO.GATING_INDEX)
-    cfg["contacts"] = [IO.OUT["contacts"].start, IO.OUT["contacts"].stop]
+    cfg["gating_index"] = list(vector_layout.GATING_INDEX)
+    cfg["contacts"] = [vector_layout.OUT["contacts"].start, vector_layout.OUT["contacts"].stop]
     return cfg
 
 
@@ -58,7 +58,7 @@ def parameter_count(config: dict) -> int:
     """Number of float parameters of a :class:`MANN` with ``config`` (the
     normalisation buffers, 4 x input + 2 x output floats, are added too)."""
     k, h, gh = config["experts"], config["hidden"], config["gating_hidden"]
-    i, o, g = config["input_size"], config["output_size"], len(config.get("gating_index", IO.GATING_INDEX))
+    i, o, g = config["input_size"], config["output_size"], len(config.get("gating_index", vector_layout.GATING_INDEX))
     experts = k * ((i + 1) * h + (h + 1) * h + (h + 1) * o)
     gating = (g + 1) * gh + (gh + 1) * gh + (gh + 1) * k
     return experts + gating + 4 * i + 2 * o

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import rotations as R
+from .. import rotations
 from ..motion import Motion
 from ..skeleton import Skeleton
-from . import features as FT
+from . import features
 
 LN2 = float(np.log(2.0))
 #: Weights of the feature groups (Holden's defaults, up to the foot joints used).
@@ -113,9 +113,9 @@ def control_goal(control: Control, current_yaw: float):
     standing keep ``current_yaw`` so a stop does not spin the character."""
     v = np.asarray(control.velocity, dtype=np.float64).reshape(2)
     if control.facing is not None and np.linalg.norm(control.facing) > 1e-6:
-        yaw = float(FT.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
+        yaw = float(features.yaw_from_facing(np.asarray(control.facing, dtype=np.float64)))
     elif np.linalg.norm(v) > 0.1:
-        yaw = float(FT.yaw_from_facing(v))
+        yaw = float(features.yaw_from_facing(v))
     else:
         yaw = current_yaw
     return v, yaw
@@ -217,7 +217,7 @@ class MotionDatabase:
     is not clamped by the clip end and that leave room to play on).
     """
 
-    def __init__(self, clips, weights=None, fps: float = FT.FPS, end_margin: int = None):
+    def __init__(self, clips, weights=None, fps: float = features.FPS, end_margin: int = None):
         clips = list(clips)
         if not clips:
             raise ValueError("motion matching needs at least one clip")
@@ -378,19 +378,19 @@ class MotionMatchingController:
         controller's (:class:`MatchingConfig`)."""
         if source is None or isinstance(source, (str, Path)):
             keys = ("traj_pos", "traj_dir", "joint_pos", "joint_vel", "rot6d", "root_vel", "root_ang_vel")
-            clips = FT.load_cache(source, split=split, mirrored=mirrored, styles=styles, keys=keys)
+            clips = features.load_cache(source, split=split, mirrored=mirrored, styles=styles, keys=keys)
         else:
             clips = []
             for item in source:
-                if isinstance(item, FT.ClipFeatures):
+                if isinstance(item, features.ClipFeatures):
                     clips.append(item)
                 elif isinstance(item, Motion):
-                    clips.append(FT.compute_features(item))
+                    clips.append(features.compute_features(item))
                 else:
-                    clips.append(FT.compute_features(*item))
+                    clips.append(features.compute_features(*item))
             if styles is not None:
                 clips = [c for c in clips if c.labels.get("style_key", c.labels.get("style")) in styles]
-        fps = clips[0].fps if clips else FT.FPS
+        fps = clips[0].fps if clips else features.FPS
         return cls(MotionDatabase(clips, weights=weights, fps=fps), config)
 
     # -- state ---------------------------------------------------------------------
@@ -429,8 +429,8 @@ class MotionMatchingController:
         db = self.db
         q = db.features[self.frame].astype(np.float64).copy()
         pos, yaw = self.sim.predict(v_goal, yaw_goal, db.future_times)
-        rel = FT.rotate2d(pos - self.root_pos, -self.root_yaw)
-        dirs = FT.facing_from_yaw(yaw - self.root_yaw)
+        rel = features.rotate2d(pos - self.root_pos, -self.root_yaw)
+        dirs = features.facing_from_yaw(yaw - self.root_yaw)
         raw = db.feature_mean.copy()
         raw[db.groups["traj_pos"]] = rel.reshape(-1)
         raw[db.groups["traj_dir"]] = dirs.reshape(-1)
@@ -447,8 +447,8 @@ class MotionMatchingController:
         a, b = (f, f + 1) if f + 1 < db.clip_stop[c] else (f - 1, f)
         if a < db.clip_start[c]:
             return np.zeros((db.local_quats.shape[1], 3))
-        d = R.mul(db.local_quats[b].astype(np.float64), R.inv(db.local_quats[a].astype(np.float64)))
-        return R.to_axis_angle(d) * db.fps
+        d = rotations.mul(db.local_quats[b].astype(np.float64), rotations.inv(db.local_quats[a].astype(np.float64)))
+        return rotations.to_axis_angle(d) * db.fps
 
     def _top_vel(self, f: int) -> np.ndarray:
         db = self.db
@@ -462,9 +462,9 @@ class MotionMatchingController:
         """Fold the pose difference between ``src`` (with the current
         offsets) and ``dst`` into the offsets."""
         db = self.db
-        q_src = R.mul(R.from_axis_angle(self.off_rot), db.local_quats[src].astype(np.float64))
-        q_off = R.mul(q_src, R.inv(db.local_quats[dst].astype(np.float64)))
-        self.off_rot = R.to_axis_angle(q_off)
+        q_src = rotations.mul(rotations.from_axis_angle(self.off_rot), db.local_quats[src].astype(np.float64))
+        q_off = rotations.mul(q_src, rotations.inv(db.local_quats[dst].astype(np.float64)))
+        self.off_rot = rotations.to_axis_angle(q_off)
         self.off_rot_vel = (self.off_rot_vel + self._ang_vel(src)) - self._ang_vel(dst)
         self.off_top = (self.off_top + db.top_pos[src]) - db.top_pos[dst]
         self.off_top_vel = (self.off_top_vel + self._top_vel(src)) - self._top_vel(dst)
@@ -527,7 +527,7 @@ class MotionMatchingController:
         vel_local = db.root_vel[f].astype(np.float64) + self.off_root_vel
         ang = float(db.root_ang_vel[f]) + self.off_root_ang_vel
         self.root_yaw += ang * dt
-        step = FT.rotate2d(vel_local, self.root_yaw) * dt
+        step = features.rotate2d(vel_local, self.root_yaw) * dt
         self.root_pos = self.root_pos + step
         self.sim.update(v_goal, yaw_goal, dt)
         if self.adjust_halflife is not None:
@@ -553,8 +553,8 @@ class MotionMatchingController:
         """The current output pose (see :meth:`step`)."""
         db = self.db
         f = self.frame
-        rot = R.mul(R.from_axis_angle(self.off_rot), db.local_quats[f].astype(np.float64))
-        rot[0] = FT.yaw_quat(self.root_yaw)
+        rot = rotations.mul(rotations.from_axis_angle(self.off_rot), db.local_quats[f].astype(np.float64))
+        rot[0] = features.yaw_quat(self.root_yaw)
         sk = db.skeleton
         trans = sk.offsets.copy()
         trans[db.top] = db.top_pos[f] + self.off_top
@@ -571,7 +571,7 @@ class MotionMatchingController:
         poses = [self.step(c) for c in controls]
         return Motion(
             self.db.skeleton,
-            R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
+            rotations.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
             np.concatenate([p.root_positions for p in poses]),
             self.db.fps,
             np.concatenate([p.translations for p in poses]),

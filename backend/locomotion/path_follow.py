@@ -45,12 +45,12 @@ import numpy as np
 from ..filters import gaussian_filter1d
 from ..foot_contacts import runs
 
-from .. import rotations as R
+from .. import rotations
 from ..errors import UserError
 from ..limits import RANGES
 from ..motion import Motion
 from ..resample import resample
-from . import features as FT
+from . import features
 from .gaits import speeds_table
 from .inertialize import blend_to_pose
 from .stance import settle_frames, settle_steps
@@ -316,7 +316,7 @@ def concat_poses(poses, fps: float) -> Motion:
         trans = np.concatenate([p.translations for p in poses])
     return Motion(
         first.skeleton,
-        R.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
+        rotations.make_continuous(np.concatenate([p.rotations for p in poses]), axis=0),
         np.concatenate([p.root_positions for p in poses]),
         fps,
         trans,
@@ -531,7 +531,7 @@ def _settle(controller, path: Path2D, style, cfg: FollowConfig):
     """Reset the controller on the path's start, facing its first segment,
     and run ``settle_seconds`` of standing still (thrown away). Returns the
     last pose and the controller's frame rate."""
-    start_yaw = float(FT.yaw_from_facing(path.start_dir))
+    start_yaw = float(features.yaw_from_facing(path.start_dir))
     controller.reset(position=tuple(path.xy[0]), yaw=start_yaw, style=style)
     stand = Control(velocity=(0.0, 0.0), facing=tuple(path.start_dir), style=style)
     first = controller.step(stand)
@@ -787,7 +787,7 @@ def _blend_to_stand(controller, st: _Follow, xy, direction, n_hold: int, project
     then ``n_hold`` frames of it. ``project(root_xy)`` gives each frame's
     progress (arc length, m); ``stopping`` is recorded per frame."""
     cfg, ctl_fps = st.cfg, st.ctl_fps
-    stand = standing_pose(controller, xy, FT.yaw_from_facing(direction), st.style)
+    stand = standing_pose(controller, xy, features.yaw_from_facing(direction), st.style)
     n_blend = max(int(round(cfg.stand_blend_seconds * ctl_fps)), 1)
     tail_feet = tail_contacts = None
     if st.feet and st.feet[-1] is not None:
@@ -795,7 +795,7 @@ def _blend_to_stand(controller, st: _Follow, xy, direction, n_hold: int, project
         # while the body blends into it: blending the feet too would
         # slide them, and the cleanup would pin them where they were
         # and bend the knees to reach.
-        stance_feet = stand.world_positions()[0][list(FT.CONTACT_INDEX)]
+        stance_feet = stand.world_positions()[0][list(features.CONTACT_INDEX)]
         n_blend = max(n_blend, settle_frames(st.feet[-1], stance_feet, ctl_fps))
         last_c = st.contacts[-1]
         lifted = None if last_c is None else np.asarray(last_c)[[0, 2]] < 0.5
@@ -1120,7 +1120,7 @@ def walk_cycle(
     if n < 1e-9:
         raise ValueError("direction must be a non-zero 2D vector")
     d = d / n
-    controller.reset(position=(0.0, 0.0), yaw=float(FT.yaw_from_facing(d)), style=style)
+    controller.reset(position=(0.0, 0.0), yaw=float(features.yaw_from_facing(d)), style=style)
     control = Control(velocity=tuple(speed * d), facing=tuple(d), style=style)
     poses, contacts, feet = [], [], []
     ctl_fps = None

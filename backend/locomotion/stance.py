@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import rotations as R
+from .. import rotations
 from ..ik import two_bone_ik
 from ..motion import Motion
 
@@ -43,7 +43,7 @@ _LEGS = (("UpperLeg_L", "LowerLeg_L", "Foot_L", "Toes_L", 1.0), ("UpperLeg_R", "
 
 
 def _yaw_q(angle) -> np.ndarray:
-    return R.from_axis_angle(np.asarray([0.0, 0.0, float(angle)]))
+    return rotations.from_axis_angle(np.asarray([0.0, 0.0, float(angle)]))
 
 
 def _horizontal_angle(v) -> float:
@@ -55,7 +55,7 @@ def _set_world(rot: np.ndarray, parents, world: np.ndarray, j: int, q_world: np.
     """Make joint ``j``'s world rotation ``q_world`` by changing its local one
     (``world`` is the current FK; its children are not updated)."""
     p = parents[j]
-    rot[j] = R.mul(R.inv(world[p]), q_world) if p >= 0 else q_world
+    rot[j] = rotations.mul(rotations.inv(world[p]), q_world) if p >= 0 else q_world
 
 
 class _Pose:
@@ -84,7 +84,7 @@ class _Pose:
 
     def left(self) -> np.ndarray:
         """The character's left (unit, world)."""
-        return R.rotate(_yaw_q(self.yaw), np.array([1.0, 0.0, 0.0]))
+        return rotations.rotate(_yaw_q(self.yaw), np.array([1.0, 0.0, 0.0]))
 
 
 def _square_upper_body(st: _Pose) -> None:
@@ -96,7 +96,7 @@ def _square_upper_body(st: _Pose) -> None:
     world, pos = st.fk()
     hips = idx["Hips"]
     lateral = pos[idx["UpperLeg_L"]] - pos[idx["UpperLeg_R"]]
-    st.set_world(world, hips, R.mul(R.between_vectors(lateral, st.left()), world[hips]))
+    st.set_world(world, hips, rotations.mul(rotations.between_vectors(lateral, st.left()), world[hips]))
     # Chest: the counter-twist of the stride taken out too (a yaw at the spine
     # that squares the shoulders' line to the facing).
     world, pos = st.fk()
@@ -104,7 +104,7 @@ def _square_upper_body(st: _Pose) -> None:
     shoulders = pos[idx["UpperArm_L"]] - pos[idx["UpperArm_R"]]
     twist = st.facing_angle + 0.5 * np.pi - _horizontal_angle(shoulders)
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
-    st.set_world(world, spine, R.mul(_yaw_q(twist), world[spine]))
+    st.set_world(world, spine, rotations.mul(_yaw_q(twist), world[spine]))
     # ... and its sideways lean (a mid-stride frame leans over the planted
     # foot): the spine's line from the hips to the neck kept in the
     # character's sagittal plane, its forward lean kept.
@@ -112,7 +112,7 @@ def _square_upper_body(st: _Pose) -> None:
     up = pos[idx["Neck"]] - pos[idx["Spine"]]
     side = st.left()
     upright = up - np.dot(up, side) * side
-    st.set_world(world, spine, R.mul(R.between_vectors(up, upright), world[spine]))
+    st.set_world(world, spine, rotations.mul(rotations.between_vectors(up, upright), world[spine]))
 
 
 def _hang_arms(st: _Pose, reference: Motion, ref_world: np.ndarray) -> None:
@@ -127,7 +127,7 @@ def _hang_arms(st: _Pose, reference: Motion, ref_world: np.ndarray) -> None:
     for side in ("L", "R"):
         world, pos = st.fk()
         ua = st.idx[f"UpperArm_{side}"]
-        st.set_world(world, ua, R.mul(turn_q, ref_world[ua]))
+        st.set_world(world, ua, rotations.mul(turn_q, ref_world[ua]))
         for j in (f"LowerArm_{side}", f"Hand_{side}"):
             st.rot[st.idx[j]] = reference.rotations[0, st.idx[j]]
 
@@ -162,18 +162,18 @@ def _stand_legs(st: _Pose, reference: Motion, ref_world, ref_pos, targets, toe_o
     for (hip, knee, ankle, toe, sign), t in zip(_LEGS, targets):
         world, pos = st.fk()
         h, k, a = idx[hip], idx[knee], idx[ankle]
-        toe_dir = R.rotate(_yaw_q(st.facing_angle + sign * toe_out), np.array([1.0, 0.0, 0.0]))
+        toe_dir = rotations.rotate(_yaw_q(st.facing_angle + sign * toe_out), np.array([1.0, 0.0, 0.0]))
         pole = 0.5 * (pos[h] + t) + 0.5 * toe_dir
         q_root, q_mid, _ = two_bone_ik(pos[h], pos[k], pos[a], t, pole)
-        new_h = R.mul(q_root, world[h])
-        new_k = R.mul(q_mid, world[k])
+        new_h = rotations.mul(q_root, world[h])
+        new_k = rotations.mul(q_mid, world[k])
         st.set_world(world, h, new_h)
-        rot[k] = R.mul(R.inv(new_h), new_k)
+        rot[k] = rotations.mul(rotations.inv(new_h), new_k)
         # Foot flat as in the reference, turned to the facing, then out.
         f_ref = ref_world[a]
         ref_toe = ref_pos[idx[toe]] - ref_pos[a]
         turn = st.facing_angle + sign * toe_out - _horizontal_angle(ref_toe)
-        rot[a] = R.mul(R.inv(new_k), R.mul(_yaw_q(turn), f_ref))
+        rot[a] = rotations.mul(rotations.inv(new_k), rotations.mul(_yaw_q(turn), f_ref))
         rot[idx[toe]] = reference.rotations[0, idx[toe]]
 
 
@@ -195,7 +195,7 @@ def idle_stance(pose: Motion, reference: Motion, *, width: float = STANCE_WIDTH,
     targets = _set_pelvis_height(st, ref_pos, width, knee_flex)
     _stand_legs(st, reference, ref_world, ref_pos, targets, toe_out)
     out_trans = st.trans[None].copy()
-    return Motion(st.skeleton, R.normalize(st.rot)[None], pose.root_positions.copy(), pose.fps, out_trans, name=pose.name)
+    return Motion(st.skeleton, rotations.normalize(st.rot)[None], pose.root_positions.copy(), pose.fps, out_trans, name=pose.name)
 
 
 #: Duration (s) of one settling step into the stance, and the foot's lift

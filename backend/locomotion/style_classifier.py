@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from ..motion import Motion
-from . import dataset as D
-from . import features as FT
+from . import dataset
+from . import features
 
 #: Window length (frames at 30 fps) and hop between training windows.
 WINDOW = 60
@@ -75,16 +75,16 @@ def _windows(x: np.ndarray, window: int, hop: int) -> list:
 
 def _as_features(item):
     """A ClipFeatures from a ClipFeatures, a Motion or ``(Motion, labels)``."""
-    if isinstance(item, FT.ClipFeatures):
+    if isinstance(item, features.ClipFeatures):
         return item
     if isinstance(item, Motion):
-        if abs(item.fps - FT.FPS) > 1e-6:
+        if abs(item.fps - features.FPS) > 1e-6:
             from ..resample import resample
 
-            item = resample(item, FT.FPS)
-        return FT.compute_features(item)
+            item = resample(item, features.FPS)
+        return features.compute_features(item)
     motion, labels = item
-    return FT.compute_features(motion, labels)
+    return features.compute_features(motion, labels)
 
 
 def _style_of(clip, styles) -> str | None:
@@ -150,21 +150,21 @@ class StyleClassifier:
         (made plain JSON) as metadata."""
         import torch
 
-        from ..model_files import checkpoint as CK
+        from ..model_files import checkpoint
 
         arrays = {k: torch.from_numpy(np.asarray(v, dtype=np.float64).copy()) for k, v in
                   (("mean", self.mean), ("std", self.std))}
         config = {"styles": list(self.styles), "window": int(self.window), "hop": int(self.hop),
                   "in_dim": int(len(self.mean))}
-        CK.save(path, "style-classifier", config=config, weights=self.net.state_dict(), arrays=arrays,
+        checkpoint.save(path, "style-classifier", config=config, weights=self.net.state_dict(), arrays=arrays,
                 metadata={"info": json.loads(json.dumps(self.info or {}, default=_plain))})
 
     @classmethod
     def load(cls, path) -> "StyleClassifier":
-        from ..model_files import checkpoint as CK
+        from ..model_files import checkpoint
         from ..model_files import ModelFileError
 
-        ck = CK.load(path, "style-classifier")
+        ck = checkpoint.load(path, "style-classifier")
         try:
             net = _build_net(int(ck.config["in_dim"]), len(ck.config["styles"]))
             net.load_state_dict(ck.weights)
@@ -186,7 +186,7 @@ def load_training_clips(cache_dir=None, split: str = "train", include_d1: bool =
     """Cached clips of ``split`` whose ``style_key`` is one of the 7 d2 styles
     (d1 ones only with ``include_d1``), with only the arrays the classifier
     needs."""
-    clips = FT.load_cache(cache_dir, split=split, mirrored=mirrored, styles=D.D2_STYLES, keys=KEYS)
+    clips = features.load_cache(cache_dir, split=split, mirrored=mirrored, styles=dataset.D2_STYLES, keys=KEYS)
     return [c for c in clips if include_d1 or c.labels.get("dataset") != "d1"]
 
 
@@ -278,7 +278,7 @@ class StyleTrainConfig:
     #: Also train on the first Bandai dataset's clips.
     include_d1: bool = True
     #: The classes, in output order; clips of other styles are ignored.
-    styles: tuple = D.D2_STYLES
+    styles: tuple = dataset.D2_STYLES
     #: Torch CPU threads (None: torch's default).
     threads: int = None
 

@@ -49,13 +49,13 @@ import numpy as np
 import torch
 
 from ..atomic_write import replaced
-from ..model_files import checkpoint as CK
+from ..model_files import checkpoint
 from ..model_files import ModelFileError
 from ..model_files.loading import fitting
-from . import dataset as D
-from . import features as FT
-from . import model as M
-from . import vector_layout as IO
+from . import dataset
+from . import features
+from . import model as mann
+from . import vector_layout
 from .. import paths
 
 #: Weights of the loss groups (each group's loss is a mean over its entries,
@@ -84,7 +84,7 @@ class WindowData:
         for cf in clips:
             if cf.num_frames < 2:
                 continue
-            x, y = IO.clip_arrays(cf)
+            x, y = vector_layout.clip_arrays(cf)
             xs.append(x)
             ys.append(y)
             start.append(n)
@@ -93,8 +93,8 @@ class WindowData:
             self.names.append(cf.name + ("_mirror" if cf.mirrored and not cf.name.endswith("_mirror") else ""))
             self.styles.append(cf.labels.get("style_key", "normal"))
         if not xs:
-            self.x = torch.zeros(0, IO.INPUT_SIZE)
-            self.y = torch.zeros(0, IO.OUTPUT_SIZE)
+            self.x = torch.zeros(0, vector_layout.INPUT_SIZE)
+            self.y = torch.zeros(0, vector_layout.OUTPUT_SIZE)
         else:
             self.x = torch.from_numpy(np.concatenate(xs))
             self.y = torch.from_numpy(np.concatenate(ys))
@@ -138,8 +138,8 @@ def normalisation(data: WindowData):
 
     x_mean, x_std = stats(data.x)
     y_mean, y_std = stats(data.y)
-    x_mean[IO.IN["style"]], x_std[IO.IN["style"]] = 0.0, 1.0
-    y_mean[IO.OUT["contacts"]], y_std[IO.OUT["contacts"]] = 0.0, 1.0
+    x_mean[vector_layout.IN["style"]], x_std[vector_layout.IN["style"]] = 0.0, 1.0
+    y_mean[vector_layout.OUT["contacts"]], y_std[vector_layout.OUT["contacts"]] = 0.0, 1.0
     # Input bounds: the data's range plus one std either side (the training
     # noise stays well inside).
     x_lo = (data.x.double().min(0).values - x_mean) / x_std - 1.0
@@ -154,9 +154,9 @@ def start_poses(data: WindowData) -> dict:
     mean joint speed (m/s); clips start standing more often than not."""
     x = data.x.numpy()
     out = {}
-    pose, con, rv = IO.IN["pose"], IO.IN["contacts"], IO.IN["root_vel"]
-    vel = slice(pose.start + IO.POSE["vel"].start, pose.start + IO.POSE["vel"].stop)
-    for style in IO.STYLES:
+    pose, con, rv = vector_layout.IN["pose"], vector_layout.IN["contacts"], vector_layout.IN["root_vel"]
+    vel = slice(pose.start + vector_layout.POSE["vel"].start, pose.start + vector_layout.POSE["vel"].stop)
+    for style in vector_layout.STYLES:
         rows = [np.arange(s, s + f) for s, f, st, nm in zip(data.start, data.length, data.styles, data.names)
                 if st == style and not nm.endswith("_mirror")]
         if not rows:
@@ -173,7 +173,7 @@ def start_poses(data: WindowData) -> dict:
 def load_split_data(cache_dir, split: str, mirrored: bool, clips=None) -> WindowData:
     """Cached clips of ``split`` whose style maps to one of :data:`.vector_layout.STYLES`
     (``clips``: restrict to these file names or stems)."""
-    feats = FT.load_cache(cache_dir, split=split, mirrored=mirrored, styles=IO.STYLES, keys=CACHE_KEYS)
+    feats = features.load_cache(cache_dir, split=split, mirrored=mirrored, styles=vector_layout.STYLES, keys=CACHE_KEYS)
     if clips is not None:
         wanted = {str(c).split(".bvh")[0] for c in clips}
         feats = [c for c in feats if c.labels.get("file", c.name).split(".bvh")[0] in wanted]
@@ -188,14 +188,14 @@ def group_losses(yn: torch.Tensor, target_n: torch.Tensor) -> dict:
     normalised targets (contacts: logits against 0/1)."""
     out = {}
     for g in ("pose", "root_delta", "future"):
-        sl = IO.OUT[g]
+        sl = vector_layout.OUT[g]
         out[g] = torch.mean((yn[:, sl] - target_n[:, sl]) ** 2)
-    sl = IO.OUT["contacts"]
+    sl = vector_layout.OUT["contacts"]
     out["contacts"] = torch.nn.functional.binary_cross_entropy_with_logits(yn[:, sl], target_n[:, sl])
     return out
 
 
-def rollout_loss(model: M.MANN, data: WindowData, starts, window: int, p: float, noise: float, fps: float):
+def rollout_loss(model: mann.MANN, data: WindowData, starts, window: int, p: float, noise: float, fps: float):
     """Loss of ``model`` rolled out over windows starting at global frames
     ``starts [B]``: returns ``(total, {group: value})`` averaged over the
     window's steps. ``p``: probability (per sample and step) of feeding the
@@ -204,9 +204,9 @@ def rollout_loss(model: M.MANN, data: WindowData, starts, window: int, p: float,
     t = torch.as_tensor(starts, dtype=torch.long)[:, None] + torch.arange(window)[None]
     xw, yw = data.x[t], data.y[t]  # [B, L, in], [B, L, out]
     yw_n = (yw - model.y_mean) / model.y_std
-    yw_n[..., IO.OUT["contacts"]] = yw[..., IO.OUT["contacts"]]
-    noise_mask = torch.ones(IO.INPUT_SIZE)
-    noise_mask[IO.IN["style"]] = 0.0
+    yw_n[..., vector_layout.OUT["contacts"]] = yw[..., vector_layout.OUT["contacts"]]
+    noise_mask = torch.ones(vector_layout.INPUT_SIZE)
+    noise_mask[vector_layout.IN["style"]] = 0.0
     total = 0.0
     groups = {g: 0.0 for g in LOSS_WEIGHTS}
     x = xw[:, 0]
@@ -222,14 +222,14 @@ def rollout_loss(model: M.MANN, data: WindowData, starts, window: int, p: float,
         if k + 1 < window:
             x = xw[:, k + 1]
             if p > 0:
-                fb = IO.feedback_input(x, model.denormalize_output(yn), fps)
+                fb = vector_layout.feedback_input(x, model.denormalize_output(yn), fps)
                 use = torch.rand(len(x), 1) < p
                 x = torch.where(use, fb, x)
     return total / window, {g: v / window for g, v in groups.items()}
 
 
 @torch.no_grad()
-def evaluate(model: M.MANN, data: WindowData, starts, window: int, fps: float, batch: int = 512) -> dict:
+def evaluate(model: mann.MANN, data: WindowData, starts, window: int, fps: float, batch: int = 512) -> dict:
     """Fully autoregressive rollout loss (p = 1, no noise, eval mode) over
     ``starts``: ``{"loss", group: value}`` (means over windows)."""
     was = model.training
@@ -250,12 +250,12 @@ def evaluate(model: M.MANN, data: WindowData, starts, window: int, fps: float, b
 
 def _skeleton_of(cache_dir, clips=None) -> dict:
     """Skeleton (names, parents, offsets) of the first cached d2 "normal" train clip."""
-    feats = FT.load_cache(cache_dir, split="train", mirrored=False, styles=("normal",), keys=("yaw",))
+    feats = features.load_cache(cache_dir, split="train", mirrored=False, styles=("normal",), keys=("yaw",))
     if clips is not None:
         wanted = {str(c).split(".bvh")[0] for c in clips}
         feats = [c for c in feats if c.labels.get("file", c.name).split(".bvh")[0] in wanted] or feats
     if not feats:
-        feats = FT.load_cache(cache_dir, split="train", mirrored=False, keys=("yaw",))
+        feats = features.load_cache(cache_dir, split="train", mirrored=False, keys=("yaw",))
     cf = feats[0]
     return {
         "names": list(cf.joint_names),
@@ -265,21 +265,21 @@ def _skeleton_of(cache_dir, clips=None) -> dict:
     }
 
 
-def io_description(fps: float = FT.FPS) -> dict:
+def io_description(fps: float = features.FPS) -> dict:
     """The layout constants a checkpoint is tied to (checked on load)."""
     return {
-        "input_size": IO.INPUT_SIZE,
-        "output_size": IO.OUTPUT_SIZE,
+        "input_size": vector_layout.INPUT_SIZE,
+        "output_size": vector_layout.OUTPUT_SIZE,
         "fps": float(fps),
-        "traj_times": [float(t) for t in IO.TRAJ_TIMES],
-        "styles": list(IO.STYLES),
-        "contact_joints": list(FT.CONTACT_JOINTS),
-        "pose_joints": [FT.BANDAI_NAMES[j] for j in IO.POSE_JOINTS],
-        "gating_joints": list(IO.GATING_JOINTS),
+        "traj_times": [float(t) for t in vector_layout.TRAJ_TIMES],
+        "styles": list(vector_layout.STYLES),
+        "contact_joints": list(features.CONTACT_JOINTS),
+        "pose_joints": [features.BANDAI_NAMES[j] for j in vector_layout.POSE_JOINTS],
+        "gating_joints": list(vector_layout.GATING_JOINTS),
     }
 
 
-def make_checkpoint(model: M.MANN, skeleton: dict, starts: dict, training: dict, fps: float = FT.FPS,
+def make_checkpoint(model: mann.MANN, skeleton: dict, starts: dict, training: dict, fps: float = features.FPS,
                     train_config: dict = None) -> dict:
     """The keyword arguments of :func:`..checkpoint.save` for a "locomotion"
     checkpoint: the MANN config and weights (normalisation included, as
@@ -301,7 +301,7 @@ def load_checkpoint(path) -> dict:
     and check its layout against this code; a dict with ``config``,
     ``state_dict``, ``start_poses`` (style -> tensor), ``io``, ``skeleton``,
     ``training`` and the whole ``metadata``."""
-    c = CK.load(path, "locomotion")
+    c = checkpoint.load(path, "locomotion")
     with fitting(path, "locomotion model"):
         md = c.metadata
         ck = {"config": c.config, "state_dict": c.weights, "io": md["io"], "skeleton": md["skeleton"],
@@ -314,8 +314,8 @@ def load_checkpoint(path) -> dict:
     return ck
 
 
-def model_from_checkpoint(ck: dict) -> M.MANN:
-    model = M.MANN(ck["config"])
+def model_from_checkpoint(ck: dict) -> mann.MANN:
+    model = mann.MANN(ck["config"])
     model.load_state_dict(ck["state_dict"])
     return model.eval()
 
@@ -371,7 +371,7 @@ class _Run:
     cfg: TrainConfig
     t0: float
     deadline: float
-    model: M.MANN
+    model: mann.MANN
     opt: torch.optim.Optimizer
     rng: np.random.Generator
     train: WindowData
@@ -430,7 +430,7 @@ def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = 
     t0 = time.perf_counter()
     out_path = Path(out_path)
     log_path = Path(log_path) if log_path is not None else out_path.with_suffix(".log.json")
-    cache_dir = Path(cache_dir) if cache_dir is not None else FT.DEFAULT_CACHE_DIR
+    cache_dir = Path(cache_dir) if cache_dir is not None else features.DEFAULT_CACHE_DIR
     with _torch_training_settings(config.threads):
         run, skeleton, starts = _start_run(config, t0, data_dir, cache_dir, clips, verbose)
         while run.stop is None:
@@ -438,9 +438,9 @@ def train_locomotion(data_dir=None, out_path=DEFAULT_OUT, config: TrainConfig = 
                 break
             _write_json(log_path, run.log)
         training = _finish_run(run)
-        parts = make_checkpoint(run.model, skeleton, starts, training, FT.FPS, run.log["train_config"])
-        parts["metadata"]["trained_on"] = str(data_dir) if data_dir is not None else str(D.DEFAULT_DATA_DIR)
-        CK.save(out_path, "locomotion", **parts)
+        parts = make_checkpoint(run.model, skeleton, starts, training, features.FPS, run.log["train_config"])
+        parts["metadata"]["trained_on"] = str(data_dir) if data_dir is not None else str(dataset.DEFAULT_DATA_DIR)
+        checkpoint.save(out_path, "locomotion", **parts)
         run.log.update(stopped=run.stop, steps=run.step, best_epoch=run.best["epoch"], best_val=run.best["val"],
                        seconds=training["seconds"])
         _write_json(log_path, run.log)
@@ -469,13 +469,13 @@ def _torch_training_settings(threads: int):
 def _start_run(cfg: TrainConfig, t0: float, data_dir, cache_dir: Path, clips, verbose: bool):
     """Load the data, build the model and optimiser: the run's starting state,
     plus the skeleton and start poses the checkpoint carries."""
-    build = FT.build_cache(data_dir, cache_dir, seed=0, clips=clips, verbose=verbose)
+    build = features.build_cache(data_dir, cache_dir, seed=0, clips=clips, verbose=verbose)
     train = load_split_data(cache_dir, "train", True, clips)
     val = load_split_data(cache_dir, "validation", False, clips)
     if len(train.windows(cfg.window)) == 0:
         raise ValueError("no training windows: too few or too short clips")
-    model_cfg = M.make_config(**dict(cfg.model))
-    model = M.build_model(model_cfg, seed=cfg.seed)
+    model_cfg = mann.make_config(**dict(cfg.model))
+    model = mann.build_model(model_cfg, seed=cfg.seed)
     model.set_normalisation(*normalisation(train))
     model.set_mode("mix").train()
     starts = start_poses(train)
@@ -488,7 +488,7 @@ def _start_run(cfg: TrainConfig, t0: float, data_dir, cache_dir: Path, clips, ve
         print(
             f"[locomotion train] {len(train.start)} train clips ({len(train)} frames, mirrored incl.), "
             f"{len(val.start)} validation clips ({len(val_starts)} windows), "
-            f"{M.parameter_count(model_cfg)} parameters, loaded in {load_s:.1f} s",
+            f"{mann.parameter_count(model_cfg)} parameters, loaded in {load_s:.1f} s",
             flush=True,
         )
     torch.manual_seed(cfg.seed)
@@ -499,7 +499,7 @@ def _start_run(cfg: TrainConfig, t0: float, data_dir, cache_dir: Path, clips, ve
         "format": FORMAT,
         "seed": cfg.seed, "minutes": cfg.minutes, "threads": cfg.threads, "batch": cfg.batch, "window": cfg.window,
         "lr": cfg.lr, "lr_min": cfg.lr_min, "noise": cfg.noise, "feedback_max": cfg.feedback_max,
-        "loss_weights": LOSS_WEIGHTS, "config": model_cfg, "parameters": M.parameter_count(model_cfg),
+        "loss_weights": LOSS_WEIGHTS, "config": model_cfg, "parameters": mann.parameter_count(model_cfg),
         "train_clips": len(train.start), "train_frames": len(train), "validation_clips": len(val.start),
         "validation_windows": int(len(val_starts)), "cache": {k: build[k] for k in ("built", "skipped", "seconds")},
         "load_seconds": load_s, "planned_steps": planned, "epochs": [],
@@ -530,7 +530,7 @@ def _train_epoch(run: _Run, verbose: bool) -> bool:
         for g in run.opt.param_groups:
             g["lr"] = rate
         batch = order[i : i + cfg.batch]
-        loss, _ = rollout_loss(run.model, run.train, batch, cfg.window, p, cfg.noise, FT.FPS)
+        loss, _ = rollout_loss(run.model, run.train, batch, cfg.window, p, cfg.noise, features.FPS)
         run.opt.zero_grad(set_to_none=True)
         loss.backward()
         run.opt.step()
@@ -554,7 +554,7 @@ def _validate_epoch(run: _Run, train_loss: float, verbose: bool) -> None:
     """Score the epoch on the validation windows, log it, keep the best weights."""
     cfg = run.cfg
     if len(run.val_starts):
-        v = evaluate(run.model, run.val, run.val_starts, cfg.window, FT.FPS)
+        v = evaluate(run.model, run.val, run.val_starts, cfg.window, features.FPS)
     else:
         v = {"loss": train_loss}
     rate, p = run.schedule()
@@ -611,7 +611,7 @@ def _write_json(path: Path, obj) -> None:
 class _Exported(torch.nn.Module):
     """Raw input ``x [1, INPUT_SIZE]`` -> raw output ``y [1, OUTPUT_SIZE]``."""
 
-    def __init__(self, model: M.MANN):
+    def __init__(self, model: mann.MANN):
         super().__init__()
         self.model = model
 
@@ -647,7 +647,7 @@ def export_onnx(pt_path, onnx_path=None) -> Path:
     ck = load_checkpoint(pt_path)
     onnx_path = Path(onnx_path) if onnx_path is not None else Path(pt_path).with_suffix(".onnx")
     model = model_from_checkpoint(ck).set_mode("blend")
-    x = torch.zeros(1, IO.INPUT_SIZE)
+    x = torch.zeros(1, vector_layout.INPUT_SIZE)
     onnx_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = onnx_path.with_name(onnx_path.name + ".tmp")
     with warnings.catch_warnings():
@@ -668,7 +668,7 @@ def main_train(argv=None) -> int:
     """``rigmind train locomotion`` arguments: train, then export ONNX next
     to the checkpoint."""
     ap = argparse.ArgumentParser(prog="rigmind train locomotion", description="Train the neural locomotion model (MANN).")
-    ap.add_argument("--data", type=Path, default=D.DEFAULT_DATA_DIR, help="data folder (default ../shared/data)")
+    ap.add_argument("--data", type=Path, default=dataset.DEFAULT_DATA_DIR, help="data folder (default ../shared/data)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="checkpoint .pt (default models/locomotion.pt)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--minutes", type=float, default=55.0, help="wall-clock budget of the training call")

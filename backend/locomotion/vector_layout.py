@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dataset as D
+from . import dataset
 from .features import BANDAI_NAMES, CONTACT_JOINTS, TRAJ_TIMES
 
 #: Joints of the Bandai skeleton.
@@ -56,7 +56,7 @@ NUM_JOINTS = len(BANDAI_NAMES)  # 22
 POSE_JOINTS = tuple(range(1, NUM_JOINTS))
 J = len(POSE_JOINTS)  # 21
 #: Styles the model is conditioned on: the 7 Bandai d2 styles (d1 clips join via D1_TO_D2_STYLE).
-STYLES = tuple(D.D2_STYLES)
+STYLES = tuple(dataset.D2_STYLES)
 T = len(TRAJ_TIMES)  # 7
 TRAJ_TIMES_ARR = np.asarray(TRAJ_TIMES, dtype=np.float64)
 #: Indices (into TRAJ_TIMES) of the past, current and future samples.
@@ -147,7 +147,7 @@ def style_vector(style=None) -> np.ndarray:
     if style is None:
         style = "normal"
     if isinstance(style, str):
-        name = style if style in STYLES else D.D1_TO_D2_STYLE.get(style)
+        name = style if style in STYLES else dataset.D1_TO_D2_STYLE.get(style)
         if name is None:
             raise KeyError(f"style {style!r} is not one of {STYLES} (or a d1 style mapped to one)")
         v = np.zeros(STYLE_SIZE, dtype=np.float32)

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import data_file
 from rigmind.backend import axes
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.bvh import BVHError, dumps_bvh, guess_units, loads_bvh, read_bvh, write_bvh
 from rigmind.backend.motion import Motion
 from rigmind.backend.skeleton import Skeleton
@@ -74,9 +74,9 @@ def random_motion(frames=12, seed=0, rest=False, translations=False) -> Motion:
     tails = np.zeros((7, 3))
     for leaf in (3, 5, 6):
         tails[leaf] = rng.uniform(-0.1, 0.1, size=3)
-    rest_rot = R.normalize(rng.normal(size=(7, 4))) if rest else None
+    rest_rot = rotations.normalize(rng.normal(size=(7, 4))) if rest else None
     sk = Skeleton([f"j{i}" for i in range(7)], parents, offsets, rest_rot, tails)
-    rot = R.normalize(rng.normal(size=(frames, 7, 4)))
+    rot = rotations.normalize(rng.normal(size=(frames, 7, 4)))
     root = rng.normal(size=(frames, 3)) * 0.5
     tr = None
     if translations:
@@ -86,7 +86,7 @@ def random_motion(frames=12, seed=0, rest=False, translations=False) -> Motion:
 
 def end_positions(m: Motion) -> np.ndarray:
     rot, pos = m.world()
-    return pos + R.rotate(rot, m.skeleton.tails)
+    return pos + rotations.rotate(rot, m.skeleton.tails)
 
 
 def same_world(back: Motion, src: Motion, atol=1e-6):
@@ -110,14 +110,14 @@ def test_simple_file_to_blender_space():
     np.testing.assert_allclose(sk.offsets[1], [1, 0, 0])
     # End Site (0, 0.5, 0) Y-up -> Blender (0, 0, 0.5)
     np.testing.assert_allclose(sk.tails[1], [0, 0, 0.5], atol=1e-15)
-    np.testing.assert_allclose(sk.rest_rotations, R.identity((2,)))
+    np.testing.assert_allclose(sk.rest_rotations, rotations.identity((2,)))
     assert m.translations is None
     pos = m.world_positions()
     np.testing.assert_allclose(pos[0], [[0, 0, 1], [1, 0, 1]], atol=1e-12)
     # Yrotation 90 (Y-up) turns +X toward -Z (Y-up) = +Y in Blender
     np.testing.assert_allclose(pos[1], [[0, 0, 1], [0, 1, 1]], atol=1e-12)
     # that is a +90 degree turn about Blender's Z
-    np.testing.assert_allclose(R.to_matrix(m.rotations[1, 0]) @ [1, 0, 0], [0, 1, 0], atol=1e-12)
+    np.testing.assert_allclose(rotations.to_matrix(m.rotations[1, 0]) @ [1, 0, 0], [0, 1, 0], atol=1e-12)
     meta = sk.meta["bvh"]
     assert meta["channels"][1] == ["Zrotation", "Xrotation", "Yrotation"]
     assert meta["up"] == "Y" and meta["units"] == "m" and meta["scale"] == 1.0
@@ -169,10 +169,10 @@ def test_interleaved_partial_and_missing_channels():
     assert m.fps == 100.0
     # root: rotations listed Y, X, Z -> intrinsic "YXZ"; position (1, 2, 3)
     np.testing.assert_allclose(m.root_positions[0], [1, 2, 3])
-    expect = R.from_euler(np.deg2rad([30, 40, 50]), "YXZ", intrinsic=True)
-    assert abs(R.dot(m.rotations[0, 0], expect)) > 1 - 1e-12
-    np.testing.assert_allclose(m.rotations[0, 1], R.from_euler(np.deg2rad([0, 0, 90]), "XYZ"), atol=1e-12)
-    np.testing.assert_allclose(m.rotations[0, 2], R.identity(), atol=1e-15)
+    expect = rotations.from_euler(np.deg2rad([30, 40, 50]), "YXZ", intrinsic=True)
+    assert abs(rotations.dot(m.rotations[0, 0], expect)) > 1 - 1e-12
+    np.testing.assert_allclose(m.rotations[0, 1], rotations.from_euler(np.deg2rad([0, 0, 90]), "XYZ"), atol=1e-12)
+    np.testing.assert_allclose(m.rotations[0, 2], rotations.identity(), atol=1e-15)
     # joint c's Yposition replaces the offset's y only
     assert m.translations is not None
     np.testing.assert_allclose(m.translations[0, 3], [0, 7, 0])
@@ -240,7 +240,7 @@ def test_write_read_round_trip(tmp_out, up, units):
 def test_write_non_identity_rest(tmp_out):
     src = random_motion(seed=3, rest=True)
     back = read_bvh(write_bvh(tmp_out / "rest.bvh", src), units="cm")
-    np.testing.assert_allclose(back.skeleton.rest_rotations, R.identity((7,)), atol=1e-12)
+    np.testing.assert_allclose(back.skeleton.rest_rotations, rotations.identity((7,)), atol=1e-12)
     idx = [back.skeleton.index(n) for n in src.skeleton.names]
     np.testing.assert_allclose(back.skeleton.rest_positions()[idx], src.skeleton.rest_positions(), atol=1e-6)
     same_world(back, src)
@@ -412,17 +412,17 @@ def test_axes_mapping_and_round_trips():
     np.testing.assert_allclose(axes.positions_yup_to_blender([1.0, 2.0, 3.0]), [1.0, -3.0, 2.0])
     np.testing.assert_allclose(axes.positions_blender_to_yup([1.0, -3.0, 2.0]), [1.0, 2.0, 3.0])
     # the basis change is +90 degrees about X, as a quaternion and as a matrix
-    np.testing.assert_allclose(R.to_matrix(axes.YUP_TO_BLENDER), axes.YUP_TO_BLENDER_MATRIX, atol=1e-15)
+    np.testing.assert_allclose(rotations.to_matrix(axes.YUP_TO_BLENDER), axes.YUP_TO_BLENDER_MATRIX, atol=1e-15)
     v = np.random.default_rng(0).normal(size=(5, 3))
-    np.testing.assert_allclose(R.rotate(axes.YUP_TO_BLENDER, v), axes.positions_yup_to_blender(v), atol=1e-15)
-    q = R.normalize(np.random.default_rng(1).normal(size=(5, 4)))
+    np.testing.assert_allclose(rotations.rotate(axes.YUP_TO_BLENDER, v), axes.positions_yup_to_blender(v), atol=1e-15)
+    q = rotations.normalize(np.random.default_rng(1).normal(size=(5, 4)))
     qb = axes.quats_yup_to_blender(q)
-    np.testing.assert_allclose(R.to_matrix(qb), axes.matrices_yup_to_blender(R.to_matrix(q)), atol=1e-12)
+    np.testing.assert_allclose(rotations.to_matrix(qb), axes.matrices_yup_to_blender(rotations.to_matrix(q)), atol=1e-12)
     np.testing.assert_allclose(axes.quats_blender_to_yup(qb), q, atol=1e-15)
-    np.testing.assert_allclose(axes.matrices_blender_to_yup(axes.matrices_yup_to_blender(R.to_matrix(q))), R.to_matrix(q), atol=1e-12)
+    np.testing.assert_allclose(axes.matrices_blender_to_yup(axes.matrices_yup_to_blender(rotations.to_matrix(q))), rotations.to_matrix(q), atol=1e-12)
     # rotating then converting == converting then rotating
     np.testing.assert_allclose(
-        axes.positions_yup_to_blender(R.rotate(q, v)), R.rotate(qb, axes.positions_yup_to_blender(v)), atol=1e-12
+        axes.positions_yup_to_blender(rotations.rotate(q, v)), rotations.rotate(qb, axes.positions_yup_to_blender(v)), atol=1e-12
     )
 
 

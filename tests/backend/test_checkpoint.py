@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from rigmind.backend.model_files import checkpoint as CK
+from rigmind.backend.model_files import checkpoint
 from rigmind.backend.model_files import ModelFileError
 from rigmind.backend.model_files.manifest import MODELS_DIR
 from rigmind.backend.errors import UserError
@@ -30,8 +30,8 @@ def _blob(path) -> dict:
 
 def _check_layout(path, kind):
     blob = _blob(path)
-    assert (blob["format"], blob["version"], blob["kind"]) == (CK.FORMAT, CK.VERSION, kind)
-    assert blob["weights_sha256"] == CK.weights_sha256(blob["weights"], blob["arrays"])
+    assert (blob["format"], blob["version"], blob["kind"]) == (checkpoint.FORMAT, checkpoint.VERSION, kind)
+    assert blob["weights_sha256"] == checkpoint.weights_sha256(blob["weights"], blob["arrays"])
     json.dumps(blob["config"]), json.dumps(blob["metadata"])
     assert set(blob["metadata"]["written"]) >= {"date", "git_commit"}
 
@@ -73,25 +73,25 @@ def test_gesture_round_trip(tmp_path):
 
 
 def test_motion_encoder_round_trip(tmp_path):
-    from rigmind.backend.gesture import motion_encoder as ME
+    from rigmind.backend.gesture import motion_encoder
 
     torch.manual_seed(0)
-    enc = ME.MotionEncoder(dim=4, hidden=8)
-    ME.save_encoder(tmp_path / "e.pt", enc, {"steps": np.int64(3), "feat_mean": np.zeros(2)})
+    enc = motion_encoder.MotionEncoder(dim=4, hidden=8)
+    motion_encoder.save_encoder(tmp_path / "e.pt", enc, {"steps": np.int64(3), "feat_mean": np.zeros(2)})
     _check_layout(tmp_path / "e.pt", "gesture-motion-encoder")
-    enc2, stats = ME.load_encoder(tmp_path / "e.pt")
+    enc2, stats = motion_encoder.load_encoder(tmp_path / "e.pt")
     _same_state(enc2.state_dict(), enc.state_dict())
     assert stats == {"steps": 3, "feat_mean": [0.0, 0.0]}
 
 
 def test_locomotion_round_trip(tmp_path):
-    from rigmind.backend.locomotion import features as FT, model as M, vector_layout as IO, train as TR
+    from rigmind.backend.locomotion import features, model as M, vector_layout, train as TR
 
     model = M.build_model(M.make_config(hidden=32))
-    skeleton = {"names": list(FT.BANDAI_NAMES), "parents": [-1] * 22, "offsets": [[0.0] * 3] * 22, "source": "x"}
-    starts = {"normal": torch.arange(IO.POSE_SIZE + IO.CONTACT_SIZE, dtype=torch.float32)}
+    skeleton = {"names": list(features.BANDAI_NAMES), "parents": [-1] * 22, "offsets": [[0.0] * 3] * 22, "source": "x"}
+    starts = {"normal": torch.arange(vector_layout.POSE_SIZE + vector_layout.CONTACT_SIZE, dtype=torch.float32)}
     parts = TR.make_checkpoint(model, skeleton, starts, {"seed": 0}, train_config={"seed": 0, "steps": 1})
-    CK.save(tmp_path / "l.pt", "locomotion", **parts)
+    checkpoint.save(tmp_path / "l.pt", "locomotion", **parts)
     _check_layout(tmp_path / "l.pt", "locomotion")
     ck = TR.load_checkpoint(tmp_path / "l.pt")
     _same_state(ck["state_dict"], model.state_dict())
@@ -101,33 +101,33 @@ def test_locomotion_round_trip(tmp_path):
 
 
 def test_style_classifier_round_trip(tmp_path):
-    from rigmind.backend.locomotion import style_classifier as SC
+    from rigmind.backend.locomotion import style_classifier
 
     torch.manual_seed(0)
-    a = SC.StyleClassifier(SC._build_net(5, 2), ("normal", "elderly"), np.arange(5.0) / 3, np.ones(5), 30, 10,
+    a = style_classifier.StyleClassifier(style_classifier._build_net(5, 2), ("normal", "elderly"), np.arange(5.0) / 3, np.ones(5), 30, 10,
                            {"seed": 0})
     a.save(tmp_path / "c.pt")
     _check_layout(tmp_path / "c.pt", "style-classifier")
-    b = SC.StyleClassifier.load(tmp_path / "c.pt")
+    b = style_classifier.StyleClassifier.load(tmp_path / "c.pt")
     _same_state(b.net.state_dict(), a.net.state_dict())
     assert np.array_equal(b.mean, a.mean) and b.mean.dtype == np.float64 and b.info == {"seed": 0}
 
 
 def _small(path, kind="face"):
-    return CK.save(path, kind, config={"n": 1}, weights={"w": torch.arange(6.0).reshape(2, 3)},
+    return checkpoint.save(path, kind, config={"n": 1}, weights={"w": torch.arange(6.0).reshape(2, 3)},
                    arrays={"mean": torch.ones(3, dtype=torch.float64)}, metadata={"note": "t"})
 
 
 def test_tampered_weights_are_one_line(tmp_path):
     path = _small(tmp_path / "m.pt")
-    assert CK.load(path, "face").config == {"n": 1}
+    assert checkpoint.load(path, "face").config == {"n": 1}
     for group in ("weights", "arrays"):
         blob = _blob(path)
         t = blob[group]["w" if group == "weights" else "mean"]
         t.view(-1)[0] += 1e-6
         torch.save(blob, tmp_path / "bad.pt")
         with pytest.raises(UserError) as e:
-            CK.load(tmp_path / "bad.pt", "face")
+            checkpoint.load(tmp_path / "bad.pt", "face")
         msg = str(e.value)
         assert str(tmp_path / "bad.pt") in msg and "SHA-256" in msg and "retrain" in msg and "\n" not in msg
 
@@ -140,7 +140,7 @@ def test_tampered_weights_are_one_line(tmp_path):
 def test_old_layout_names_the_file_and_the_fix(tmp_path, old):
     torch.save(old, tmp_path / "old.pt")
     with pytest.raises(ModelFileError) as e:
-        CK.load(tmp_path / "old.pt", "locomotion")
+        checkpoint.load(tmp_path / "old.pt", "locomotion")
     msg = str(e.value)
     assert str(tmp_path / "old.pt") in msg and "older layout" in msg and "\n" not in msg
     assert "rigmind train locomotion" in msg and "convert_checkpoints.py" in msg
@@ -149,29 +149,29 @@ def test_old_layout_names_the_file_and_the_fix(tmp_path, old):
 def test_other_kind_and_newer_version(tmp_path):
     path = _small(tmp_path / "m.pt", "gesture")
     with pytest.raises(ModelFileError, match="a 'gesture' checkpoint, not a face one"):
-        CK.load(path, "face")
+        checkpoint.load(path, "face")
     blob = _blob(path)
-    blob["version"] = CK.VERSION + 1
+    blob["version"] = checkpoint.VERSION + 1
     torch.save(blob, tmp_path / "new.pt")
     with pytest.raises(ModelFileError, match="newer than this RigMind reads"):
-        CK.load(tmp_path / "new.pt", "gesture")
+        checkpoint.load(tmp_path / "new.pt", "gesture")
 
 
 def test_save_is_atomic_and_checks_plain_data(tmp_path):
     _small(tmp_path / "m.pt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.pt"]
     with pytest.raises(TypeError, match="JSON-able"):
-        CK.save(tmp_path / "x.pt", "face", config={"bad": object()}, weights={})
+        checkpoint.save(tmp_path / "x.pt", "face", config={"bad": object()}, weights={})
     with pytest.raises(ValueError, match="unknown checkpoint kind"):
-        CK.save(tmp_path / "x.pt", "nope", config={}, weights={})
+        checkpoint.save(tmp_path / "x.pt", "nope", config={}, weights={})
     assert not (tmp_path / "x.pt").exists()
 
 
 def test_weights_hash_ignores_the_pickle():
     w = {"a": torch.arange(4.0), "b": torch.ones(2, 2, dtype=torch.float16)}
-    assert CK.weights_sha256(w, {}) == CK.weights_sha256(dict(reversed(list(w.items()))), {})
-    assert CK.weights_sha256(w, {}) != CK.weights_sha256({"a": w["a"].double(), "b": w["b"]}, {})
-    assert CK.weights_sha256(w, {}) != CK.weights_sha256({}, w)
+    assert checkpoint.weights_sha256(w, {}) == checkpoint.weights_sha256(dict(reversed(list(w.items()))), {})
+    assert checkpoint.weights_sha256(w, {}) != checkpoint.weights_sha256({"a": w["a"].double(), "b": w["b"]}, {})
+    assert checkpoint.weights_sha256(w, {}) != checkpoint.weights_sha256({}, w)
 
 
 @pytest.mark.parametrize("name,kind", [("face.pt", "face"), ("face_seed1.pt", "face"), ("face_seed2.pt", "face"),
@@ -182,5 +182,5 @@ def test_committed_models_are_in_the_format(name, kind):
     if not path.is_file():
         pytest.skip(f"models/{name} not present")
     _check_layout(path, kind)
-    assert CK.load(path, kind).weights
+    assert checkpoint.load(path, kind).weights
     assert path.stat().st_size < 10e6

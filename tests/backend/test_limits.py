@@ -89,14 +89,14 @@ def test_cli_refuses_out_of_range_in_one_line(tmp_path, args, expect):
 def test_walk_path_operator_refuses_a_huge_curve(bpy_clean):
     """The add-on's Walk Along Path goes through the same limit (scene level)."""
     import rigmind
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     rigmind.register()
     try:
         arm = mannequin.build_mannequin()["armature"]
         with pytest.raises(limits.OutOfRange, match="from the origin"):
-            LS.walk_along_path(arm, WalkPathRequest(points=np.array([[0.0, 0.0], [1e9, 0.0]]), controller=ControllerChoice(kind="auto")))
+            locomotion_scene.walk_along_path(arm, WalkPathRequest(points=np.array([[0.0, 0.0], [1e9, 0.0]]), controller=ControllerChoice(kind="auto")))
         assert arm.animation_data is None or arm.animation_data.action is None
     finally:
         rigmind.unregister()

@@ -120,13 +120,13 @@ def test_bad_onnx_is_one_line(tmp_path, kind):
 def test_wrong_shapes_in_a_user_file_are_one_line(tmp_path):
     from rigmind.backend.locomotion.controller import LocomotionController
 
-    from rigmind.backend.model_files import checkpoint as CK
+    from rigmind.backend.model_files import checkpoint
 
     # A well-formed checkpoint (its hash matches) of another network size.
-    ck = CK.load(MODELS_DIR / "locomotion.pt", "locomotion")
+    ck = checkpoint.load(MODELS_DIR / "locomotion.pt", "locomotion")
     key = next(k for k, v in ck.weights.items() if v.ndim == 2)
     ck.weights[key] = torch.zeros(2, 2)
-    CK.save(tmp_path / "locomotion.pt", "locomotion", config=ck.config, weights=ck.weights, arrays=ck.arrays,
+    checkpoint.save(tmp_path / "locomotion.pt", "locomotion", config=ck.config, weights=ck.weights, arrays=ck.arrays,
             metadata=ck.metadata)
     with pytest.raises(ModelFileError, match="wrong shapes or layer names"):
         LocomotionController.load(tmp_path / "locomotion.pt", engine="torch")

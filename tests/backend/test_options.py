@@ -11,48 +11,48 @@ def _choices(parser, command, flag):
 
 
 def test_cli_choices_come_from_the_option_lists():
-    from rigmind.backend import options as O
+    from rigmind.backend import options
     from rigmind.cli import build_parser
 
     ap = build_parser()
-    assert _choices(ap, "retarget", "--root-mode") == O.ROOT_MODES
-    assert _choices(ap, "walk", "--gait") == O.GAITS
-    assert _choices(ap, "walk", "--controller") == O.CONTROLLER_KINDS
-    assert _choices(ap, "face", "--method") == O.FACE_METHODS
-    assert _choices(ap, "face", "--runtime") == O.RUNTIMES
-    assert _choices(ap, "gesture", "--base") == O.GESTURE_BASES
-    assert _choices(ap, "export", "--preset") == O.EXPORT_PRESETS
+    assert _choices(ap, "retarget", "--root-mode") == options.ROOT_MODES
+    assert _choices(ap, "walk", "--gait") == options.GAITS
+    assert _choices(ap, "walk", "--controller") == options.CONTROLLER_KINDS
+    assert _choices(ap, "face", "--method") == options.FACE_METHODS
+    assert _choices(ap, "face", "--runtime") == options.RUNTIMES
+    assert _choices(ap, "gesture", "--base") == options.GESTURE_BASES
+    assert _choices(ap, "export", "--preset") == options.EXPORT_PRESETS
 
 
 def test_backend_lists_are_the_option_lists():
-    from rigmind.backend import options as O
+    from rigmind.backend import options
     from rigmind.backend import retarget
     from rigmind.backend.face import generate as face_generate
     from rigmind.backend.face import model as face_model
     from rigmind.backend.gesture import generate as gesture_generate
     from rigmind.backend.locomotion import dataset, vector_layout
 
-    assert tuple(retarget.ROOT_MODES) == O.ROOT_MODES
-    assert dataset.D2_STYLES == O.STYLES and vector_layout.STYLES == O.STYLES
-    assert face_generate.METHODS == O.FACE_METHODS
-    assert face_model.RUNTIMES == O.RUNTIMES and gesture_generate.RUNTIMES == O.RUNTIMES
+    assert tuple(retarget.ROOT_MODES) == options.ROOT_MODES
+    assert dataset.D2_STYLES == options.STYLES and vector_layout.STYLES == options.STYLES
+    assert face_generate.METHODS == options.FACE_METHODS
+    assert face_model.RUNTIMES == options.RUNTIMES and gesture_generate.RUNTIMES == options.RUNTIMES
 
 
 def test_blender_side_uses_the_option_lists():
-    from rigmind.backend import options as O
-    from rigmind.blender_addon import properties as P
+    from rigmind.backend import options
+    from rigmind.blender_addon import properties
     from rigmind.backend.locomotion import controllers
     from rigmind.operators import export
 
     def ids(items):
         return tuple(i[0] for i in items)
 
-    assert P.STYLES == O.STYLES and ids(P.STYLE_ITEMS) == O.STYLES
-    assert ids(P.GAIT_ITEMS) == O.GAITS
-    assert ids(P.CONTROLLER_ITEMS) == O.CONTROLLER_KINDS
-    assert ids(P.ROOT_MODE_ITEMS) == O.ROOT_MODES
-    assert ids(P.FACE_METHOD_ITEMS) == O.FACE_METHODS
-    assert ids(P.BASE_ITEMS) == O.GESTURE_BASES
-    assert ids(P.EXPORT_FORMAT_ITEMS) == O.EXPORT_FORMATS
-    assert controllers.KINDS == O.CONTROLLER_KINDS
-    assert tuple(export.PRESETS) == O.EXPORT_PRESETS
+    assert properties.STYLES == options.STYLES and ids(properties.STYLE_ITEMS) == options.STYLES
+    assert ids(properties.GAIT_ITEMS) == options.GAITS
+    assert ids(properties.CONTROLLER_ITEMS) == options.CONTROLLER_KINDS
+    assert ids(properties.ROOT_MODE_ITEMS) == options.ROOT_MODES
+    assert ids(properties.FACE_METHOD_ITEMS) == options.FACE_METHODS
+    assert ids(properties.BASE_ITEMS) == options.GESTURE_BASES
+    assert ids(properties.EXPORT_FORMAT_ITEMS) == options.EXPORT_FORMATS
+    assert controllers.KINDS == options.CONTROLLER_KINDS
+    assert tuple(export.PRESETS) == options.EXPORT_PRESETS

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies
 
 from support.humanoid_generator import make_humanoid, make_renamed_humanoid
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.bone_mapping import NotHumanoidError, auto_map, load_humanoid
 from rigmind.backend.bvh import dumps_bvh, loads_bvh
 from rigmind.backend.motion import Motion
 from rigmind.backend.skeleton import Skeleton
 
 PROPS = settings(max_examples=60, deadline=None, database=None, derandomize=True)
-seeds = st.integers(0, 2**32 - 1)
+seeds = strategies.integers(0, 2**32 - 1)
 REQUIRED = load_humanoid()["required"]
 ORDERS = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
 
@@ -29,20 +29,20 @@ def _quats(rng, n=64):
     q = rng.normal(size=(n, 4))
     q[: n // 8] = [1.0, 0.0, 0.0, 0.0]  # identities among them
     q[n // 8: n // 4, 1:] *= 1e-9  # nearly identities
-    return R.normalize(q)
+    return rotations.normalize(q)
 
 
 def _same_rotation(a, b, tol=1e-6):
-    return np.all(R.angle_between(a, b) < tol)
+    return np.all(rotations.angle_between(a, b) < tol)
 
 
 @PROPS
 @given(seed=seeds)
 def test_matrix_round_trip(seed):
     q = _quats(np.random.default_rng(seed))
-    back = R.from_matrix(R.to_matrix(q))
+    back = rotations.from_matrix(rotations.to_matrix(q))
     assert _same_rotation(q, back)
-    m = R.to_matrix(q)
+    m = rotations.to_matrix(q)
     np.testing.assert_allclose(m @ np.swapaxes(m, -1, -2), np.broadcast_to(np.eye(3), m.shape), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(m), 1.0, atol=1e-12)
 
@@ -51,16 +51,16 @@ def test_matrix_round_trip(seed):
 @given(seed=seeds)
 def test_axis_angle_round_trip(seed):
     q = _quats(np.random.default_rng(seed))
-    aa = R.to_axis_angle(q)
+    aa = rotations.to_axis_angle(q)
     assert np.all(np.linalg.norm(aa, axis=-1) <= np.pi + 1e-9)
-    assert _same_rotation(q, R.from_axis_angle(aa))
+    assert _same_rotation(q, rotations.from_axis_angle(aa))
 
 
 @PROPS
-@given(seed=seeds, order=st.sampled_from(ORDERS), intrinsic=st.booleans())
+@given(seed=seeds, order=strategies.sampled_from(ORDERS), intrinsic=strategies.booleans())
 def test_euler_round_trip(seed, order, intrinsic):
     q = _quats(np.random.default_rng(seed))
-    back = R.from_euler(R.to_euler(q, order, intrinsic), order, intrinsic)
+    back = rotations.from_euler(rotations.to_euler(q, order, intrinsic), order, intrinsic)
     assert _same_rotation(q, back, tol=1e-6)
 
 
@@ -69,16 +69,16 @@ def test_euler_round_trip(seed, order, intrinsic):
 def test_6d_round_trip_and_group_laws(seed):
     rng = np.random.default_rng(seed)
     q, p, r = _quats(rng), _quats(rng), _quats(rng)
-    assert _same_rotation(q, R.from_6d(R.to_6d(q)))
-    assert _same_rotation(R.mul(q, R.inv(q)), R.identity((len(q),)))
-    assert _same_rotation(R.mul(R.mul(q, p), r), R.mul(q, R.mul(p, r)))
+    assert _same_rotation(q, rotations.from_6d(rotations.to_6d(q)))
+    assert _same_rotation(rotations.mul(q, rotations.inv(q)), rotations.identity((len(q),)))
+    assert _same_rotation(rotations.mul(rotations.mul(q, p), r), rotations.mul(q, rotations.mul(p, r)))
     v = rng.normal(size=(len(q), 3))
-    np.testing.assert_allclose(R.rotate(q, v), np.einsum("nij,nj->ni", R.to_matrix(q), v), atol=1e-12)
+    np.testing.assert_allclose(rotations.rotate(q, v), np.einsum("nij,nj->ni", rotations.to_matrix(q), v), atol=1e-12)
 
 
 @PROPS
-@given(seed=seeds, frames=st.integers(1, 12), fps=st.sampled_from([24.0, 25.0, 30.0, 60.0, 120.0]),
-       order=st.sampled_from(ORDERS))
+@given(seed=seeds, frames=strategies.integers(1, 12), fps=strategies.sampled_from([24.0, 25.0, 30.0, 60.0, 120.0]),
+       order=strategies.sampled_from(ORDERS))
 def test_bvh_round_trip(seed, frames, fps, order):
     """dumps_bvh -> loads_bvh: the same joints in the same places at every
     frame (world positions within 0.1 mm), the same frame rate and count."""
@@ -86,7 +86,7 @@ def test_bvh_round_trip(seed, frames, fps, order):
     skel, _ = make_humanoid(rng)
     # BVH has no rest rotations: write the skeleton with identity rest.
     skel = Skeleton(skel.names, skel.parents, skel.offsets, None, skel.tails, {})
-    rot = R.normalize(rng.normal(size=(frames, len(skel), 4)))
+    rot = rotations.normalize(rng.normal(size=(frames, len(skel), 4)))
     root = rng.uniform(-3, 3, size=(frames, 3))
     m = Motion(skel, rot, root, fps)
     back = loads_bvh(dumps_bvh(m, order=order), units="cm", up="Y")

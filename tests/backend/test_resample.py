@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.motion import Motion
 from rigmind.backend.resample import num_frames_for, resample
 from rigmind.backend.skeleton import Skeleton
@@ -19,7 +19,7 @@ def smooth_motion(frames=31, fps=30.0, translations=False, shapes=False) -> Moti
     axes = rng.normal(size=(3, 3))
     axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
     speed = np.array([1.0, 2.0, -1.5])
-    rot = R.from_axis_angle(axes[None] * (t[:, None, None] * speed[None, :, None]))
+    rot = rotations.from_axis_angle(axes[None] * (t[:, None, None] * speed[None, :, None]))
     root = np.stack([t, np.sin(t), 0.1 * t**2], -1)
     tr = None
     if translations:
@@ -74,14 +74,14 @@ def test_slerp_between_frames():
     m = smooth_motion(frames=11, fps=10.0)
     up = resample(m, 20.0)  # every other frame is a midpoint
     mids = up.rotations[1::2]
-    expect = R.slerp(m.rotations[:-1], m.rotations[1:], np.full(m.rotations.shape[:2][:1] + (3,), 0.5)[:-1])
+    expect = rotations.slerp(m.rotations[:-1], m.rotations[1:], np.full(m.rotations.shape[:2][:1] + (3,), 0.5)[:-1])
     assert np.all(np.abs(np.sum(mids * expect, -1)) > 1 - 1e-12)
     # constant angular velocity: the midpoint of a uniform turn is the half-way angle
     t_mid = (np.arange(10) + 0.5) / 10.0
     rng = np.random.default_rng(0)
     axes = rng.normal(size=(3, 3))
     axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
-    exact = R.from_axis_angle(axes[None] * (t_mid[:, None, None] * np.array([1.0, 2.0, -1.5])[None, :, None]))
+    exact = rotations.from_axis_angle(axes[None] * (t_mid[:, None, None] * np.array([1.0, 2.0, -1.5])[None, :, None]))
     assert np.all(np.abs(np.sum(mids * exact, -1)) > 1 - 1e-12)
     # positions are linear
     np.testing.assert_allclose(up.root_positions[1::2], 0.5 * (m.root_positions[:-1] + m.root_positions[1:]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.bvh import read_bvh
 from rigmind.backend.ik import soft_reach, two_bone_ik
 from rigmind.backend.retarget import RetargetConfig, RetargetError, foot_contacts, leg_length, retarget
@@ -52,15 +52,15 @@ def build(names, parents, world):
 
 def with_random_rest(sk, rng):
     rot_w, pos_w = sk.rest_world()
-    new_w = R.normalize(rng.normal(size=(len(sk), 4)))
+    new_w = rotations.normalize(rng.normal(size=(len(sk), 4)))
     rest, off = np.empty((len(sk), 4)), np.empty((len(sk), 3))
     for j, p in enumerate(sk.parents):
         if p < 0:
             rest[j], off[j] = new_w[j], pos_w[j]
         else:
-            rest[j] = R.mul(R.inv(new_w[p]), new_w[j])
-            off[j] = R.rotate(R.inv(new_w[p]), pos_w[j] - pos_w[p])
-    tails = R.rotate(R.inv(new_w), R.rotate(rot_w, sk.tails))
+            rest[j] = rotations.mul(rotations.inv(new_w[p]), new_w[j])
+            off[j] = rotations.rotate(rotations.inv(new_w[p]), pos_w[j] - pos_w[p])
+    tails = rotations.rotate(rotations.inv(new_w), rotations.rotate(rot_w, sk.tails))
     return Skeleton(list(sk.names), sk.parents.copy(), off, rest, tails)
 
 
@@ -79,8 +79,8 @@ def clean_pose(clip, arm_drop_deg=0.0, frame=60):
     i = sk.index
     lat = pos[i("UpperLeg_L")] - pos[i("UpperLeg_R")]
     yaw = np.arctan2(lat[1], lat[0])
-    q = R.from_axis_angle(np.array([0.0, 0.0, -yaw]))
-    pos = R.rotate(q, pos - pos[i("Hips")] * np.array([1, 1, 0]))
+    q = rotations.from_axis_angle(np.array([0.0, 0.0, -yaw]))
+    pos = rotations.rotate(q, pos - pos[i("Hips")] * np.array([1, 1, 0]))
     a = np.radians(arm_drop_deg)
     for s, sign in (("L", 1.0), ("R", -1.0)):
         d = np.array([sign * np.cos(a), 0.0, -np.sin(a)])
@@ -338,7 +338,7 @@ def test_four_spine_bones_and_twist(clip):
     assert max(err.values()) < 0.05, err
     # the forearm twist bone turns by a share of the hand's twist
     tw = res.motion.rotations[:, target.index("ForeArmTwist_L")]
-    assert R.angle_between(tw[:1], tw).max() > 1e-3
+    assert rotations.angle_between(tw[:1], tw).max() > 1e-3
 
 
 def test_root_modes(clip):
@@ -487,8 +487,8 @@ def test_two_bone_ik_reaches_and_clamps():
     target[5] = a[5]  # on the root
     q1, q2, reached = two_bone_ik(a, b, c, target, b + np.array([0.0, 1.0, 0.0]))
     assert np.all(np.isfinite(q1)) and np.all(np.isfinite(q2))
-    b2 = a + R.rotate(q1, b - a)
-    c2 = b2 + R.rotate(q2, c - b)
+    b2 = a + rotations.rotate(q1, b - a)
+    c2 = b2 + rotations.rotate(q2, c - b)
     l1, l2 = np.linalg.norm(b - a, axis=-1), np.linalg.norm(c - b, axis=-1)
     np.testing.assert_allclose(np.linalg.norm(b2 - a, axis=-1), l1, atol=1e-9)
     np.testing.assert_allclose(c2, reached, atol=1e-7)
@@ -518,6 +518,6 @@ def test_soft_reach_is_smooth():
     c = np.broadcast_to([0.0, 0.0, -0.8], (n, 3))
     t = np.stack([np.zeros(n), np.zeros(n), -np.linspace(0.75, 0.82, n)], -1)
     q1, q2, reached = two_bone_ik(a, b, c, t, b + [0.0, 1.0, 0.0], soft=0.97)
-    knee = a + R.rotate(q1, b - a)
+    knee = a + rotations.rotate(q1, b - a)
     ang = np.degrees(np.arccos(np.clip(np.sum(_unit(knee - a) * _unit(reached - knee), -1), -1, 1)))
     assert np.abs(np.diff(ang)).max() < 1.0

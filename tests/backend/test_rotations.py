@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 
 N = 200
 TAIT_BRYAN = ["".join(p) for p in itertools.permutations("XYZ")]
@@ -42,90 +42,90 @@ def assert_same_rotation(a, b, atol=1e-9):
 
 def test_normalize_and_identity():
     q = rand_quats() * 3.0
-    n = R.normalize(q)
+    n = rotations.normalize(q)
     np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(R.normalize(np.zeros((2, 4))), R.identity((2,)))
-    assert R.identity((3, 2)).shape == (3, 2, 4)
-    assert np.array_equal(R.identity()[...], [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(rotations.normalize(np.zeros((2, 4))), rotations.identity((2,)))
+    assert rotations.identity((3, 2)).shape == (3, 2, 4)
+    assert np.array_equal(rotations.identity()[...], [1.0, 0.0, 0.0, 0.0])
 
 
 def test_mul_inv_rotate_match_scipy():
     a, b = rand_quats(seed=1), rand_quats(seed=2)
-    assert_same_rotation(R.mul(a, b), from_scipy(to_scipy(a) * to_scipy(b)))
-    assert_same_rotation(R.inv(a), from_scipy(to_scipy(a).inv()))
+    assert_same_rotation(rotations.mul(a, b), from_scipy(to_scipy(a) * to_scipy(b)))
+    assert_same_rotation(rotations.inv(a), from_scipy(to_scipy(a).inv()))
     v = np.random.default_rng(3).normal(size=(N, 3))
-    np.testing.assert_allclose(R.rotate(a, v), to_scipy(a).apply(v), atol=1e-12)
+    np.testing.assert_allclose(rotations.rotate(a, v), to_scipy(a).apply(v), atol=1e-12)
     # broadcasting: one quaternion against many vectors
-    np.testing.assert_allclose(R.rotate(a[0], v), to_scipy(a[0]).apply(v), atol=1e-12)
-    np.testing.assert_allclose(R.mul(a, R.inv(a)), R.identity((N,)), atol=1e-12)
+    np.testing.assert_allclose(rotations.rotate(a[0], v), to_scipy(a[0]).apply(v), atol=1e-12)
+    np.testing.assert_allclose(rotations.mul(a, rotations.inv(a)), rotations.identity((N,)), atol=1e-12)
 
 
 def test_matrix_round_trip_and_scipy():
     q = rand_quats(seed=4)
-    m = R.to_matrix(q)
+    m = rotations.to_matrix(q)
     np.testing.assert_allclose(m, to_scipy(q).as_matrix(), atol=1e-12)
-    back = R.from_matrix(m)
+    back = rotations.from_matrix(m)
     assert np.all(back[..., 0] >= 0.0)
     assert_same_rotation(back, q, atol=1e-12)
     # near-180-degree rotations exercise the non-trace branches
     axes = np.random.default_rng(5).normal(size=(50, 3))
     axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
-    q180 = R.from_axis_angle(axes * (np.pi - 1e-7))
-    assert_same_rotation(R.from_matrix(R.to_matrix(q180)), q180, atol=1e-12)
+    q180 = rotations.from_axis_angle(axes * (np.pi - 1e-7))
+    assert_same_rotation(rotations.from_matrix(rotations.to_matrix(q180)), q180, atol=1e-12)
     # scaled matrices are orthonormalised
-    assert_same_rotation(R.from_matrix(m * 2.5), q, atol=1e-12)
+    assert_same_rotation(rotations.from_matrix(m * 2.5), q, atol=1e-12)
     # composition order: matrix of a*b is M(a) @ M(b)
     a, b = rand_quats(seed=6), rand_quats(seed=7)
-    np.testing.assert_allclose(R.to_matrix(R.mul(a, b)), R.to_matrix(a) @ R.to_matrix(b), atol=1e-12)
+    np.testing.assert_allclose(rotations.to_matrix(rotations.mul(a, b)), rotations.to_matrix(a) @ rotations.to_matrix(b), atol=1e-12)
 
 
 def test_axis_angle_matches_scipy():
-    q = R.canonical(rand_quats(seed=8))
-    aa = R.to_axis_angle(q)
+    q = rotations.canonical(rand_quats(seed=8))
+    aa = rotations.to_axis_angle(q)
     np.testing.assert_allclose(aa, to_scipy(q).as_rotvec(), atol=1e-10)
-    assert_same_rotation(R.from_axis_angle(aa), q, atol=1e-12)
+    assert_same_rotation(rotations.from_axis_angle(aa), q, atol=1e-12)
     rv = np.random.default_rng(9).normal(size=(N, 3))
-    assert_same_rotation(R.from_axis_angle(rv), from_scipy(Rotation.from_rotvec(rv)), atol=1e-12)
+    assert_same_rotation(rotations.from_axis_angle(rv), from_scipy(Rotation.from_rotvec(rv)), atol=1e-12)
     tiny = np.array([[1e-10, -2e-10, 3e-11], [0.0, 0.0, 0.0]])
-    assert_same_rotation(R.from_axis_angle(tiny), from_scipy(Rotation.from_rotvec(tiny)), atol=1e-15)
-    np.testing.assert_allclose(R.to_axis_angle(R.from_axis_angle(tiny)), tiny, atol=1e-18)
+    assert_same_rotation(rotations.from_axis_angle(tiny), from_scipy(Rotation.from_rotvec(tiny)), atol=1e-15)
+    np.testing.assert_allclose(rotations.to_axis_angle(rotations.from_axis_angle(tiny)), tiny, atol=1e-18)
     axis = rv / np.linalg.norm(rv, axis=-1, keepdims=True)
     ang = np.linspace(-3, 3, N)
-    assert_same_rotation(R.from_axis_angle_pair(axis, ang), from_scipy(Rotation.from_rotvec(axis * ang[:, None])))
+    assert_same_rotation(rotations.from_axis_angle_pair(axis, ang), from_scipy(Rotation.from_rotvec(axis * ang[:, None])))
 
 
 def test_canonical_dot_angle_between():
     q = rand_quats(seed=10)
-    c = R.canonical(q)
+    c = rotations.canonical(q)
     assert np.all(c[:, 0] >= 0)
     assert_same_rotation(c, q, atol=1e-15)
     a, b = rand_quats(seed=11), rand_quats(seed=12)
-    np.testing.assert_allclose(R.dot(a, b), np.sum(a * b, -1))
+    np.testing.assert_allclose(rotations.dot(a, b), np.sum(a * b, -1))
     expect = (to_scipy(a).inv() * to_scipy(b)).magnitude()
-    np.testing.assert_allclose(R.angle_between(a, b), expect, atol=1e-6)
-    np.testing.assert_allclose(R.angle_between(a, -a), 0.0, atol=1e-6)
+    np.testing.assert_allclose(rotations.angle_between(a, b), expect, atol=1e-6)
+    np.testing.assert_allclose(rotations.angle_between(a, -a), 0.0, atol=1e-6)
 
 
 @pytest.mark.parametrize("order", TAIT_BRYAN)
 def test_from_euler_matches_scipy(order):
     ang = np.random.default_rng(13).uniform(-np.pi, np.pi, size=(N, 3))
-    assert_same_rotation(R.from_euler(ang, order, intrinsic=True), from_scipy(Rotation.from_euler(order, ang)), 1e-12)
+    assert_same_rotation(rotations.from_euler(ang, order, intrinsic=True), from_scipy(Rotation.from_euler(order, ang)), 1e-12)
     assert_same_rotation(
-        R.from_euler(ang, order, intrinsic=False), from_scipy(Rotation.from_euler(order.lower(), ang)), 1e-12
+        rotations.from_euler(ang, order, intrinsic=False), from_scipy(Rotation.from_euler(order.lower(), ang)), 1e-12
     )
     # intrinsic order "ZXY" is the matrix product Rz @ Rx @ Ry
     m = np.eye(3)
     for k, axis in enumerate(order):
         m = m @ Rotation.from_euler(axis.lower(), ang[0, k]).as_matrix()
-    np.testing.assert_allclose(R.to_matrix(R.from_euler(ang[0], order)), m, atol=1e-12)
+    np.testing.assert_allclose(rotations.to_matrix(rotations.from_euler(ang[0], order)), m, atol=1e-12)
 
 
 @pytest.mark.parametrize("order", TAIT_BRYAN)
 @pytest.mark.parametrize("intrinsic", [True, False])
 def test_to_euler_round_trip_and_scipy(order, intrinsic):
     q = rand_quats(seed=14)
-    e = R.to_euler(q, order, intrinsic=intrinsic)
-    assert_same_rotation(R.from_euler(e, order, intrinsic=intrinsic), q, atol=1e-12)
+    e = rotations.to_euler(q, order, intrinsic=intrinsic)
+    assert_same_rotation(rotations.from_euler(e, order, intrinsic=intrinsic), q, atol=1e-12)
     seq = order if intrinsic else order.lower()
     np.testing.assert_allclose(e, to_scipy(q).as_euler(seq), atol=1e-8)
     # middle angle in [-pi/2, pi/2], others in [-pi, pi]
@@ -142,33 +142,33 @@ def test_to_euler_near_gimbal_lock(order):
     offs = np.array([0.0, 1e-12, 1e-9, 1e-7, 1e-5, -1e-9, -1e-6, 1e-3])
     ang[:, 1] = np.resize(np.pi / 2 - offs, n) * np.where(np.arange(n) % 2, 1.0, -1.0)
     for intrinsic in (True, False):
-        q = R.from_euler(ang, order, intrinsic=intrinsic)
-        e = R.to_euler(q, order, intrinsic=intrinsic)
+        q = rotations.from_euler(ang, order, intrinsic=intrinsic)
+        e = rotations.to_euler(q, order, intrinsic=intrinsic)
         assert np.all(np.isfinite(e))
-        back = R.from_euler(e, order, intrinsic=intrinsic)
-        np.testing.assert_allclose(R.to_matrix(back), R.to_matrix(q), atol=5e-8)
+        back = rotations.from_euler(e, order, intrinsic=intrinsic)
+        np.testing.assert_allclose(rotations.to_matrix(back), rotations.to_matrix(q), atol=5e-8)
 
 
 def test_bad_euler_orders():
     with pytest.raises(ValueError):
-        R.from_euler(np.zeros(3), "XXY")
+        rotations.from_euler(np.zeros(3), "XXY")
     with pytest.raises(ValueError):
-        R.from_euler(np.zeros(3), "XY")
+        rotations.from_euler(np.zeros(3), "XY")
     with pytest.raises(ValueError):
-        R.to_euler(R.identity(), "ZXZ")
+        rotations.to_euler(rotations.identity(), "ZXZ")
 
 
 def test_6d_round_trip():
     q = rand_quats(seed=16)
-    d6 = R.to_6d(q)
+    d6 = rotations.to_6d(q)
     assert d6.shape == (N, 6)
     m = to_scipy(q).as_matrix()
     np.testing.assert_allclose(d6, np.concatenate([m[:, :, 0], m[:, :, 1]], -1), atol=1e-12)
-    assert_same_rotation(R.from_6d(d6), q, atol=1e-12)
-    np.testing.assert_allclose(R.matrix_from_6d(R.matrix_to_6d(m)), m, atol=1e-12)
+    assert_same_rotation(rotations.from_6d(d6), q, atol=1e-12)
+    np.testing.assert_allclose(rotations.matrix_from_6d(rotations.matrix_to_6d(m)), m, atol=1e-12)
     # raw, non-orthonormal network output still gives a proper rotation
     noisy = d6 + np.random.default_rng(17).normal(scale=0.1, size=d6.shape)
-    mm = R.matrix_from_6d(noisy)
+    mm = rotations.matrix_from_6d(noisy)
     np.testing.assert_allclose(mm @ np.swapaxes(mm, -1, -2), np.broadcast_to(np.eye(3), mm.shape), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(mm), 1.0, atol=1e-12)
     # Gram-Schmidt keeps the first column's direction
@@ -182,63 +182,63 @@ def test_make_continuous():
     t = np.linspace(0, 1, 100)
     axis = np.array([0.3, -0.5, 0.8])
     axis /= np.linalg.norm(axis)
-    q = R.from_axis_angle(axis * (t[:, None] * 5.0))
+    q = rotations.from_axis_angle(axis * (t[:, None] * 5.0))
     flips = np.where(rng.random(100) < 0.4, -1.0, 1.0)
     flipped = q * flips[:, None]
-    c = R.make_continuous(flipped)
+    c = rotations.make_continuous(flipped)
     assert np.all(np.sum(c[1:] * c[:-1], -1) > 0.0)
     assert_same_rotation(c, q, atol=1e-15)
     np.testing.assert_allclose(c[0], flipped[0])  # the first frame keeps its sign
     # along another axis, with joints on axis 0
-    c2 = R.make_continuous(np.stack([flipped, -flipped], 0), axis=1)
+    c2 = rotations.make_continuous(np.stack([flipped, -flipped], 0), axis=1)
     assert np.all(np.sum(c2[:, 1:] * c2[:, :-1], -1) > 0.0)
-    assert R.make_continuous(q[:1]).shape == (1, 4)
+    assert rotations.make_continuous(q[:1]).shape == (1, 4)
 
 
 def test_slerp_endpoints_midpoint_and_scipy():
     a, b = rand_quats(50, seed=19), rand_quats(50, seed=20)
-    np.testing.assert_allclose(R.slerp(a, b, np.zeros(50)), a, atol=1e-12)
-    assert_same_rotation(R.slerp(a, b, np.ones(50)), b, atol=1e-12)
-    mid = R.slerp(a, b, np.full(50, 0.5))
+    np.testing.assert_allclose(rotations.slerp(a, b, np.zeros(50)), a, atol=1e-12)
+    assert_same_rotation(rotations.slerp(a, b, np.ones(50)), b, atol=1e-12)
+    mid = rotations.slerp(a, b, np.full(50, 0.5))
     # the midpoint is half the relative rotation: equal angles to both ends
-    np.testing.assert_allclose(R.angle_between(a, mid), R.angle_between(mid, b), atol=1e-6)
-    np.testing.assert_allclose(R.angle_between(a, mid), 0.5 * R.angle_between(a, b), atol=1e-6)
+    np.testing.assert_allclose(rotations.angle_between(a, mid), rotations.angle_between(mid, b), atol=1e-6)
+    np.testing.assert_allclose(rotations.angle_between(a, mid), 0.5 * rotations.angle_between(a, b), atol=1e-6)
     for i in range(5):
         s = Slerp([0.0, 1.0], to_scipy(np.stack([a[i], b[i]])))
         ts = np.array([0.1, 0.37, 0.5, 0.9])
-        assert_same_rotation(R.slerp(a[i], b[i], ts), from_scipy(s(ts)), atol=1e-12)
+        assert_same_rotation(rotations.slerp(a[i], b[i], ts), from_scipy(s(ts)), atol=1e-12)
     # the short way: b and -b give the same result
-    assert_same_rotation(R.slerp(a, -b, np.full(50, 0.3)), R.slerp(a, b, np.full(50, 0.3)), atol=1e-12)
+    assert_same_rotation(rotations.slerp(a, -b, np.full(50, 0.3)), rotations.slerp(a, b, np.full(50, 0.3)), atol=1e-12)
     # nearly equal inputs do not divide by zero
-    near = R.normalize(a + 1e-9)
-    assert np.all(np.isfinite(R.slerp(a, near, np.full(50, 0.5))))
+    near = rotations.normalize(a + 1e-9)
+    assert np.all(np.isfinite(rotations.slerp(a, near, np.full(50, 0.5))))
 
 
 def test_between_vectors():
     rng = np.random.default_rng(21)
     u = rng.normal(size=(N, 3))
     v = rng.normal(size=(N, 3)) * 3.0
-    q = R.between_vectors(u, v)
+    q = rotations.between_vectors(u, v)
     un = u / np.linalg.norm(u, axis=-1, keepdims=True)
     vn = v / np.linalg.norm(v, axis=-1, keepdims=True)
-    np.testing.assert_allclose(R.rotate(q, un), vn, atol=1e-12)
+    np.testing.assert_allclose(rotations.rotate(q, un), vn, atol=1e-12)
     # shortest arc: the angle equals the angle between the vectors
-    np.testing.assert_allclose(R.angle_between(q, R.identity((N,))), np.arccos(np.sum(un * vn, -1)), atol=1e-6)
+    np.testing.assert_allclose(rotations.angle_between(q, rotations.identity((N,))), np.arccos(np.sum(un * vn, -1)), atol=1e-6)
     r, _ = Rotation.align_vectors(vn[:1], un[:1])
     assert_same_rotation(q[0], from_scipy(r), atol=1e-9)
     # identical vectors: identity
-    assert_same_rotation(R.between_vectors(u, u * 2), R.identity((N,)), atol=1e-15)
+    assert_same_rotation(rotations.between_vectors(u, u * 2), rotations.identity((N,)), atol=1e-15)
 
 
 def test_between_opposite_vectors():
     us = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [-1.0, 0, 0], [0.3, -0.4, 0.5], [1.0, 1e-9, 0]])
-    q = R.between_vectors(us, -us)
+    q = rotations.between_vectors(us, -us)
     un = us / np.linalg.norm(us, axis=-1, keepdims=True)
-    np.testing.assert_allclose(R.rotate(q, un), -un, atol=1e-8)
+    np.testing.assert_allclose(rotations.rotate(q, un), -un, atol=1e-8)
     np.testing.assert_allclose(np.linalg.norm(q, axis=-1), 1.0, atol=1e-12)
     # a half turn about an axis perpendicular to u
     np.testing.assert_allclose(q[:, 0], 0.0, atol=1e-8)
     np.testing.assert_allclose(np.sum(q[:, 1:] * un, -1), 0.0, atol=1e-8)
     # single (unbatched) input
-    q1 = R.between_vectors(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1.0]))
-    np.testing.assert_allclose(R.rotate(q1, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0], atol=1e-12)
+    q1 = rotations.between_vectors(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1.0]))
+    np.testing.assert_allclose(rotations.rotate(q1, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0], atol=1e-12)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rigmind.backend import axes
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.motion import Motion
 from rigmind.backend.skeleton import Skeleton
 from rigmind.backend.smplx_motion import (
@@ -43,7 +43,7 @@ def beat2():
 
 def _rotation_error(a_aa, b_aa) -> float:
     """Largest angle (radians) between two sets of axis-angle rotations."""
-    return float(R.angle_between(R.from_axis_angle(a_aa), R.from_axis_angle(b_aa)).max())
+    return float(rotations.angle_between(rotations.from_axis_angle(a_aa), rotations.from_axis_angle(b_aa)).max())
 
 
 def _synthetic_file(path, t=12, seed=0, **overrides):
@@ -73,7 +73,7 @@ def test_beat2_reads_as_55_joint_clip(beat2):
     assert m.skeleton.names == load_preset("smplx_skeleton")["names"]
     assert np.array_equal(m.skeleton.parents, load_preset("smplx_skeleton")["parents"])
     # SMPL-X rest frames are world-aligned: identity rest, conjugation keeps it so
-    assert np.allclose(m.skeleton.rest_rotations, R.identity((55,)))
+    assert np.allclose(m.skeleton.rest_rotations, rotations.identity((55,)))
     ex = smplx_extras(m)
     assert ex is m.skeleton.meta["smplx"]
     assert ex["betas"].shape == (300,) and np.allclose(ex["betas"], raw["betas"])
@@ -88,7 +88,7 @@ def test_beat2_reads_as_55_joint_clip(beat2):
 def test_beat2_rotations_are_the_files(beat2):
     _, raw, m = beat2
     back = axes.quats_blender_to_yup(m.rotations)
-    assert _rotation_error(R.to_axis_angle(back), raw["poses"].reshape(-1, 55, 3).astype(np.float64)) < 1e-6
+    assert _rotation_error(rotations.to_axis_angle(back), raw["poses"].reshape(-1, 55, 3).astype(np.float64)) < 1e-6
 
 
 def test_beat2_is_z_up_and_faces_minus_y(beat2):
@@ -142,7 +142,7 @@ def test_beat2_write_from_blender_style_rest(beat2, tmp_path):
     _, raw, m = beat2
     m = m.slice(0, 120)
     rng = np.random.default_rng(1)
-    rest_world = R.normalize(rng.normal(size=(55, 4)))
+    rest_world = rotations.normalize(rng.normal(size=(55, 4)))
     _, rest_pos = m.skeleton.rest_world()
     sk = m.skeleton
     local_rest, offsets = np.empty((55, 4)), np.empty((55, 3))
@@ -150,8 +150,8 @@ def test_beat2_write_from_blender_style_rest(beat2, tmp_path):
         if p < 0:
             local_rest[j], offsets[j] = rest_world[j], rest_pos[j]
         else:
-            local_rest[j] = R.mul(R.inv(rest_world[p]), rest_world[j])
-            offsets[j] = R.rotate(R.inv(rest_world[p]), rest_pos[j] - rest_pos[p])
+            local_rest[j] = rotations.mul(rotations.inv(rest_world[p]), rest_world[j])
+            offsets[j] = rotations.rotate(rotations.inv(rest_world[p]), rest_pos[j] - rest_pos[p])
     target = Skeleton(list(sk.names), sk.parents.copy(), offsets, local_rest, None, dict(sk.meta))
     bones = m.with_rest(target)
     assert np.abs(bones.world_positions() - m.world_positions()).max() < 1e-9
@@ -259,7 +259,7 @@ def test_pickled_field_is_refused(tmp_path):
 
 def test_write_rejects_other_skeletons(tmp_path):
     sk = Skeleton(["hips", "spine"], [-1, 0], [[0, 0, 1], [0, 0, 0.1]])
-    m = Motion(sk, R.identity((3, 2)), np.zeros((3, 3)))
+    m = Motion(sk, rotations.identity((3, 2)), np.zeros((3, 3)))
     with pytest.raises(SMPLXFileError, match="55-joint SMPL-X skeleton"):
         write_smplx_npz(tmp_path / "x.npz", m)
     assert not (tmp_path / "x.npz").exists()
@@ -339,4 +339,4 @@ def test_model_path_uses_the_smplx_package(tmp_path):
         sk = smplx_rest_skeleton(betas, model_path=tmp_path / "models", up="Y")
     assert sk.meta["smplx"]["rest_source"] == "model"
     assert np.abs(sk.rest_positions() - expect).max() < 1e-6
-    assert np.allclose(sk.rest_rotations, R.identity((55,)))
+    assert np.allclose(sk.rest_rotations, rotations.identity((55,)))

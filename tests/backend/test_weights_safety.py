@@ -11,20 +11,20 @@ import pytest
 import torch
 from conftest import CodePayload
 
-from rigmind.backend.locomotion import style_classifier as SC
+from rigmind.backend.locomotion import style_classifier
 
 
-def _tiny(seed=0) -> SC.StyleClassifier:
+def _tiny(seed=0) -> style_classifier.StyleClassifier:
     torch.manual_seed(seed)
-    net = SC._build_net(5, 2)
+    net = style_classifier._build_net(5, 2)
     info = {"seed": np.int64(seed), "window_counts": np.array([3, 4]), "note": "tiny"}
-    return SC.StyleClassifier(net, ("normal", "elderly"), np.arange(5.0), np.ones(5), 30, 10, info)
+    return style_classifier.StyleClassifier(net, ("normal", "elderly"), np.arange(5.0), np.ones(5), 30, 10, info)
 
 
 def test_style_classifier_round_trip(tmp_path):
     a = _tiny()
     a.save(tmp_path / "c.pt")
-    b = SC.StyleClassifier.load(tmp_path / "c.pt")
+    b = style_classifier.StyleClassifier.load(tmp_path / "c.pt")
     assert b.styles == a.styles and (b.window, b.hop) == (30, 10)
     np.testing.assert_array_equal(b.mean, a.mean)
     assert b.info == {"seed": 0, "window_counts": [3, 4], "note": "tiny"}
@@ -43,7 +43,7 @@ def test_bad_classifier_file_is_one_safe_line(tmp_path, kind):
     else:
         path.write_bytes(b"")
     with pytest.raises(ValueError) as e:
-        SC.StyleClassifier.load(path)
+        style_classifier.StyleClassifier.load(path)
     msg = str(e.value)
     assert "\n" not in msg and str(path) in msg and "weights_only" not in msg
     assert not marker.exists(), "loading a weight file must never run code"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend.locomotion.drive_input import InputEvent as E
+from rigmind.backend.locomotion.drive_input import InputEvent
 from rigmind.backend.requests.walk import WalkPathRequest
 
 bpy = pytest.importorskip("bpy")
@@ -21,11 +21,11 @@ bpy = pytest.importorskip("bpy")
 # The 10 s drive: record; forward (W) 0-3 s; right (D) 3-6 s with a run
 # (Shift) 4-5 s; back toward the view, slowly (S + Ctrl) 6-8 s; left (A) 8-10 s.
 TEN_SECONDS = [
-    (0.0, E("R")), (0.0, E("W")),
-    (3.0, E("W", "RELEASE")), (3.0, E("D")), (4.0, E("LEFT_SHIFT")), (5.0, E("LEFT_SHIFT", "RELEASE")),
-    (6.0, E("D", "RELEASE")), (6.0, E("S")), (6.0, E("LEFT_CTRL")),
-    (8.0, E("S", "RELEASE")), (8.0, E("LEFT_CTRL", "RELEASE")), (8.0, E("A")),
-    (10.0, E("A", "RELEASE")), (10.0, E("RET")),
+    (0.0, InputEvent("R")), (0.0, InputEvent("W")),
+    (3.0, InputEvent("W", "RELEASE")), (3.0, InputEvent("D")), (4.0, InputEvent("LEFT_SHIFT")), (5.0, InputEvent("LEFT_SHIFT", "RELEASE")),
+    (6.0, InputEvent("D", "RELEASE")), (6.0, InputEvent("S")), (6.0, InputEvent("LEFT_CTRL")),
+    (8.0, InputEvent("S", "RELEASE")), (8.0, InputEvent("LEFT_CTRL", "RELEASE")), (8.0, InputEvent("A")),
+    (10.0, InputEvent("A", "RELEASE")), (10.0, InputEvent("RET")),
 ]
 
 
@@ -124,15 +124,15 @@ def _fcurve_values(action, arm):
 
 
 def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
-    from rigmind.backend.locomotion import metrics as MX
-    from rigmind.operators import drive_scene as DS
-    from rigmind.operators import locomotion_scene as LS
-    from rigmind.operators import retarget_scene as RS
+    from rigmind.backend.locomotion import metrics
+    from rigmind.operators import drive_scene
+    from rigmind.operators import locomotion_scene
+    from rigmind.operators import retarget_scene
 
     scene = bpy.context.scene
     assert scene.render.fps == 24  # the factory default: not the controller's 30 fps
     before = _key_a_pose(rig)
-    session = DS.DriveSession(rig, controller=controller)
+    session = drive_scene.DriveSession(rig, controller=controller)
     commands, mid = drive(session, TEN_SECONDS, 10.0, 24.0)
     assert commands == [(0.0, "record"), (10.0, "finish")]
     assert session.take_seconds() == pytest.approx(10.0)
@@ -152,10 +152,10 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
         assert np.isfinite(co).all()
 
     # The root went where it was steered (view forward = +Y, right = +X).
-    tmap = RS.target_mapping(rig)
+    tmap = retarget_scene.target_mapping(rig)
     bones = {c: tmap.bones[c] for c in ("hips", "foot_l", "foot_r", "toes_l", "toes_r")}
     frames = list(range(1, 242))
-    pos = RS.sample_positions_world(rig, bones, frames)
+    pos = retarget_scene.sample_positions_world(rig, bones, frames)
     hips = pos["hips"]
     assert np.isfinite(hips).all()
 
@@ -172,23 +172,23 @@ def test_scripted_ten_second_drive_records_a_clean_take(rig, controller):
     # the validation mocap's 0.88 cm/frame (bench/results/locomotion.md), with contacts.
     names = ["foot_l", "foot_r", "toes_l", "toes_r"]
     p = np.stack([pos[c] for c in names], axis=1)
-    sk = MX.foot_skate(p, foot_joints=list(range(4)), fps=24.0)
+    sk = metrics.foot_skate(p, foot_joints=list(range(4)), fps=24.0)
     assert sk["contact_fraction"] > 0.2
     assert sk["skate_cm_per_frame"] < 0.88, sk
 
     # The walked path as a curve, which Walk Along Path reads back.
-    xy = LS.curve_to_polyline(curve)
+    xy = locomotion_scene.curve_to_polyline(curve)
     roots = np.concatenate([pp.root_positions[:, :2] for pp in session.take["poses"]])
     assert np.linalg.norm(xy[0] - roots[0]) < 1e-3 and np.linalg.norm(xy[-1] - roots[-1]) < 1e-3
     length = np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))
     assert length > 8.0
-    rebaked = LS.walk_along_path(rig, WalkPathRequest(points=xy), controller=controller)
+    rebaked = locomotion_scene.walk_along_path(rig, WalkPathRequest(points=xy), controller=controller)
     assert rebaked != action and rig.animation_data.action == rebaked and action.use_fake_user
 
 
 def _short_take(session, seconds, script=()):
     """Record ``seconds`` of walking forward (plus ``script``), then finish."""
-    events = [(0.0, E("R")), (0.0, E("W")), *script, (seconds, E("RET"))]
+    events = [(0.0, InputEvent("R")), (0.0, InputEvent("W")), *script, (seconds, InputEvent("RET"))]
     commands, _ = drive(session, events, seconds, 24.0)
     assert commands[-1] == (seconds, "finish")
     action, _ = session.finish()
@@ -201,11 +201,11 @@ def _short_take(session, seconds, script=()):
     ((30, 40), 2.0, (1, 49)),     # a range after the take's start: both ends grow
 ])
 def test_drive_range_only_grows(rig, controller, scene_range, seconds, expect):
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = scene_range
-    action = _short_take(DS.DriveSession(rig, controller=controller), seconds)
+    action = _short_take(drive_scene.DriveSession(rig, controller=controller), seconds)
     first, last = action.frame_range
     assert (first, last) == (1.0, 1.0 + seconds * 24)
     assert (scene.frame_start, scene.frame_end) == expect
@@ -213,40 +213,40 @@ def test_drive_range_only_grows(rig, controller, scene_range, seconds, expect):
 
 
 def test_take_is_named_after_the_styles_it_used(rig, controller):
-    from rigmind.backend.locomotion import drive_input as DI
+    from rigmind.backend.locomotion import drive_input
     from rigmind.backend.locomotion.vector_layout import STYLES
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
-    changed_to = STYLES[DI.STYLE_KEYS["TWO"]]
+    changed_to = STYLES[drive_input.STYLE_KEYS["TWO"]]
     assert changed_to != "normal"
-    session = DS.DriveSession(rig, controller=controller, style="normal")
-    action = _short_take(session, 2.0, [(1.0, E("TWO"))])
+    session = drive_scene.DriveSession(rig, controller=controller, style="normal")
+    action = _short_take(session, 2.0, [(1.0, InputEvent("TWO"))])
     assert action.name == f"RigMind Drive · normal+{changed_to} · 2.0 s"
     # A style picked before recording is the take's only style.
-    session = DS.DriveSession(rig, controller=controller, style="normal")
-    session.handle(E("TWO"))
+    session = drive_scene.DriveSession(rig, controller=controller, style="normal")
+    session.handle(InputEvent("TWO"))
     action = _short_take(session, 1.0)
     assert action.name == f"RigMind Drive · {changed_to} · 1.0 s"
 
 
 def test_drive_action_name_fits_a_blender_name():
     from rigmind.backend.locomotion.vector_layout import STYLES
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
-    assert DS.drive_action_name("normal", 10.0) == "RigMind Drive · normal · 10.0 s"
-    assert DS.drive_action_name(["normal", "elderly", "normal"], 4.44) == "RigMind Drive · normal+elderly · 4.4 s"
-    every = DS.drive_action_name(list(STYLES), 12.0)
+    assert drive_scene.drive_action_name("normal", 10.0) == "RigMind Drive · normal · 10.0 s"
+    assert drive_scene.drive_action_name(["normal", "elderly", "normal"], 4.44) == "RigMind Drive · normal+elderly · 4.4 s"
+    every = drive_scene.drive_action_name(list(STYLES), 12.0)
     assert every == f"RigMind Drive · mixed ({len(STYLES)} styles) · 12.0 s"
     assert len(every.encode("utf-8")) <= 63 - 4
 
 
 def test_escape_restores_the_scene_exactly(rig, controller):
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
     _key_a_pose(rig)
     before = _scene_state(rig)
-    session = DS.DriveSession(rig, controller=controller)
-    script = [(0.0, E("R")), (0.0, E("W")), (1.0, E("A")), (1.5, E("THREE")), (2.0, E("ESC"))]
+    session = drive_scene.DriveSession(rig, controller=controller)
+    script = [(0.0, InputEvent("R")), (0.0, InputEvent("W")), (1.0, InputEvent("A")), (1.5, InputEvent("THREE")), (2.0, InputEvent("ESC"))]
     commands, mid = drive(session, script, 2.0, 24.0)
     assert commands == [(0.0, "record"), (2.0, "cancel")]
     # It did drive: the pose bones moved away from the saved pose.
@@ -266,11 +266,11 @@ def test_escape_restores_the_scene_exactly(rig, controller):
 
 
 def test_finish_without_a_take_changes_nothing(rig, controller):
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
     before = _scene_state(rig)
-    session = DS.DriveSession(rig, controller=controller)
-    drive(session, [(0.0, E("W"))], 1.0, 24.0)
+    session = drive_scene.DriveSession(rig, controller=controller)
+    drive(session, [(0.0, InputEvent("W"))], 1.0, 24.0)
     assert session.finish() == (None, None)
     after = _scene_state(rig)
     assert after["actions"] == before["actions"] and after["frames"] == before["frames"]
@@ -282,37 +282,37 @@ def test_live_mapping_matches_the_full_retarget(rig, controller):
     """The live pose (LiveRetarget) against the baked one (the full
     retarget, foot IK included) on the same clip: bone rotations within a
     few degrees, the hips within a few centimetres."""
-    from rigmind.backend import rotations as R
-    from rigmind.operators import drive_scene as DS
+    from rigmind.backend import rotations
+    from rigmind.operators import drive_scene
     from rigmind.backend.locomotion import controllers
-    from rigmind.operators import retarget_scene as RS
+    from rigmind.operators import retarget_scene
     from rigmind.operators import scene_io
 
-    session = DS.DriveSession(rig, controller=controller)
-    drive(session, [(0.0, E("R")), (0.0, E("W")), (2.0, E("D"))], 4.0, 30.0)
+    session = drive_scene.DriveSession(rig, controller=controller)
+    drive(session, [(0.0, InputEvent("R")), (0.0, InputEvent("W")), (2.0, InputEvent("D"))], 4.0, 30.0)
     motion, _, _ = session.take_motion()
     session.cancel()
     live = np.stack([session.live.apply(motion, f)[0] for f in range(motion.num_frames)])
     hips_live = np.stack([session.live.apply(motion, f)[1] for f in range(motion.num_frames)])
     # The full retarget, as the bake runs it, then the same basis formula as write_motion.
     skel = scene_io.read_skeleton(rig)
-    rot, scale, trans = RS.object_transform(rig)
-    world = RS.skeleton_to_world(skel, rot, scale, trans)
+    rot, scale, trans = retarget_scene.object_transform(rig)
+    world = retarget_scene.skeleton_to_world(skel, rot, scale, trans)
     from rigmind.backend.retarget import RetargetConfig, retarget
 
-    res = retarget(motion, dict(controllers.bandai_bone_map(motion.skeleton).bones), world, dict(RS.target_mapping(rig).bones),
+    res = retarget(motion, dict(controllers.bandai_bone_map(motion.skeleton).bones), world, dict(retarget_scene.target_mapping(rig).bones),
                    RetargetConfig(root_mode="hips", ik=True, ground_height=None), reference=session.reference)
-    on_rig = RS.motion_to_armature_space(res.motion, skel, rot, scale, trans)
-    full = R.mul(R.inv(skel.rest_rotations)[None], on_rig.rotations)
+    on_rig = retarget_scene.motion_to_armature_space(res.motion, skel, rot, scale, trans)
+    full = rotations.mul(rotations.inv(skel.rest_rotations)[None], on_rig.rotations)
     driven = session.live.pairs[:, 0]
-    ang = np.degrees(R.angle_between(live[:, driven], full[:, driven]))
+    ang = np.degrees(rotations.angle_between(live[:, driven], full[:, driven]))
     names = [skel.names[j] for j in driven]
     legs = np.array([any(w in n.lower() for w in ("thigh", "shin", "calf", "leg", "foot", "toe")) for n in names])
     # Upper body: the same rotation transfer; legs: the bake's foot IK bends them a little more.
     assert np.median(ang[:, ~legs]) < 3.0, dict(zip(np.array(names)[~legs], np.median(ang[:, ~legs], 0).round(1)))
     assert np.median(ang[:, legs]) < 8.0, dict(zip(np.array(names)[legs], np.median(ang[:, legs], 0).round(1)))
     h = skel.names.index(session._hips_pb.name)
-    hips_full = R.rotate(R.inv(skel.rest_rotations[h]), on_rig.local_translations()[:, h] - skel.offsets[h])
+    hips_full = rotations.rotate(rotations.inv(skel.rest_rotations[h]), on_rig.local_translations()[:, h] - skel.offsets[h])
     assert np.median(np.linalg.norm(hips_live - hips_full, axis=-1)) < 0.03
 
 
@@ -338,32 +338,32 @@ def test_drive_operator_and_panel_button(bpy_clean, controller):
 
 
 def test_drive_refuses_a_busy_controller(rig, controller):
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
     from rigmind.backend.locomotion import controllers
 
     with controllers.GENERATE_LOCK:
         with pytest.raises(controllers.ControllerError, match="being generated"):
-            DS.DriveSession(rig, controller=controller)
-    s = DS.DriveSession(rig, controller=controller)  # free again
+            drive_scene.DriveSession(rig, controller=controller)
+    s = drive_scene.DriveSession(rig, controller=controller)  # free again
     s.cancel()
 
 
 def test_ticks_recording_toggles_and_long_stalls(rig, controller):
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
 
-    s = DS.DriveSession(rig, controller=controller)
-    s.handle(E("W"))
+    s = drive_scene.DriveSession(rig, controller=controller)
+    s.handle(InputEvent("W"))
     assert s.tick(0.1)["steps"] == 3  # a slow tick steps every controller frame it covers
     assert s.tick(0.01)["steps"] == 0  # none due yet: nothing written either
-    assert s.tick(5.0)["steps"] == int(DS.MAX_TICK_SECONDS * 30)  # a stall: the game slows, no burst
-    assert s.handle(E("R")) == "record" and s.recording
+    assert s.tick(5.0)["steps"] == int(drive_scene.MAX_TICK_SECONDS * 30)  # a stall: the game slows, no burst
+    assert s.handle(InputEvent("R")) == "record" and s.recording
     s.tick(1.0 / 30)
     s.tick(1.0 / 30)
     assert s.take_seconds() == pytest.approx(2 / 30)
-    s.handle(E("R"))  # off: the take ends
+    s.handle(InputEvent("R"))  # off: the take ends
     s.tick(0.2)
     assert not s.recording and s.take_seconds() == pytest.approx(2 / 30)
-    s.handle(E("R"))  # on again: a new take replaces it
+    s.handle(InputEvent("R"))  # on again: a new take replaces it
     s.tick(1.0 / 30)
     assert s.take_seconds() == pytest.approx(1 / 30)
     assert "REC" in s.status_text(30.0) and "normal" in s.status_text(30.0)
@@ -373,13 +373,13 @@ def test_ticks_recording_toggles_and_long_stalls(rig, controller):
 def test_drive_refuses_a_generated_rigify_rig(bpy_clean, controller):
     from support import rig_factory
 
-    from rigmind.operators import drive_scene as DS
+    from rigmind.operators import drive_scene
     from rigmind.operators import scene_io
 
     arm, _ = rig_factory.rigify_rig_cached()
     n_actions = len(bpy.data.actions)
     with pytest.raises(scene_io.SceneError, match="Rigify"):
-        DS.DriveSession(arm, controller=controller)
+        drive_scene.DriveSession(arm, controller=controller)
     assert len(bpy.data.actions) == n_actions
 
 

@@ -19,7 +19,7 @@ FPS = 30
 def _take(arm, seed=0):
     """A smooth made-up take on every bone (a few degrees of rotation each,
     the root walking forward), written as a new action."""
-    from rigmind.backend import rotations as R
+    from rigmind.backend import rotations
     from rigmind.backend.motion import Motion
     from rigmind.operators import scene_io
 
@@ -31,7 +31,7 @@ def _take(arm, seed=0):
     freq = rng.uniform(0.3, 1.5, (J, 3))
     phase = rng.uniform(0, 2 * np.pi, (J, 3))
     aa = amp[None] * np.sin(2 * np.pi * freq[None] * t[:, None, None] + phase[None])  # [F, J, 3] rad
-    rot = R.mul(sk.rest_rotations[None], R.from_axis_angle(aa))
+    rot = rotations.mul(sk.rest_rotations[None], rotations.from_axis_angle(aa))
     root = np.repeat(sk.offsets[None, 0], FRAMES, axis=0)
     root[:, 0] += 0.8 * t / np.linalg.norm(sk.meta["object_matrix"][:3, 0])  # 0.8 m/s in armature units
     m = Motion(sk, rot, root, FPS, name="fidelity")

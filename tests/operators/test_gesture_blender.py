@@ -134,7 +134,7 @@ def test_keep_legs_layers_over_walk(mannequin, speech_wav):
 def test_our_npz_lands_with_hands_clear_of_torso(bpy_clean, tmp_path, rig_name):
     """Our EMAGE-schema take → `Retarget Motion`'s npz path → RPM / Rigify;
     the hands never come within 12% of leg length of the torso axis."""
-    from rigmind.backend import retarget_metrics as M
+    from rigmind.backend import retarget_metrics
     from rigmind.backend.audio import load_audio
     from rigmind.backend.gesture.generate import generate_gesture
     from rigmind.operators import gesture_scene, retarget_scene
@@ -151,9 +151,9 @@ def test_our_npz_lands_with_hands_clear_of_torso(bpy_clean, tmp_path, rig_name):
                                         "foot_l", "upperleg_r", "lowerleg_r", "foot_r") if c in tmap.bones}
     tgt = retarget_scene.sample_positions_world(arm, bones, np.arange(1, motion.num_frames, 3))
     rest = retarget_scene.rest_positions_world(arm, bones)
-    clearance = M.hand_torso_clearance(tgt, rest)
+    clearance = retarget_metrics.hand_torso_clearance(tgt, rest)
     assert np.isfinite(clearance).all()
-    assert clearance.min() > M.TORSO_RADIUS, f"a hand comes within {100 * clearance.min():.0f}% leg length of the torso"
+    assert clearance.min() > retarget_metrics.TORSO_RADIUS, f"a hand comes within {100 * clearance.min():.0f}% leg length of the torso"
 
 
 def test_cli_gesture(tmp_path, speech_wav):

@@ -11,7 +11,7 @@ import soundfile as sf
 
 from support import rig_factory
 from conftest import data_file
-from rigmind.backend.gesture import viewer_metrics as VM
+from rigmind.backend.gesture import viewer_metrics
 from rigmind.backend.requests.gesture import GestureRequest
 from rigmind.backend.requests.retarget import RetargetRequest
 from rigmind.backend.requests.walk import WalkCycleRequest
@@ -65,30 +65,30 @@ def test_standing_feet_stay_planted_on_the_rig(idle_take):
 
     arm, _, pos = idle_take
     ank = np.stack([pos["foot_l"], pos["foot_r"]], axis=1)
-    assert VM.standing_foot_skate(ank) <= 0.15
+    assert viewer_metrics.standing_foot_skate(ank) <= 0.15
     tgt = target_mapping(arm)
     rest = rest_positions_world(arm, {c: tgt.get(c) for c in ("foot_l", "foot_r")})
-    assert VM.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]) <= 1.5
+    assert viewer_metrics.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]) <= 1.5
 
 
 def test_a_drift_becomes_a_lifted_step():
     """The model's feet dragged 45 cm sideways over 6 s: the planted feet
     do not slide along; each foot lifts (> 3 cm) and lands elsewhere."""
-    from rigmind.backend.gesture import representation as G
+    from rigmind.backend.gesture import representation
     from rigmind.backend.gesture.generate import get_model
     from rigmind.backend.gesture.standing import plant_feet
     from rigmind.backend.smplx_motion import smplx_joint_names
 
     model = get_model()
     poses = np.repeat(model.start_poses[:1], 180, axis=0)
-    m = G.decode(poses, 30.0, model.finger_basis)
+    m = representation.decode(poses, 30.0, model.finger_basis)
     m.root_positions[:, 0] += np.linspace(0.0, 0.45, 180)
     names = list(smplx_joint_names())
     ix = [names.index("left_ankle"), names.index("right_ankle")]
     before = m.world_positions()[:, ix]
     planted = plant_feet(m).world_positions()[:, ix]
-    assert VM.standing_foot_skate(before) > 0.2
-    assert VM.standing_foot_skate(planted) <= 0.15
+    assert viewer_metrics.standing_foot_skate(before) > 0.2
+    assert viewer_metrics.standing_foot_skate(planted) <= 0.15
     lift = planted[..., 2] - planted[:1, :, 2]
     assert (lift.max(axis=0) > 0.03).all(), "each foot should lift to step"
     assert (np.abs(planted[-1, :, 0] - planted[0, :, 0]) > 0.3).all(), "the feet should follow the body by stepping"
@@ -97,7 +97,7 @@ def test_a_drift_becomes_a_lifted_step():
 def test_alive_from_the_first_frame(idle_take):
     _, _, pos = idle_take
     allj = np.stack(list(pos.values()), axis=1)
-    assert VM.longest_frozen_stretch(allj) <= 5
+    assert viewer_metrics.longest_frozen_stretch(allj) <= 5
     # the first half second already moves (breathing/sway, not a held pose)
     assert np.linalg.norm(np.diff(allj[:15], axis=0), axis=-1).max() > 1e-3
 
@@ -108,8 +108,8 @@ def test_no_periodic_hitch_at_window_joins(idle_take):
     _, _, pos = idle_take
     up = np.stack([pos[c] for c in ("spine", "chest", "neck", "head", "upperarm_l", "upperarm_r", "lowerarm_l",
                                     "lowerarm_r", "hand_l", "hand_r") if c in pos], axis=1)
-    assert VM.seam_periodicity(up, STRIDE) <= 2.0
-    assert VM.seam_periodicity(up, 48) <= 2.0
+    assert viewer_metrics.seam_periodicity(up, STRIDE) <= 2.0
+    assert viewer_metrics.seam_periodicity(up, 48) <= 2.0
 
 
 def test_hands_rise_with_amount(speech_20s):
@@ -135,7 +135,7 @@ def test_stress_moves_the_hands_forward_and_up_on_the_rig(speech_20s):
     arms do not pop; and amount 0 bakes exactly the unlifted motion."""
     import bpy
 
-    from rigmind.backend import retarget_metrics as RM
+    from rigmind.backend import retarget_metrics
     from rigmind.backend.audio import load_audio
     from rigmind.backend.audio.features import speech_features
     from rigmind.backend.gesture.generate import FPS, get_model, standing_gesture
@@ -163,8 +163,8 @@ def test_stress_moves_the_hands_forward_and_up_on_the_rig(speech_20s):
         np.testing.assert_allclose(same[c], base[c], atol=1e-6)
 
     def hand_space(p):
-        fwd = VM.facing(p["upperleg_l"], p["upperleg_r"])
-        return VM.hand_space(np.stack([p["hand_l"], p["hand_r"]], axis=1), p["hips"], fwd, 0.0).reshape(T, 2, 2)
+        fwd = viewer_metrics.facing(p["upperleg_l"], p["upperleg_r"])
+        return viewer_metrics.hand_space(np.stack([p["hand_l"], p["hand_r"]], axis=1), p["hips"], fwd, 0.0).reshape(T, 2, 2)
 
     move = hand_space(lifted) - hand_space(base)       # [T, wrist, (height, forward)]
     calm = move[T // 8: T // 2 - 15].mean(axis=(0, 1))  # away from the ends and the step's smoothing
@@ -175,17 +175,17 @@ def test_stress_moves_the_hands_forward_and_up_on_the_rig(speech_20s):
     rest = rest_positions_world(arm, {c: tgt.bones[c] for c in ("hips", "neck", "hand_l", "hand_r", "upperleg_l",
                                                                "lowerleg_l", "foot_l", "upperleg_r", "lowerleg_r",
                                                                "foot_r")})
-    assert RM.hand_torso_clearance(lifted, rest).min() > RM.TORSO_RADIUS
+    assert retarget_metrics.hand_torso_clearance(lifted, rest).min() > retarget_metrics.TORSO_RADIUS
     # No pops: the arms accelerate no harder than the model's own gestures do.
     arms = lambda p: np.stack([p[c] for c in ("lowerarm_l", "lowerarm_r", "hand_l", "hand_r")], axis=1)  # noqa: E731
-    assert VM.largest_acceleration(arms(lifted)) < 1.5 * VM.largest_acceleration(arms(base)) + 5.0
+    assert viewer_metrics.largest_acceleration(arms(lifted)) < 1.5 * viewer_metrics.largest_acceleration(arms(base)) + 5.0
 
 
 def test_hand_space_closer_to_the_real_take():
     """On the paired speaker's own speech, the lifted hands' height
     distribution is nearer the real take's than without the lift."""
     from rigmind.backend.audio import load_audio
-    from rigmind.backend.gesture import representation as G
+    from rigmind.backend.gesture import representation
     from rigmind.backend.gesture.generate import generate_gesture
     from rigmind.backend.smplx_motion import read_smplx_npz, smplx_joint_names
 
@@ -195,17 +195,17 @@ def test_hand_space_closer_to_the_real_take():
     ix = names.index
 
     def hs(p):
-        fwd = VM.facing(p[:, ix("left_hip")], p[:, ix("right_hip")])
+        fwd = viewer_metrics.facing(p[:, ix("left_hip")], p[:, ix("right_hip")])
         floor = np.percentile(p[:, [ix("left_ankle"), ix("right_ankle")], 2], 1)
-        return VM.hand_space(p[:, [ix("left_wrist"), ix("right_wrist")]], p[:, 0], fwd, floor)
+        return viewer_metrics.hand_space(p[:, [ix("left_wrist"), ix("right_wrist")]], p[:, 0], fwd, floor)
 
     ref = hs(read_smplx_npz(npz).world_positions())
     clip = load_audio(wav)
     lifted = generate_gesture(clip, seed=1, amount=0.5)
     flat = generate_gesture(clip, seed=1, amount=0.0)
-    assert G.POSE_DIM
-    d1 = VM.hand_space_distance(hs(lifted.motion.world_positions()), ref)["sum_cm"]
-    d0 = VM.hand_space_distance(hs(flat.motion.world_positions()), ref)["sum_cm"]
+    assert representation.POSE_DIM
+    d1 = viewer_metrics.hand_space_distance(hs(lifted.motion.world_positions()), ref)["sum_cm"]
+    d0 = viewer_metrics.hand_space_distance(hs(flat.motion.world_positions()), ref)["sum_cm"]
     assert d1 < d0
 
 
@@ -218,10 +218,10 @@ def test_keep_legs_keeps_the_walks_trunk(speech_20s):
     arm = _mannequin()
     walk = locomotion_scene.bake_walk_cycle(arm, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=False))
     wpos = _sample(arm, range(1, int(walk.frame_range[1]) + 1))
-    walk_lean = VM.trunk_lean(wpos["hips"], wpos["neck"], VM.facing(wpos["upperleg_l"], wpos["upperleg_r"])).mean()
+    walk_lean = viewer_metrics.trunk_lean(wpos["hips"], wpos["neck"], viewer_metrics.facing(wpos["upperleg_l"], wpos["upperleg_r"])).mean()
     res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=speech_20s, seed=0, base="keep_legs"))
     kpos = _sample(arm, range(1, res.frames + 1, 2))
-    lean = VM.trunk_lean(kpos["hips"], kpos["neck"], VM.facing(kpos["upperleg_l"], kpos["upperleg_r"]))
+    lean = viewer_metrics.trunk_lean(kpos["hips"], kpos["neck"], viewer_metrics.facing(kpos["upperleg_l"], kpos["upperleg_r"]))
     assert abs(lean.mean() - walk_lean) <= 5.0
     # the upper body still gestures
     assert np.ptp(kpos["hand_l"][:, 2]) > 0.05
@@ -233,7 +233,7 @@ def test_gaze_timing_is_natural():
     from rigmind.backend.face.gaze import gaze_angles
 
     g = gaze_angles(60 * 30, 30.0, seed=2)
-    st = VM.gaze_statistics(g, 30.0)
+    st = viewer_metrics.gaze_statistics(g, 30.0)
     assert 200 <= st["fixation_ms_median"] <= 450
     assert 2.0 <= st["saccades_per_s"] <= 4.0
     assert st["saccade_ms_median"] <= 70

@@ -32,14 +32,14 @@ RIGMIND = Path(sys.executable).parent / "rigmind"
 
 @pytest.fixture(scope="module")
 def controller():
-    from rigmind.backend.locomotion import dataset as D
-    from rigmind.backend.locomotion import features as FT
+    from rigmind.backend.locomotion import dataset
+    from rigmind.backend.locomotion import features
     from rigmind.backend.locomotion.motion_matching import MotionMatchingController
 
     clips = []
     for name in CLIPS:
         path = data_file(D2 + name + ".bvh.gz")
-        clips.append((FT.load_clip(path), D.parse_name(path).labels()))
+        clips.append((features.load_clip(path), dataset.parse_name(path).labels()))
     assert len(clips) == 20
     return MotionMatchingController.build(clips)
 
@@ -69,10 +69,10 @@ def _fcurves(action, arm):
 def test_bake_walk_cycle_loops(rig, controller):
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     seen = []
-    action = LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.4, in_place=True), controller=controller, progress=seen.append)
+    action = locomotion_scene.bake_walk_cycle(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.4, in_place=True), controller=controller, progress=seen.append)
     assert action.name == "RigMind Walk · normal · 1.4 m/s"
     assert rig.animation_data.action == action
     curves = _fcurves(action, rig)
@@ -98,9 +98,9 @@ def test_bake_walk_cycle_loops(rig, controller):
 def test_bake_root_motion_cycle_keeps_moving(rig, controller):
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
-    LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=False), controller=controller)
+    locomotion_scene.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=False), controller=controller)
     n = bpy.context.scene.frame_end
     hips = _heads(rig, [1, n + 1, 2 * n + 1])[:, 0]
     step = hips[1] - hips[0]
@@ -112,19 +112,19 @@ def test_bake_root_motion_cycle_keeps_moving(rig, controller):
 def test_walk_along_bezier_curve(rig, controller):
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     bpy.ops.curve.primitive_bezier_curve_add(location=(0.5, -1.0, 0.0))
     curve = bpy.context.active_object
     curve.scale = (2.0, 2.0, 2.0)  # control points at x = -1 and +1: ~4 m long
-    pts = LS.curve_to_polyline(curve)
+    pts = locomotion_scene.curve_to_polyline(curve)
     end = np.array([2.5, -1.0])
     np.testing.assert_allclose(pts[0], [-1.5, -1.0], atol=1e-4)
     np.testing.assert_allclose(pts[-1], end, atol=1e-4)
     length = np.sum(np.linalg.norm(np.diff(pts, axis=0), axis=1))
     assert 4.0 < length < 5.0
 
-    action = LS.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.3), controller=controller)
+    action = locomotion_scene.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.3), controller=controller)
     assert action.name == "RigMind Walk Along Path · normal · 1.3 m/s"
     scene = bpy.context.scene
     hips = _heads(rig, [scene.frame_start, scene.frame_end])[:, 0, :2]
@@ -137,13 +137,13 @@ def test_walk_around_bezier_circle(rig, controller):
     starts: the character walks round it and stops back at the start."""
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     bpy.ops.curve.primitive_bezier_circle_add(radius=1.5, location=(0.0, 0.0, 0.0))
     curve = bpy.context.active_object
-    pts = LS.curve_to_polyline(curve)
+    pts = locomotion_scene.curve_to_polyline(curve)
     np.testing.assert_allclose(pts[0], pts[-1], atol=1e-4)
-    LS.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.1), controller=controller)
+    locomotion_scene.walk_along_path(rig, WalkPathRequest(points=pts, style="normal", speed=1.1), controller=controller)
     scene = bpy.context.scene
     frames = list(range(scene.frame_start, scene.frame_end + 1, 5))
     hips = _heads(rig, frames)[:, 0, :2]
@@ -156,9 +156,9 @@ def test_cancel_leaves_scene_unchanged(rig, controller):
     import bpy
 
     from rigmind.backend import errors
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
-    previous = LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=True), controller=controller)
+    previous = locomotion_scene.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3, in_place=True), controller=controller)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 5, 77
     actions = set(bpy.data.actions)
@@ -170,9 +170,9 @@ def test_cancel_leaves_scene_unchanged(rig, controller):
         return len(calls) > 1
 
     with pytest.raises(errors.Cancelled):
-        LS.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3), controller=controller, cancel=cancel)
+        locomotion_scene.bake_walk_cycle(rig, WalkCycleRequest(style="normal", speed=1.3), controller=controller, cancel=cancel)
     with pytest.raises(errors.Cancelled):
-        LS.walk_along_path(rig, WalkPathRequest(points=[[0, 0], [3, 0]]), controller=controller, cancel=cancel)
+        locomotion_scene.walk_along_path(rig, WalkPathRequest(points=[[0, 0], [3, 0]]), controller=controller, cancel=cancel)
     assert set(bpy.data.actions) == actions
     assert rig.animation_data.action == previous
     assert _fcurves(previous, rig)[0].keyframe_points[3].co[1] == before
@@ -183,14 +183,14 @@ def test_job_generator_cancel_and_finish(rig, controller):
     """The modal operators' job: closing it stops the worker and writes nothing."""
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     actions = set(bpy.data.actions)
-    job = LS.walk_path_job(rig, WalkPathRequest(points=[[0, 0], [0, -2]], style="normal", speed=1.3), controller=controller)
+    job = locomotion_scene.walk_path_job(rig, WalkPathRequest(points=[[0, 0], [0, -2]], style="normal", speed=1.3), controller=controller)
     next(job)
     job.close()
     assert set(bpy.data.actions) == actions
-    job = LS.walk_cycle_job(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=True), controller=controller)
+    job = locomotion_scene.walk_cycle_job(rig, WalkCycleRequest(style="normal", gait="walk", speed=1.3, in_place=True), controller=controller)
     fractions = []
     try:
         while True:
@@ -240,7 +240,7 @@ def test_operators(bpy_clean, data_dir, monkeypatch):
 
 
 def test_empties_path(bpy_clean):
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     bpy = bpy_clean
     made = []
@@ -250,9 +250,9 @@ def test_empties_path(bpy_clean):
         bpy.context.scene.collection.objects.link(ob)
         made.append(ob)
     bpy.context.view_layer.update()
-    np.testing.assert_allclose(LS.curve_to_polyline(made[0], made), [[0, 0], [2, 0], [2, 2]])
+    np.testing.assert_allclose(locomotion_scene.curve_to_polyline(made[0], made), [[0, 0], [2, 0], [2, 2]])
     with pytest.raises(ValueError, match="two or more selected empties"):
-        LS.curve_to_polyline(made[0], [])
+        locomotion_scene.curve_to_polyline(made[0], [])
 
 
 def _run(*args):

@@ -43,11 +43,11 @@ def _take(arm, action):
 
 
 def _score(arm, action, path_xy):
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.evaluation.locomotion_rig_scores import score_take
 
     pos, fps = _take(arm, action)
-    return score_take(pos, path_xy, fps, LS.rig_leg_length(arm)), pos
+    return score_take(pos, path_xy, fps, locomotion_scene.rig_leg_length(arm)), pos
 
 
 def _longest_run(mask) -> int:
@@ -80,11 +80,11 @@ def test_arrival_on_transformed_rig(bpy_clean, controller, kind):
     along its last segment."""
     from support.rig_factory import transformed_rig
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
 
     arm, _ = transformed_rig(kind)
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, _ = _score(arm, action, path)
     _assert_on_path(s)
 
@@ -96,7 +96,7 @@ def test_scaled_rig_walks_the_path_not_a_scaled_path(bpy_clean, controller):
     strides grow with the legs."""
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
@@ -104,10 +104,10 @@ def test_scaled_rig_walks_the_path_not_a_scaled_path(bpy_clean, controller):
     arm.rotation_euler = (0.0, 0.0, math.radians(40))
     arm.location = (-2.0, 1.0, 0.0)
     bpy.context.view_layer.update()
-    scale = LS.path_scale(arm, controller)
+    scale = locomotion_scene.path_scale(arm, controller)
     assert 1.4 < scale < 1.7, scale
     path = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 4.0]])
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     # It walks the 9 m at the asked speed, not for longer.
@@ -117,12 +117,12 @@ def test_scaled_rig_walks_the_path_not_a_scaled_path(bpy_clean, controller):
 def test_u_turn(bpy_clean, controller):
     """A path that doubles back on itself: the character walks up to the
     turn, turns on the spot (no wide swing) and walks back to the end."""
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
     path = np.array([[0.0, 0.0], [4.0, 0.0], [1.0, 0.0]])
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s, worst=20.0)
     # It went to the turn: the hips got within 25 cm of x = 4.
@@ -135,13 +135,13 @@ def test_speed_profile(bpy_clean, controller):
     """``x,y,speed`` points: slow on the first half, fast on the second; the
     hips' speed follows."""
     from rigmind.backend.locomotion import path_input
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
     path = path_input.parse_path("0,0,0.8;5,0,0.8;5.5,0,1.8;12,0,1.8")
     assert path.shape == (4, 3)
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path), controller=controller)
     s, pos = _score(arm, action, path[:, :2])
     _assert_on_path(s)
     x = pos["hips"][:, 0]
@@ -155,12 +155,12 @@ def test_speed_profile(bpy_clean, controller):
 def test_in_place_path(bpy_clean, controller):
     """In Place in path mode: the hips stay over the spot while the body
     turns as it does along the path (a 90° left turn: it ends facing +Y)."""
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path, in_place=True), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path, in_place=True), controller=controller)
     assert "in place" in action.name
     pos, _ = _take(arm, action)
     hips = pos["hips"][:, :2]
@@ -176,7 +176,7 @@ def test_curve_object_transform(bpy_clean, controller):
     the curve where it is drawn in the world."""
     import bpy
 
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
@@ -185,14 +185,14 @@ def test_curve_object_transform(bpy_clean, controller):
     curve.rotation_euler = (0.0, 0.0, math.radians(60))
     curve.scale = (2.0, 2.0, 2.0)
     bpy.context.view_layer.update()
-    pts = LS.curve_to_polyline(curve)
+    pts = locomotion_scene.curve_to_polyline(curve)
     mw = np.array([list(r) for r in curve.matrix_world])
     spl = curve.data.splines[0].bezier_points
     end = (mw @ np.append(np.array(spl[-1].co), 1.0))[:2]
     start = (mw @ np.append(np.array(spl[0].co), 1.0))[:2]
     np.testing.assert_allclose(pts[-1], end, atol=1e-4)
     np.testing.assert_allclose(pts[0], start, atol=1e-4)
-    action = LS.walk_along_path(arm, WalkPathRequest(points=pts), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=pts), controller=controller)
     s, pos = _score(arm, action, pts)
     _assert_on_path(s)
     assert np.linalg.norm(pos["hips"][0, :2] - start) < 0.1
@@ -230,13 +230,13 @@ def test_ends_in_the_idle_stance_with_the_feet_still(bpy_clean, controller, rig,
     apart, a knee bent 55 degrees on the mannequin)."""
     from conftest import data_file
 
-    from rigmind.evaluation import locomotion_rigs as E
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.evaluation import locomotion_rigs
+    from rigmind.operators import locomotion_scene
 
     data = data_file("characters/Xbot.glb").parents[1] if rig == "xbot" else "."
-    arm = E.load_rig(rig, data)
+    arm = locomotion_rigs.load_rig(rig, data)
     path = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 3.0]])
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path, style=style), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path, style=style), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     assert s["end_hip_width_cm"] * 1.2 < s["end_ankle_cm"] < s["end_hip_width_cm"] * 2.0, s
@@ -256,7 +256,7 @@ def test_pause_on_a_scaled_rig(bpy_clean, controller):
     import bpy
 
     from rigmind.backend.errors import UserError
-    from rigmind.operators import locomotion_scene as LS
+    from rigmind.operators import locomotion_scene
     from rigmind.operators import mannequin
 
     arm = mannequin.build_mannequin()["armature"]
@@ -265,9 +265,9 @@ def test_pause_on_a_scaled_rig(bpy_clean, controller):
     path = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 4.0]])
     for bad in ([(3.0, -1.0)], [(9.5, 1.0)]):
         with pytest.raises(UserError, match="pause"):
-            LS.walk_along_path(arm, WalkPathRequest(points=path, pauses=bad), controller=controller)
+            locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path, pauses=bad), controller=controller)
         assert arm.animation_data is None or arm.animation_data.action is None
-    action = LS.walk_along_path(arm, WalkPathRequest(points=path, pauses=[(3.0, 1.5)]), controller=controller)
+    action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=path, pauses=[(3.0, 1.5)]), controller=controller)
     s, pos = _score(arm, action, path)
     _assert_on_path(s)
     fps = s.get("fps", 30.0)
@@ -328,7 +328,7 @@ def test_rig_style_accuracy_defaults_to_the_data_folder(monkeypatch):
     the data folder (its ``paths`` argument, the random paths, once hid the
     ``backend.paths`` module: AttributeError)."""
     from rigmind.backend import paths
-    from rigmind.backend.locomotion import features as FT
+    from rigmind.backend.locomotion import features
     from rigmind.evaluation import locomotion_rig_scores as rig_scores
 
     class Built(Exception):
@@ -337,7 +337,7 @@ def test_rig_style_accuracy_defaults_to_the_data_folder(monkeypatch):
     def build_cache(data, cache, **kw):
         raise Built(data)
 
-    monkeypatch.setattr(FT, "build_cache", build_cache)
+    monkeypatch.setattr(features, "build_cache", build_cache)
     with pytest.raises(Built) as e:
         rig_scores.style_accuracy([], None)
     assert e.value.args[0] == paths.data_dir()

@@ -95,7 +95,7 @@ def test_object_transform_does_not_change_result(bpy_clean, kind):
 
 @pytest.mark.parametrize("rig_name, source", list(_cases()))
 def test_retarget_onto_rig(bpy_clean, rig_name, source):
-    from rigmind.backend import retarget_metrics as M
+    from rigmind.backend import retarget_metrics
     from rigmind.backend.retarget import foot_contacts
     from rigmind.operators import retarget_scene
 
@@ -134,15 +134,15 @@ def test_retarget_onto_rig(bpy_clean, rig_name, source):
     if result.reference_frame is not None:
         src_rest = {c: sw[result.reference_frame, i] for c, i in sidx.items()}
 
-    err = M.end_effector_errors(src, src_rest, tgt, tgt_rest)["per_chain"]
-    worst = M.EFFECTORS[int(err.max(axis=1).argmax())]
+    err = retarget_metrics.end_effector_errors(src, src_rest, tgt, tgt_rest)["per_chain"]
+    worst = retarget_metrics.EFFECTORS[int(err.max(axis=1).argmax())]
     assert err.max() <= POSE_TOL, f"{worst} off by {100 * err.max():.1f}% of its chain (limit {100 * POSE_TOL:.0f}%)"
 
-    contacts = foot_contacts(sw, [sidx["foot_l"], sidx["foot_r"]], motion.fps, M.leg_length(src_rest))[frames]
-    heights = M.planted_foot_heights(tgt, tgt_rest, contacts)
+    contacts = foot_contacts(sw, [sidx["foot_l"], sidx["foot_r"]], motion.fps, retarget_metrics.leg_length(src_rest))[frames]
+    heights = retarget_metrics.planted_foot_heights(tgt, tgt_rest, contacts)
     if np.isfinite(heights).any():
         assert np.nanmax(heights) <= FOOT_TOL, f"planted foot {100 * np.nanmax(heights):.1f} cm above the floor"
 
     if source == "beat2":
-        clearance = M.hand_torso_clearance(tgt, tgt_rest)
-        assert clearance.min() > M.TORSO_RADIUS, f"a hand comes within {100 * clearance.min():.0f}% leg length of the torso axis"
+        clearance = retarget_metrics.hand_torso_clearance(tgt, tgt_rest)
+        assert clearance.min() > retarget_metrics.TORSO_RADIUS, f"a hand comes within {100 * clearance.min():.0f}% leg length of the torso axis"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.motion import Motion
 from rigmind.backend.skeleton import Skeleton
 
@@ -16,7 +16,7 @@ def _random_motion(rng, frames=40, fps=30.0):
     offsets = rng.normal(size=(len(parents), 3)) * 0.2
     offsets[0] = [0.0, 0.0, 1.0]
     sk = Skeleton([f"bone.{i:02d}" for i in range(len(parents))], parents, offsets)
-    rots = R.make_continuous(R.normalize(rng.normal(size=(frames, len(parents), 4))))
+    rots = rotations.make_continuous(rotations.normalize(rng.normal(size=(frames, len(parents), 4))))
     return Motion(sk, rots, rng.normal(size=(frames, 3)), fps=fps, name="random")
 
 

@@ -193,12 +193,12 @@ class Inputs:
         (folder("empty_pt") / "locomotion.pt").write_bytes(b"")
         marker = root / "code_ran"
         torch.save({"format": CodePayload(marker)}, folder("pickle_pt") / "locomotion.pt", pickle_module=pickle)
-        from rigmind.backend.model_files import checkpoint as CK
+        from rigmind.backend.model_files import checkpoint
 
-        ck = CK.load(models / "locomotion.pt", "locomotion")  # re-saved with a wrong shape and a matching hash
+        ck = checkpoint.load(models / "locomotion.pt", "locomotion")  # re-saved with a wrong shape and a matching hash
         key = next(k for k, v in ck.weights.items() if v.ndim == 2)
         ck.weights[key] = torch.zeros(3, 3)
-        CK.save(folder("shape_pt") / "locomotion.pt", "locomotion", config=ck.config, weights=ck.weights,
+        checkpoint.save(folder("shape_pt") / "locomotion.pt", "locomotion", config=ck.config, weights=ck.weights,
                 arrays=ck.arrays, metadata=ck.metadata)
         torch.save([1, 2, 3], folder("list_pt") / "locomotion.pt")
         blob = torch.load(models / "locomotion.pt", map_location="cpu", weights_only=True)

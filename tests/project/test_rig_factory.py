@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from support import rig_factory as rf
+from support import rig_factory
 
-RIGS = dict(rf.ALL_RIGS)
+RIGS = dict(rig_factory.ALL_RIGS)
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +22,7 @@ def rigify_cache_dir(tmp_path_factory):
 
 def _build(name, rigify_cache_dir):
     if name == "rigify":
-        return rf.rigify_rig_cached(rigify_cache_dir)
+        return rig_factory.rigify_rig_cached(rigify_cache_dir)
     return RIGS[name]()
 
 
@@ -33,21 +33,21 @@ def test_rig_builds_and_truth_matches_hierarchy(bpy_clean, rigify_cache_dir, nam
     assert arm.type == "ARMATURE" and arm.name in bpy.context.scene.objects
     armatures = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
     assert armatures == [arm], "one character armature per scene"
-    j = rf.joints(truth)
+    j = rig_factory.joints(truth)
     bones = arm.data.bones
     missing = {c: b for c, b in j.items() if b not in bones}
     assert not missing, missing
-    assert set(j) <= set(rf.CANONICAL_JOINTS)
+    assert set(j) <= set(rig_factory.CANONICAL_JOINTS)
     assert len(set(j.values())) == len(j), "two joints share a bone"
     for key in ("_twist", "_extra"):
         for b in truth.get(key, ()):
             assert b in bones, f"{key} bone {b} missing"
             assert b not in j.values()
     # Every humanoid rig here has the required joints.
-    assert set(rf.CANONICAL["required"]) <= set(j), set(rf.CANONICAL["required"]) - set(j)
-    assert rf.hierarchy_problems(arm, truth) == []
+    assert set(rig_factory.CANONICAL["required"]) <= set(j), set(rig_factory.CANONICAL["required"]) - set(j)
+    assert rig_factory.hierarchy_problems(arm, truth) == []
     # Sides: the character's left is +X in the world, feet below hips below head.
-    w = rf.rest_heads_world(arm)
+    w = rig_factory.rest_heads_world(arm)
     assert w[j["hand_l"]][0] > w[j["hips"]][0] > w[j["hand_r"]][0]
     assert w[j["foot_l"]][2] < w[j["hips"]][2] < w[j["head"]][2]
 
@@ -55,32 +55,32 @@ def test_rig_builds_and_truth_matches_hierarchy(bpy_clean, rigify_cache_dir, nam
 def test_documented_quirks_are_real(bpy_clean, rigify_cache_dir):
     """The hierarchy exemptions are needed: without them the check fails
     (so they document something true, not hide a truth-table typo)."""
-    arm, truth = rf.robot_expressive()
+    arm, truth = rig_factory.robot_expressive()
     bare = {k: v for k, v in truth.items() if k != "_hierarchy_exempt"}
-    problems = rf.hierarchy_problems(arm, bare)
+    problems = rig_factory.hierarchy_problems(arm, bare)
     for joint in truth["_hierarchy_exempt"]:
         assert any(p.startswith(f"{joint} ") for p in problems), joint
     assert arm.data.bones["Foot.L"].parent.name == "Bone"
 
 
 def test_rigify_alias_needed_and_twist_segments(bpy_clean, rigify_cache_dir):
-    arm, truth = rf.rigify_rig_cached(rigify_cache_dir)
+    arm, truth = rig_factory.rigify_rig_cached(rigify_cache_dir)
     assert len(arm.data.bones) == 706
     assert sum(b.name.startswith("DEF-") for b in arm.data.bones) == 160
     assert "DEF-upper_arm.L.001" in truth["_twist"] and "DEF-shin.R.001" in truth["_twist"]
     assert arm.data.bones["DEF-forearm.L"].parent.name == "DEF-upper_arm.L.001"
     bare = {k: v for k, v in truth.items() if k != "_ancestor_alias"}
-    assert rf.hierarchy_problems(arm, bare), "Rigify's DEF tree is split; the ORG- alias is needed"
+    assert rig_factory.hierarchy_problems(arm, bare), "Rigify's DEF tree is split; the ORG- alias is needed"
 
 
 def test_rigify_cache_appends_same_rig(bpy_clean, rigify_cache_dir):
     bpy = bpy_clean
-    first, _ = rf.rigify_rig_cached(rigify_cache_dir)
-    heads = {n: np.array(v) for n, v in rf.rest_heads_world(first).items()}
+    first, _ = rig_factory.rigify_rig_cached(rigify_cache_dir)
+    heads = {n: np.array(v) for n, v in rig_factory.rest_heads_world(first).items()}
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    again, truth = rf.rigify_rig_cached(rigify_cache_dir)
+    again, truth = rig_factory.rigify_rig_cached(rigify_cache_dir)
     assert again.name in bpy.context.scene.objects
-    heads2 = rf.rest_heads_world(again)
+    heads2 = rig_factory.rest_heads_world(again)
     assert heads.keys() == heads2.keys()
     assert max(np.abs(heads[n] - heads2[n]).max() for n in heads) < 1e-6
 
@@ -88,17 +88,17 @@ def test_rigify_cache_appends_same_rig(bpy_clean, rigify_cache_dir):
 @pytest.mark.parametrize("kind", ["fbx", "gltf_node", "yawed"])
 def test_transformed_rig_stands_like_the_mannequin(bpy_clean, kind):
     bpy = bpy_clean
-    plain, _ = rf.mannequin_rig(keep_meshes=False)
-    ref = rf.rest_heads_world(plain)
+    plain, _ = rig_factory.mannequin_rig(keep_meshes=False)
+    ref = rig_factory.rest_heads_world(plain)
     ref_mats = {b.name: plain.matrix_world @ b.matrix_local for b in plain.data.bones}
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    arm, truth = rf.transformed_rig(kind)
+    arm, truth = rig_factory.transformed_rig(kind)
     mw = arm.matrix_world
     if kind == "fbx":
         assert math.isclose(mw.to_scale()[0], 0.01, rel_tol=1e-6)
         assert math.isclose(mw.to_euler().x, math.pi / 2, abs_tol=1e-6)
         assert math.isclose(arm.data.bones["Hips"].head_local.length, 95.0, rel_tol=1e-3)  # cm
-    got = rf.rest_heads_world(arm)
+    got = rig_factory.rest_heads_world(arm)
     assert got.keys() == ref.keys()
     err = max(np.linalg.norm(got[n] - ref[n]) for n in ref)
     assert err < 1e-3, f"world rest joints off by {err * 1000:.3f} mm"
@@ -111,13 +111,13 @@ def test_transformed_rig_stands_like_the_mannequin(bpy_clean, kind):
 
 def test_apose_hands_are_lower(bpy_clean):
     bpy = bpy_clean
-    plain, truth = rf.mannequin_rig(keep_meshes=False)
-    t_pose = rf.rest_heads_world(plain)
+    plain, truth = rig_factory.mannequin_rig(keep_meshes=False)
+    t_pose = rig_factory.rest_heads_world(plain)
     t_hands = [t_pose[truth[f"hand_{s}"]] for s in "lr"]
     lengths = {b.name: b.length for b in plain.data.bones}
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    arm, atruth = rf.mixamo_apose_prefixed()
-    a_pose = rf.rest_heads_world(arm)
+    arm, atruth = rig_factory.mixamo_apose_prefixed()
+    a_pose = rig_factory.rest_heads_world(arm)
     assert all(b.name.startswith("mixamorig:") for b in arm.data.bones)
     assert len(arm.data.bones) == 55
     for s, th in zip("lr", t_hands):
@@ -134,27 +134,27 @@ def test_apose_hands_are_lower(bpy_clean):
 
 def test_rolls_and_names_differ_where_claimed(bpy_clean):
     bpy = bpy_clean
-    plain, truth = rf.mannequin_rig(keep_meshes=False)
-    rolls = {c: plain.data.bones[b].matrix_local.to_3x3() for c, b in rf.joints(truth).items()}
+    plain, truth = rig_factory.mannequin_rig(keep_meshes=False)
+    rolls = {c: plain.data.bones[b].matrix_local.to_3x3() for c, b in rig_factory.joints(truth).items()}
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    vrm, vt = rf.vrm_rig()
-    for c, b in rf.joints(vt).items():
+    vrm, vt = rig_factory.vrm_rig()
+    for c, b in rig_factory.joints(vt).items():
         zx = np.array(vrm.data.bones[b].matrix_local.to_3x3().col[2])
         ref_x = np.array(rolls[c].col[0])
         assert abs(abs(zx @ ref_x) - 1.0) < 1e-4, c  # +90 deg roll: new Z = +-old X
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    sc, st = rf.scrambled_rig(seed=3)
+    sc, st = rig_factory.scrambled_rig(seed=3)
     names = [b.name for b in sc.data.bones]
     assert all(n.startswith("b_") and len(n) == 6 for n in names) and len(set(names)) == 55
     # Same joints as the mannequin, other rolls: the bone Y axes agree, X axes mostly not.
     changed = 0
-    for c, b in rf.joints(st).items():
+    for c, b in rig_factory.joints(st).items():
         m, ref = sc.data.bones[b].matrix_local.to_3x3(), rolls[c]
         assert np.allclose(np.array(m.col[1]), np.array(ref.col[1]), atol=1e-5), c
         changed += float(np.array(m.col[0]) @ np.array(ref.col[0])) < 0.99
     assert changed >= 50
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    ue, ut = rf.unreal_rig()
+    ue, ut = rig_factory.unreal_rig()
     bones = ue.data.bones
     assert bones["pelvis"].parent.name == "root" and bones["root"].head_local.length < 1e-6
     for tw in ("upperarm_twist_01_l", "lowerarm_twist_01_l", "thigh_twist_01_l"):
@@ -164,8 +164,8 @@ def test_rolls_and_names_differ_where_claimed(bpy_clean):
 
 
 def test_smplx_rig_matches_preset_tree(bpy_clean):
-    arm, truth = rf.smplx_rig()
-    sk = rf.load_preset("smplx_skeleton")
+    arm, truth = rig_factory.smplx_rig()
+    sk = rig_factory.load_preset("smplx_skeleton")
     bones = arm.data.bones
     # Blender lists bones depth-first whatever the creation order, so compare sets.
     assert sorted(b.name for b in bones) == sorted(sk["names"])
@@ -176,10 +176,10 @@ def test_smplx_rig_matches_preset_tree(bpy_clean):
 def test_smplx_fallback_uses_mannequin_joints(bpy_clean):
     """The path taken when backend.smplx_motion is absent: SMPL-X names and
     tree at the mannequin's joint positions."""
-    plain, truth = rf.mannequin_rig(keep_meshes=False)
-    heads = rf.rest_heads_world(plain)
-    sk = rf._smplx_from_mannequin()
-    assert sorted(sk.names) == sorted(rf.load_preset("smplx_skeleton")["names"])
+    plain, truth = rig_factory.mannequin_rig(keep_meshes=False)
+    heads = rig_factory.rest_heads_world(plain)
+    sk = rig_factory._smplx_from_mannequin()
+    assert sorted(sk.names) == sorted(rig_factory.load_preset("smplx_skeleton")["names"])
     pos = dict(zip(sk.names, sk.rest_positions()))
-    for c, b in rf.joints(truth).items():
-        assert np.allclose(pos[rf._SMPLX_TRUTH[c]], heads[b], atol=1e-6), c
+    for c, b in rig_factory.joints(truth).items():
+        assert np.allclose(pos[rig_factory._SMPLX_TRUTH[c]], heads[b], atol=1e-6), c

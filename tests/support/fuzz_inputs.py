@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 
 import numpy as np
-from hypothesis import strategies as st
+from hypothesis import strategies
 
 from rigmind.backend.audio.loading import AudioError, load_audio
 from rigmind.backend.bvh import BVHError, loads_bvh
@@ -67,24 +67,24 @@ _WEIRD = ["nan", "inf", "-inf", "1e308", "-1e308", "1e-320", "0", "-0", "{", "}"
           "99999999999999999999", "-1", "3.5", "0x10", "1_0", "", "\x00", "é", "\t"]
 
 
-@st.composite
+@strategies.composite
 def bvh_texts(draw) -> str:
     """A mutated copy of a valid BVH: tokens replaced, lines dropped,
     duplicated or cut, the text truncated; or plain random text."""
-    if draw(st.integers(0, 9)) == 0:
-        return draw(st.text(max_size=400))
+    if draw(strategies.integers(0, 9)) == 0:
+        return draw(strategies.text(max_size=400))
     lines = SEED_BVH.splitlines()
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["token", "token", "token", "drop", "dup", "cut", "channels", "frames", "rows"]))
+    for _ in range(draw(strategies.integers(1, 4))):
+        op = draw(strategies.sampled_from(["token", "token", "token", "drop", "dup", "cut", "channels", "frames", "rows"]))
         if not lines:
             break
-        k = draw(st.integers(0, len(lines) - 1))
+        k = draw(strategies.integers(0, len(lines) - 1))
         toks = lines[k].split()
         if op == "token" and toks:
-            t = draw(st.integers(0, len(toks) - 1))
-            toks[t] = draw(st.one_of(st.sampled_from(_WEIRD), st.sampled_from(_TOKENS),
-                                     st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                                     st.integers(-10**6, 10**6).map(str), st.text(max_size=6)))
+            t = draw(strategies.integers(0, len(toks) - 1))
+            toks[t] = draw(strategies.one_of(strategies.sampled_from(_WEIRD), strategies.sampled_from(_TOKENS),
+                                     strategies.floats(allow_nan=True, allow_infinity=True).map(repr),
+                                     strategies.integers(-10**6, 10**6).map(str), strategies.text(max_size=6)))
             lines[k] = " ".join(toks)
         elif op == "drop":
             del lines[k]
@@ -93,16 +93,16 @@ def bvh_texts(draw) -> str:
         elif op == "cut":
             lines = lines[:k]
         elif op == "channels":
-            lines = [ln.replace("CHANNELS 3", f"CHANNELS {draw(st.integers(-2, 9))}", 1) if i == k else ln
+            lines = [ln.replace("CHANNELS 3", f"CHANNELS {draw(strategies.integers(-2, 9))}", 1) if i == k else ln
                      for i, ln in enumerate(lines)]
         elif op == "frames":
-            lines = [f"Frames: {draw(st.integers(-5, 10**9))}" if ln.startswith("Frames") else ln for ln in lines]
+            lines = [f"Frames: {draw(strategies.integers(-5, 10**9))}" if ln.startswith("Frames") else ln for ln in lines]
         else:
-            extra = draw(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=0, max_size=20))
+            extra = draw(strategies.lists(strategies.floats(allow_nan=True, allow_infinity=True, width=32), min_size=0, max_size=20))
             lines.append(" ".join(repr(v) for v in extra))
     text = "\n".join(lines)
-    if draw(st.booleans()) and text:
-        text = text[: draw(st.integers(0, len(text)))]
+    if draw(strategies.booleans()) and text:
+        text = text[: draw(strategies.integers(0, len(text)))]
     return text
 
 
@@ -126,8 +126,8 @@ def _values(draw, shape, dtype):
     """Random values of ``shape``: mostly plausible angles, sometimes huge,
     NaN or Inf sprinkled in (drawn from one seed: lists of floats drawn one
     by one would make the generator the slow part)."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    mode = draw(st.sampled_from(["angles", "angles", "angles", "huge", "nan", "inf", "zeros"]))
+    rng = np.random.default_rng(draw(strategies.integers(0, 2**32 - 1)))
+    mode = draw(strategies.sampled_from(["angles", "angles", "angles", "huge", "nan", "inf", "zeros"]))
     x = {"angles": lambda: rng.normal(0, 1.0, shape), "huge": lambda: rng.normal(0, 1e30, shape),
          "nan": lambda: np.where(rng.random(shape) < 0.05, np.nan, rng.normal(0, 1, shape)),
          "inf": lambda: np.where(rng.random(shape) < 0.05, np.inf, rng.normal(0, 1, shape)),
@@ -140,36 +140,36 @@ def _values(draw, shape, dtype):
     return x.astype(dtype)
 
 
-@st.composite
+@strategies.composite
 def npz_bytes(draw) -> bytes:
     """An .npz with random named arrays (poses/trans/betas/fps-like keys, odd
     shapes, dtypes and values, object arrays), a damaged zip, or random bytes.
     Half of them start from a well-formed motion (poses [T, 165], trans [T, 3])."""
-    kind = draw(st.integers(0, 9))
+    kind = draw(strategies.integers(0, 9))
     if kind == 0:
-        return draw(st.binary(max_size=300))
+        return draw(strategies.binary(max_size=300))
     arrays = {}
-    t = draw(st.integers(0, 6))
-    if draw(st.booleans()):
+    t = draw(strategies.integers(0, 6))
+    if draw(strategies.booleans()):
         arrays["poses"] = _values(draw, (t, 165), np.float32)
         arrays["trans"] = _values(draw, (t, 3), np.float32)
-    for key in draw(st.lists(st.sampled_from(["poses", "trans", "betas", "expressions", "mocap_frame_rate",
+    for key in draw(strategies.lists(strategies.sampled_from(["poses", "trans", "betas", "expressions", "mocap_frame_rate",
                                               "mocap_framerate", "fps", "gender", "model", "other"]),
                              max_size=4, unique=True)):
-        shape = draw(st.sampled_from([(t, 165), (t, 55, 3), (t, 3), (3,), (), (t,), (10,), (t, 100), (0, 165),
+        shape = draw(strategies.sampled_from([(t, 165), (t, 55, 3), (t, 3), (3,), (), (t,), (10,), (t, 100), (0, 165),
                                       (t, 164), (1, 1, 1)]))
-        arrays[key] = _values(draw, shape, draw(st.sampled_from(_DTYPES)))
-    if draw(st.integers(0, 9)) == 0:
+        arrays[key] = _values(draw, shape, draw(strategies.sampled_from(_DTYPES)))
+    if draw(strategies.integers(0, 9)) == 0:
         arrays["obj"] = np.array([{"a": 1}, None], dtype=object)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     data = buf.getvalue()
     if kind == 1 and data:
-        cut = draw(st.integers(0, len(data)))
+        cut = draw(strategies.integers(0, len(data)))
         data = data[:cut]
     elif kind == 2 and data:
-        i = draw(st.integers(0, len(data) - 1))
-        data = data[:i] + bytes([draw(st.integers(0, 255))]) + data[i + 1:]
+        i = draw(strategies.integers(0, len(data) - 1))
+        data = data[:i] + bytes([draw(strategies.integers(0, 255))]) + data[i + 1:]
     return data
 
 
@@ -194,32 +194,32 @@ _SUBTYPES = {"WAV": ["PCM_16", "PCM_24", "PCM_U8", "FLOAT", "DOUBLE", "ULAW"], "
              "OGG": ["VORBIS"]}
 
 
-@st.composite
+@strategies.composite
 def audio_files(draw) -> tuple:
     """``(suffix, bytes)``: a real file (WAV/FLAC/OGG, random rate,
     channels, length and samples, NaN and Inf included) possibly truncated or
     with a flipped byte, a bare header, or random bytes."""
-    kind = draw(st.integers(0, 9))
+    kind = draw(strategies.integers(0, 9))
     if kind == 0:
-        return ".wav", draw(st.binary(max_size=400))
-    fmt = draw(st.sampled_from(sorted(_SUBTYPES)))
-    subtype = draw(st.sampled_from(_SUBTYPES[fmt]))
-    rate = draw(st.sampled_from([1, 100, 3999, 4000, 8000, 11025, 16000, 22050, 44100, 48000, 96000]))
+        return ".wav", draw(strategies.binary(max_size=400))
+    fmt = draw(strategies.sampled_from(sorted(_SUBTYPES)))
+    subtype = draw(strategies.sampled_from(_SUBTYPES[fmt]))
+    rate = draw(strategies.sampled_from([1, 100, 3999, 4000, 8000, 11025, 16000, 22050, 44100, 48000, 96000]))
     if fmt == "OGG":
         rate = max(rate, 8000)
     if fmt == "FLAC":
         rate = min(rate, 655350)
-    channels = draw(st.integers(1, 3))
-    n = draw(st.integers(0, 3000))
-    special = draw(st.sampled_from(["sine", "zeros", "noise", "loud", "nan"]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    channels = draw(strategies.integers(1, 3))
+    n = draw(strategies.integers(0, 3000))
+    special = draw(strategies.sampled_from(["sine", "zeros", "noise", "loud", "nan"]))
+    rng = np.random.default_rng(draw(strategies.integers(0, 2**32 - 1)))
     x = {"sine": lambda: 0.5 * np.sin(np.arange(n) / 3.0)[:, None].repeat(channels, 1),
          "zeros": lambda: np.zeros((n, channels)),
          "noise": lambda: rng.uniform(-1, 1, (n, channels)),
          "loud": lambda: rng.uniform(-50, 50, (n, channels)),
          "nan": lambda: np.where(rng.random((n, channels)) < 0.1, np.nan, 0.1)}[special]()
     if special == "nan" and subtype in ("FLOAT", "DOUBLE") and n:
-        x[rng.integers(0, n), 0] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+        x[rng.integers(0, n), 0] = draw(strategies.sampled_from([np.nan, np.inf, -np.inf]))
     import soundfile as sf
 
     if subtype not in ("FLOAT", "DOUBLE"):
@@ -235,10 +235,10 @@ def audio_files(draw) -> tuple:
         return ".wav", b"RIFF\x24\x00\x00\x00WAVEfmt "  # a format libsndfile will not write: a bare header
     data = buf.getvalue()
     if kind == 1 and data:
-        data = data[: draw(st.integers(0, len(data)))]
+        data = data[: draw(strategies.integers(0, len(data)))]
     elif kind == 2 and data:
-        i = draw(st.integers(0, len(data) - 1))
-        data = data[:i] + bytes([draw(st.integers(0, 255))]) + data[i + 1:]
+        i = draw(strategies.integers(0, len(data) - 1))
+        data = data[:i] + bytes([draw(strategies.integers(0, 255))]) + data[i + 1:]
     return "." + fmt.lower(), data
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rigmind.backend import rotations as R
+from rigmind.backend import rotations
 from rigmind.backend.skeleton import Skeleton
 
 FINGERS = ("thumb", "index", "middle", "ring", "pinky")
@@ -31,7 +31,7 @@ class _Builder:
 
 
 def _rot_x(angle):
-    return R.from_axis_angle(np.array([angle, 0.0, 0.0]))
+    return rotations.from_axis_angle(np.array([angle, 0.0, 0.0]))
 
 
 def make_humanoid(rng, **force):
@@ -182,26 +182,26 @@ def make_humanoid(rng, **force):
                 q = b.add((None, None, "skirt"), q, at)
     # global frame
     if o["frame"] == "yaw":
-        g = R.from_axis_angle(np.array([0.0, 0.0, rng.uniform(-np.pi, np.pi)]))
+        g = rotations.from_axis_angle(np.array([0.0, 0.0, rng.uniform(-np.pi, np.pi)]))
     elif o["frame"] == "y_up":
         g = _rot_x(-np.pi / 2)  # Z-up -> Y-up, the character then faces +Z
     else:
-        g = R.identity()
+        g = rotations.identity()
     keys = [d[0] for d in b.desc]
     parents = [d[1] for d in b.desc]
-    world = np.array([R.rotate(g, d[2]) for d in b.desc])
-    rots = R.normalize(rng.normal(size=(len(keys), 4)))  # arbitrary bone frames
+    world = np.array([rotations.rotate(g, d[2]) for d in b.desc])
+    rots = rotations.normalize(rng.normal(size=(len(keys), 4)))  # arbitrary bone frames
     offsets, rests, tails = [], [], []
     for j, p in enumerate(parents):
         if p < 0:
             offsets.append(world[j])
             rests.append(rots[j])
         else:
-            inv_p = R.inv(rots[p])
-            offsets.append(R.rotate(inv_p, world[j] - world[p]))
-            rests.append(R.mul(inv_p, rots[j]))
+            inv_p = rotations.inv(rots[p])
+            offsets.append(rotations.rotate(inv_p, world[j] - world[p]))
+            rests.append(rotations.mul(inv_p, rots[j]))
         kids = [k for k, q in enumerate(parents) if q == j]
-        tails.append(R.rotate(R.inv(rots[j]), world[kids[0]] - world[j]) if kids else np.zeros(3))
+        tails.append(rotations.rotate(rotations.inv(rots[j]), world[kids[0]] - world[j]) if kids else np.zeros(3))
     names = [f"j{j}" for j in range(len(keys))]
     skel = Skeleton(names, parents, np.array(offsets), np.array(rests), np.array(tails), {"name": "generated"})
     return skel, keys

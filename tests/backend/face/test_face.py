@@ -16,7 +16,7 @@ from conftest import REPO, call_as_panel
 
 from rigmind.backend.audio import AudioError, load_audio
 from rigmind.backend.audio.loading import clip_from_array
-from rigmind.backend.face import metrics as M
+from rigmind.backend.face import metrics
 from rigmind.backend.requests.face import FaceRequest
 from rigmind.backend.face.arkit_names import missing_arkit_names, resolve_arkit_names
 from rigmind.backend.face.coarticulation import curves_from_segments
@@ -170,7 +170,7 @@ def test_transcript_alignment_closes_bilabials():
     clip, syn = _speech_with_pauses("en-us", "Bob and Mary bought a big map.")
     anim = generate_face(clip, transcript="Bob and Mary bought a big map.", fps=30.0)
     assert anim.source == "alignment"
-    closed, total = M.bilabial_closure(anim.weights, anim.names, anim.fps, anim.phones)
+    closed, total = metrics.bilabial_closure(anim.weights, anim.names, anim.fps, anim.phones)
     assert total >= 5 and closed == total
 
 
@@ -190,15 +190,15 @@ def test_word_recognition_without_transcript():
     err = {"words": [0, 0], "model": [0, 0]}
     for name in ("LJ001-0001", "LJ001-0002", "LJ001-0003"):
         clip = load_audio(data_file(f"speech_english_ljspeech/wavs/{name}.wav"))
-        ref, _ = M.reference_visemes(rows[name])
+        ref, _ = metrics.reference_visemes(rows[name])
         for method in err:
             anim = generate_face(clip, fps=30.0, method=method)
-            e, n = M.viseme_error_rate([v for _, _, v in anim.visemes], ref)
+            e, n = metrics.viseme_error_rate([v for _, _, v in anim.visemes], ref)
             err[method][0] += e
             err[method][1] += n
             if method == "words":
                 assert anim.source == "recognition" and anim.phones
-                closed, total = M.bilabial_closure(anim.weights, anim.names, anim.fps, anim.phones)
+                closed, total = metrics.bilabial_closure(anim.weights, anim.names, anim.fps, anim.phones)
                 assert closed >= 0.9 * total
     rate = {m: e / n for m, (e, n) in err.items()}
     assert rate["words"] < 0.5 * rate["model"] and rate["words"] < 0.2, rate

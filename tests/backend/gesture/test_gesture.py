@@ -44,9 +44,9 @@ def _write(path, samples, src_rate, rate=None, channels=1):
 
 
 def _wrist_speed(motion):
-    from rigmind.backend.gesture import representation as G
+    from rigmind.backend.gesture import representation
 
-    n = G.names()
+    n = representation.names()
     p = motion.world_positions()[:, [n.index("left_wrist"), n.index("right_wrist")]]
     return np.linalg.norm(np.diff(p, axis=0), axis=-1).mean() * motion.fps
 
@@ -121,19 +121,19 @@ def test_seed_and_amount(tmp_path, speech):
 def test_long_generation_has_no_seams(speech):
     """Windowed generation: no jump at window boundaries over a minute."""
     from rigmind.backend.audio.loading import clip_from_array
-    from rigmind.backend.gesture import model as M
+    from rigmind.backend.gesture import model
     from rigmind.backend.gesture.generate import generate_gesture
 
     x = np.tile(speech[0], 8)
     res = generate_gesture(clip_from_array(x, speech[1]), seed=1)
     d = np.abs(np.diff(res.poses, axis=0)).max(axis=1)
-    step = M.WINDOW - M.CONTEXT
-    seams = d[M.CONTEXT - 1::step][:-1]
+    step = model.WINDOW - model.CONTEXT
+    seams = d[model.CONTEXT - 1::step][:-1]
     assert seams.mean() < 3 * np.median(d) + 1e-3, "window boundaries should look like any other frame"
 
 
 def test_emage_npz_roundtrip(tmp_path, speech):
-    from rigmind.backend import rotations as R
+    from rigmind.backend import rotations
     from rigmind.backend.audio import load_audio
     from rigmind.backend.gesture.generate import generate_gesture
     from rigmind.backend.smplx_motion import read_smplx_npz
@@ -146,7 +146,7 @@ def test_emage_npz_roundtrip(tmp_path, speech):
     assert z["poses"].shape == (T, 165) and z["trans"].shape == (T, 3) and z["expressions"].shape == (T, 100)
     assert int(z["mocap_frame_rate"]) == 30
     back = read_smplx_npz(path)
-    ang = R.angle_between(back.rotations, res.motion.rotations)
+    ang = rotations.angle_between(back.rotations, res.motion.rotations)
     assert ang.max() < 1e-4
     assert np.abs(back.world_positions() - res.motion.world_positions()).max() < 1e-4
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend.locomotion import drive_input as DI
+from rigmind.backend.locomotion import drive_input
 from rigmind.backend.locomotion.vector_layout import STYLES
 
-E = DI.InputEvent
+E = drive_input.InputEvent
 
 
 def _vel(c):
@@ -17,7 +17,7 @@ def _vel(c):
 
 
 def test_keys_move_relative_to_the_view_with_run_and_slow():
-    d = DI.DriveInput()
+    d = drive_input.DriveInput()
     fwd = (1.0, 0.0)  # the view looks along +X
     assert np.allclose(_vel(d.control(fwd)), 0.0)
     d.handle(E("W"))
@@ -44,26 +44,26 @@ def test_keys_move_relative_to_the_view_with_run_and_slow():
 
 
 def test_commands_and_what_is_consumed():
-    d = DI.DriveInput()
-    assert d.handle(E("R")) == DI.RECORD and d.recording
+    d = drive_input.DriveInput()
+    assert d.handle(E("R")) == drive_input.RECORD and d.recording
     assert d.handle(E("R", "RELEASE")) is None and d.consumed
-    assert d.handle(E("R")) == DI.RECORD and not d.recording
-    assert d.handle(E("RET")) == DI.FINISH
-    assert d.handle(E("RIGHTMOUSE")) == DI.FINISH
-    assert d.handle(E("NUMPAD_ENTER")) == DI.FINISH
-    assert d.handle(E("ESC")) == DI.CANCEL
+    assert d.handle(E("R")) == drive_input.RECORD and not d.recording
+    assert d.handle(E("RET")) == drive_input.FINISH
+    assert d.handle(E("RIGHTMOUSE")) == drive_input.FINISH
+    assert d.handle(E("NUMPAD_ENTER")) == drive_input.FINISH
+    assert d.handle(E("ESC")) == drive_input.CANCEL
     for other in ("MOUSEMOVE", "MIDDLEMOUSE", "WHEELUPMOUSE", "TIMER", "Q"):
         assert d.handle(E(other)) is None and not d.consumed, other  # left to Blender (orbit, zoom, ...)
     assert d.handle(E("W")) is None and d.consumed
     # What the operator leaves to Blender: navigating the view, not shortcuts.
     for t in ("MOUSEMOVE", "MIDDLEMOUSE", "WHEELUPMOUSE", "TRACKPADPAN", "NDOF_BUTTON_FIT", "WINDOW_DEACTIVATE"):
-        assert DI.passes_to_view(t), t
+        assert drive_input.passes_to_view(t), t
     for t in ("Z", "X", "DEL", "TAB", "NUMPAD_1", "F12"):
-        assert not DI.passes_to_view(t), t
+        assert not drive_input.passes_to_view(t), t
 
 
 def test_style_keys_blend_over_half_a_second():
-    d = DI.DriveInput(style="normal")
+    d = drive_input.DriveInput(style="normal")
     assert d.style_weights[STYLES.index("normal")] == 1.0
     d.handle(E("TWO"))  # the second style
     assert d.style == STYLES[1] == "elderly"
@@ -80,7 +80,7 @@ def test_style_keys_blend_over_half_a_second():
 
 
 def test_ndof_cap_is_an_analogue_stick():
-    d = DI.DriveInput()
+    d = drive_input.DriveInput()
     d.handle(E("NDOF_MOTION", "NOTHING", (0.0, 0.0, -1.0)))  # pushed away from the user, full scale
     assert np.allclose(_vel(d.control((0.0, 1.0))), (0.0, 1.3))
     d.handle(E("NDOF_MOTION", "NOTHING", (0.55, 0.3, 0.0)))  # half-way right (after the 10 % dead zone)
@@ -94,8 +94,8 @@ def test_ndof_cap_is_an_analogue_stick():
 
 def test_view_forward_from_the_view_rotation():
     s = np.sqrt(0.5)
-    assert np.allclose(DI.view_forward((1.0, 0.0, 0.0, 0.0)), (0.0, 1.0))  # top view: screen up is +Y
-    assert np.allclose(DI.view_forward((s, s, 0.0, 0.0)), (0.0, 1.0))  # front view looks along +Y
+    assert np.allclose(drive_input.view_forward((1.0, 0.0, 0.0, 0.0)), (0.0, 1.0))  # top view: screen up is +Y
+    assert np.allclose(drive_input.view_forward((s, s, 0.0, 0.0)), (0.0, 1.0))  # front view looks along +Y
     # Front view turned 90° about world Z (right view): looks along -X.
     qz = np.array([s, 0.0, 0.0, s])
     qx = np.array([s, s, 0.0, 0.0])
@@ -103,17 +103,17 @@ def test_view_forward_from_the_view_rotation():
     w2, x2, y2, z2 = qx
     q = (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
          w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
-    assert np.allclose(DI.view_forward(q), (-1.0, 0.0), atol=1e-9)
-    assert DI.yaw_of_direction((0.0, -1.0)) == pytest.approx(0.0)
-    assert DI.yaw_of_direction((1.0, 0.0)) == pytest.approx(-np.pi / 2)
+    assert np.allclose(drive_input.view_forward(q), (-1.0, 0.0), atol=1e-9)
+    assert drive_input.yaw_of_direction((0.0, -1.0)) == pytest.approx(0.0)
+    assert drive_input.yaw_of_direction((1.0, 0.0)) == pytest.approx(-np.pi / 2)
 
 
 def test_scripted_event_stream():
     script = [(0.0, E("R")), (0.0, E("W")), (1.0, E("W", "RELEASE")), (1.0, E("D")), (1.5, E("THREE")),
               (2.0, E("D", "RELEASE")), (2.0, E("RET"))]
-    controls, commands = DI.scripted_controls(script, 2.5, fps=30.0)
+    controls, commands = drive_input.scripted_controls(script, 2.5, fps=30.0)
     assert len(controls) == 75
-    assert commands == [(0, DI.RECORD), (60, DI.FINISH)]
+    assert commands == [(0, drive_input.RECORD), (60, drive_input.FINISH)]
     v = np.array([c.velocity for c in controls])
     assert np.allclose(v[:30], (0.0, 1.3)) and np.allclose(v[30:60], (1.3, 0.0)) and np.allclose(v[60:], 0.0)
     st = np.array([c.style for c in controls])
@@ -124,7 +124,7 @@ def test_scripted_event_stream():
 
 
 def test_tick_rate_drops_on_a_slow_machine_and_recovers():
-    r = DI.TickRate(30.0)
+    r = drive_input.TickRate(30.0)
     assert r.rate == 30.0 and r.interval == pytest.approx(1 / 30)
     for _ in range(30):
         r.update(0.030)  # 30 ms per tick: more than half of a 33 ms slot
@@ -133,7 +133,7 @@ def test_tick_rate_drops_on_a_slow_machine_and_recovers():
     for _ in range(60):
         r.update(0.001)
     assert r.rate == 30.0 > slow
-    r2 = DI.TickRate(30.0, min_fps=8.0)
+    r2 = drive_input.TickRate(30.0, min_fps=8.0)
     for _ in range(100):
         r2.update(1.0)
     assert r2.rate >= 8.0
@@ -148,7 +148,7 @@ def test_controller_steps_live_from_scripted_input():
     ctl = LocomotionController.load()
     ctl.reset(position=(0.0, 0.0), yaw=0.0, style="normal")
     script = [(0.0, E("W")), (3.0, E("W", "RELEASE")), (3.0, E("D")), (6.0, E("D", "RELEASE"))]
-    controls, _ = DI.scripted_controls(script, 8.0, fps=ctl.fps)
+    controls, _ = drive_input.scripted_controls(script, 8.0, fps=ctl.fps)
     roots = np.array([ctl.step(c).root_positions[0, :2] for c in controls])
     assert np.isfinite(roots).all()
     d1 = roots[90] - roots[0]

@@ -56,13 +56,13 @@ def test_the_data_has_no_elderly_flight(data_dir):
     """The claim behind the grounded run, on the clips themselves: the
     elderly run clips keep a foot within ~1 cm of the floor in every stride,
     the normal style's runs lift both feet several cm."""
-    from rigmind.backend.locomotion import dataset as D
-    from rigmind.backend.locomotion import features as FT
+    from rigmind.backend.locomotion import dataset
+    from rigmind.backend.locomotion import features
 
-    clips = [c for c in D.list_clips(data_dir, datasets=("d2",)) if c.content == "run"]
+    clips = [c for c in dataset.list_clips(data_dir, datasets=("d2",)) if c.content == "run"]
     elderly = [c for c in clips if c.style_key == "elderly"][:4]
     normal = [c for c in clips if c.style_key == "normal"][:2]
     if not elderly or not normal:
         pytest.skip("no Bandai d2 run clips in the data folder")
-    assert all(_lowest_foot_peak(FT.load_clip(c)) < 0.02 for c in elderly)
-    assert all(_lowest_foot_peak(FT.load_clip(c)) > 0.03 for c in normal)
+    assert all(_lowest_foot_peak(features.load_clip(c)) < 0.02 for c in elderly)
+    assert all(_lowest_foot_peak(features.load_clip(c)) > 0.03 for c in normal)

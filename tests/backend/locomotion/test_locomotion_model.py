@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from rigmind.backend.model_files import checkpoint as CK
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import features as FT
+from rigmind.backend.model_files import checkpoint
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import features
 from rigmind.backend.locomotion import model as M
-from rigmind.backend.locomotion import vector_layout as IO
-from rigmind.backend.locomotion import train as TR
+from rigmind.backend.locomotion import vector_layout
+from rigmind.backend.locomotion import train
 from rigmind.backend.locomotion.controller import LocomotionController, quats_from_6d
 from rigmind.backend.locomotion.motion_matching import Control
 
@@ -60,10 +60,10 @@ def tiny(tmp_path_factory):
     data = data_file(CLIPS[0]).parents[2]
     root = tmp_path_factory.mktemp("locomotion_model")
     cache = root / "cache"
-    FT.build_cache(data, cache, clips=names)
+    features.build_cache(data, cache, clips=names)
     pt = root / "tiny.pt"
-    summary = TR.train_locomotion(data, pt, TR.TrainConfig(seed=0, **TRAIN_KW), cache_dir=cache, clips=names, verbose=False)
-    onnx_path = TR.export_onnx(pt)
+    summary = train.train_locomotion(data, pt, train.TrainConfig(seed=0, **TRAIN_KW), cache_dir=cache, clips=names, verbose=False)
+    onnx_path = train.export_onnx(pt)
     return {"root": root, "data": data, "cache": cache, "names": names, "pt": pt, "onnx": onnx_path, "summary": summary}
 
 
@@ -77,9 +77,9 @@ def _controls(n, seed=0, hold=(20, 90)):
         ang = rng.uniform(-np.pi, np.pi)
         speed = rng.choice([0.0, rng.uniform(0.5, 1.8), rng.uniform(2.0, 4.0)])
         vel = (speed * np.sin(ang), -speed * np.cos(ang))
-        facing = None if rng.random() < 0.6 else tuple(FT.facing_from_yaw(rng.uniform(-np.pi, np.pi)))
+        facing = None if rng.random() < 0.6 else tuple(features.facing_from_yaw(rng.uniform(-np.pi, np.pi)))
         if rng.random() < 0.3:
-            style = str(rng.choice(IO.STYLES))
+            style = str(rng.choice(vector_layout.STYLES))
         out += [Control(velocity=vel, facing=facing, style=style)] * int(rng.integers(*hold))
     return out[:n]
 
@@ -94,55 +94,55 @@ def test_io_layout_roundtrip():
         traj_pos=rng.normal(size=(5, 7, 2)), traj_dir=rng.normal(size=(5, 7, 2)),
         style=rng.random((5, 7)), contacts=rng.random((5, 4)), root_vel=rng.normal(size=(5, 3)),
     )
-    x = IO.pack_input(**parts)
-    assert x.shape == (5, IO.INPUT_SIZE) == (5, 294)
-    back = IO.unpack_input(x)
+    x = vector_layout.pack_input(**parts)
+    assert x.shape == (5, vector_layout.INPUT_SIZE) == (5, 294)
+    back = vector_layout.unpack_input(x)
     for k, v in parts.items():
         want = v[:, 1:] if k in ("joint_pos", "joint_vel", "rot6d") else v  # joint 0 is dropped
         np.testing.assert_array_equal(back[k], want)
     # The same functions on torch tensors (training's feedback path).
-    xt = IO.pack_input(**{k: torch.as_tensor(v) for k, v in parts.items()})
+    xt = vector_layout.pack_input(**{k: torch.as_tensor(v) for k, v in parts.items()})
     np.testing.assert_array_equal(xt.numpy(), x)
-    y = rng.normal(size=(5, IO.OUTPUT_SIZE))
-    out = IO.unpack_output(y)
-    y2 = IO.pack_output(out["joint_pos"], out["joint_vel"], out["rot6d"], out["root_delta"], out["contacts"],
+    y = rng.normal(size=(5, vector_layout.OUTPUT_SIZE))
+    out = vector_layout.unpack_output(y)
+    y2 = vector_layout.pack_output(out["joint_pos"], out["joint_vel"], out["rot6d"], out["root_delta"], out["contacts"],
                         out["future_pos"], out["future_dir"])
     np.testing.assert_array_equal(y2, y)
-    fb = IO.feedback_input(x, y, 30.0)
-    np.testing.assert_array_equal(fb[:, IO.IN["pose"]], y[:, IO.OUT["pose"]])
-    np.testing.assert_array_equal(fb[:, IO.IN["traj"]], x[:, IO.IN["traj"]])
-    np.testing.assert_allclose(IO.feedback_input(torch.as_tensor(x), torch.as_tensor(y), 30.0).numpy(), fb, atol=1e-12)
+    fb = vector_layout.feedback_input(x, y, 30.0)
+    np.testing.assert_array_equal(fb[:, vector_layout.IN["pose"]], y[:, vector_layout.OUT["pose"]])
+    np.testing.assert_array_equal(fb[:, vector_layout.IN["traj"]], x[:, vector_layout.IN["traj"]])
+    np.testing.assert_allclose(vector_layout.feedback_input(torch.as_tensor(x), torch.as_tensor(y), 30.0).numpy(), fb, atol=1e-12)
     # Gating sees contacts, 5 joint velocities and the root velocity.
-    assert IO.GATING_SIZE == 22
+    assert vector_layout.GATING_SIZE == 22
     # Styles: names, d1 names mapped, blends normalised.
-    np.testing.assert_array_equal(IO.style_vector("old"), IO.style_vector("elderly"))
-    v = IO.style_vector({"normal": 1.0, "exhausted": 3.0})
-    assert v[IO.STYLES.index("exhausted")] == pytest.approx(0.75)
+    np.testing.assert_array_equal(vector_layout.style_vector("old"), vector_layout.style_vector("elderly"))
+    v = vector_layout.style_vector({"normal": 1.0, "exhausted": 3.0})
+    assert v[vector_layout.STYLES.index("exhausted")] == pytest.approx(0.75)
     with pytest.raises(KeyError):
-        IO.style_vector("angry")
+        vector_layout.style_vector("angry")
 
 
 def test_quats_from_6d_matches_features():
     rng = np.random.default_rng(2)
     d6 = rng.normal(size=(2000, 6))
-    np.testing.assert_allclose(quats_from_6d(d6), FT.quat_from_6d(d6), atol=1e-12)
+    np.testing.assert_allclose(quats_from_6d(d6), features.quat_from_6d(d6), atol=1e-12)
 
 
 def test_clip_arrays_root_velocity_is_consistent(data_dir):
     """The root-velocity input of frame t+1 equals the feedback of the root
     delta target of frame t (what the controller computes at run time)."""
     path = data_file(CLIPS[1])
-    cf = FT.compute_features(FT.load_clip(path), D.parse_name(path))
-    x, y = IO.clip_arrays(cf)
-    assert x.shape == (cf.num_frames, IO.INPUT_SIZE) and y.shape == (cf.num_frames, IO.OUTPUT_SIZE)
-    rv = IO.root_velocity_from_delta(y[:-1, IO.OUT["root_delta"]].astype(np.float64), cf.fps)
-    np.testing.assert_allclose(x[1:, IO.IN["root_vel"]], rv, atol=1e-4)
+    cf = features.compute_features(features.load_clip(path), dataset.parse_name(path))
+    x, y = vector_layout.clip_arrays(cf)
+    assert x.shape == (cf.num_frames, vector_layout.INPUT_SIZE) and y.shape == (cf.num_frames, vector_layout.OUTPUT_SIZE)
+    rv = vector_layout.root_velocity_from_delta(y[:-1, vector_layout.OUT["root_delta"]].astype(np.float64), cf.fps)
+    np.testing.assert_allclose(x[1:, vector_layout.IN["root_vel"]], rv, atol=1e-4)
     # Targets are the next frame's pose and future trajectory.
-    np.testing.assert_array_equal(y[:-1, IO.OUT["pose"]], x[1:, IO.IN["pose"]])
-    fut = IO.unpack_output(y[:-1])["future_pos"]
-    np.testing.assert_allclose(fut, cf.traj_pos[1:, list(IO.FUTURE)], atol=1e-6)
+    np.testing.assert_array_equal(y[:-1, vector_layout.OUT["pose"]], x[1:, vector_layout.IN["pose"]])
+    fut = vector_layout.unpack_output(y[:-1])["future_pos"]
+    np.testing.assert_allclose(fut, cf.traj_pos[1:, list(vector_layout.FUTURE)], atol=1e-6)
     # A turning-left clip turns left (CCW, positive yaw).
-    assert y[:-1, IO.OUT["root_delta"]][:, 2].sum() > 1.0
+    assert y[:-1, vector_layout.OUT["root_delta"]][:, 2].sum() > 1.0
 
 
 # --- model ---------------------------------------------------------------------------------
@@ -152,12 +152,12 @@ def test_real_config_size_and_blend_modes():
     cfg = M.make_config()
     n = M.parameter_count(cfg)
     model = M.build_model(cfg)
-    assert n == sum(p.numel() for p in model.parameters()) + 4 * IO.INPUT_SIZE + 2 * IO.OUTPUT_SIZE
+    assert n == sum(p.numel() for p in model.parameters()) + 4 * vector_layout.INPUT_SIZE + 2 * vector_layout.OUTPUT_SIZE
     size_mb = 4 * n / 1e6
     print(f"\nreal config: {n} parameters, {size_mb:.2f} MB float32")
     assert size_mb <= 10.0
     # "mix" (training) and "blend" (MANN's weight blending, ONNX) are the same function.
-    x = torch.randn(8, IO.INPUT_SIZE)
+    x = torch.randn(8, vector_layout.INPUT_SIZE)
     with torch.no_grad():
         a = model.eval().set_mode("mix")(x)
         b = model.set_mode("blend")(x)
@@ -176,10 +176,10 @@ def test_training_writes_loadable_checkpoint_and_log(tiny):
     blob = torch.load(tiny["pt"], map_location="cpu", weights_only=True)
     assert (blob["format"], blob["version"], blob["kind"]) == ("rigmind-checkpoint", 1, "locomotion")
     assert blob["metadata"]["train_config"]["seed"] == 0 and blob["metadata"]["written"]["date"]
-    ck = TR.load_checkpoint(tiny["pt"])
+    ck = train.load_checkpoint(tiny["pt"])
     assert ck["config"]["hidden"] == 32
     assert {"x_mean", "x_std", "y_mean", "y_std", "x_lo", "x_hi"} <= set(ck["state_dict"])
-    assert ck["skeleton"]["names"] == list(FT.BANDAI_NAMES)
+    assert ck["skeleton"]["names"] == list(features.BANDAI_NAMES)
     assert {"normal", "elderly"} <= set(ck["start_poses"])
     assert ck["training"]["steps"] == 6 and ck["training"]["stopped"] == "steps"
     log = json.loads((tiny["pt"].with_suffix(".log.json")).read_text())
@@ -191,7 +191,7 @@ def test_training_writes_loadable_checkpoint_and_log(tiny):
 
 def test_training_is_deterministic(tiny):
     again = tiny["root"] / "again.pt"
-    TR.train_locomotion(tiny["data"], again, TR.TrainConfig(seed=0, **TRAIN_KW), cache_dir=tiny["cache"],
+    train.train_locomotion(tiny["data"], again, train.TrainConfig(seed=0, **TRAIN_KW), cache_dir=tiny["cache"],
                         clips=tiny["names"], verbose=False)
     a = torch.load(tiny["pt"], weights_only=True)["weights"]
     b = torch.load(again, weights_only=True)["weights"]
@@ -199,7 +199,7 @@ def test_training_is_deterministic(tiny):
     for k in a:
         assert torch.equal(a[k], b[k]), k
     other = tiny["root"] / "other.pt"
-    TR.train_locomotion(tiny["data"], other, TR.TrainConfig(seed=1, **TRAIN_KW), cache_dir=tiny["cache"],
+    train.train_locomotion(tiny["data"], other, train.TrainConfig(seed=1, **TRAIN_KW), cache_dir=tiny["cache"],
                         clips=tiny["names"], verbose=False)
     c = torch.load(other, weights_only=True)["weights"]
     assert not torch.equal(a["layers.0.weight"], c["layers.0.weight"])
@@ -237,13 +237,13 @@ def test_controller_is_deterministic_and_follows_api(tiny):
         c.reset(position=(1.0, 2.0), yaw=0.5, style={"normal": 0.5, "elderly": 0.5})
         runs.append(c.run(controls))
     a, b = runs
-    assert a.num_frames == 120 and a.skeleton.names == list(FT.BANDAI_NAMES)
+    assert a.num_frames == 120 and a.skeleton.names == list(features.BANDAI_NAMES)
     np.testing.assert_array_equal(a.rotations, b.rotations)
     np.testing.assert_array_equal(a.root_positions, b.root_positions)
     assert np.allclose(a.root_positions[:, 2], 0.0)
     # One repeated control with frames=, and reset from a Motion frame.
     c = LocomotionController.load(tiny["pt"], engine="torch")
-    clip = FT.load_clip(data_file(CLIPS[0]))
+    clip = features.load_clip(data_file(CLIPS[0]))
     c.reset(pose=clip.slice(40, 43), style="normal")
     m = c.run(Control(velocity=(0.0, -1.0)), frames=10)
     assert m.num_frames == 10 and np.isfinite(m.rotations).all()
@@ -269,14 +269,14 @@ def test_real_config_step_timing(tmp_path):
     onnxruntime, batch 1, 1 thread (printed, not asserted: target 0.5 ms)."""
     cfg = M.make_config()
     model = M.build_model(cfg).eval()
-    skeleton = {"names": list(FT.BANDAI_NAMES), "parents": [-1, 0, 1, 2, 3, 4, 3, 6, 7, 8, 3, 10, 11, 12, 1, 14, 15, 16, 1, 18, 19, 20],
+    skeleton = {"names": list(features.BANDAI_NAMES), "parents": [-1, 0, 1, 2, 3, 4, 3, 6, 7, 8, 3, 10, 11, 12, 1, 14, 15, 16, 1, 18, 19, 20],
                 "offsets": np.full((22, 3), 0.1).tolist(), "source": "synthetic"}
-    pose = np.zeros(IO.POSE_SIZE + IO.CONTACT_SIZE, dtype=np.float32)
-    pose[IO.POSE["rot6d"]] = np.tile([1, 0, 0, 0, 1, 0], IO.J)  # identity rotations
-    ck = TR.make_checkpoint(model, skeleton, {"normal": torch.from_numpy(pose)}, {"seed": 0})
+    pose = np.zeros(vector_layout.POSE_SIZE + vector_layout.CONTACT_SIZE, dtype=np.float32)
+    pose[vector_layout.POSE["rot6d"]] = np.tile([1, 0, 0, 0, 1, 0], vector_layout.J)  # identity rotations
+    ck = train.make_checkpoint(model, skeleton, {"normal": torch.from_numpy(pose)}, {"seed": 0})
     pt = tmp_path / "real.pt"
-    CK.save(pt, "locomotion", **ck)
-    onnx_path = TR.export_onnx(pt)
+    checkpoint.save(pt, "locomotion", **ck)
+    onnx_path = train.export_onnx(pt)
     prev = torch.get_num_threads()
     try:
         times = {}
@@ -311,12 +311,12 @@ def test_main_train_parses_and_exports(monkeypatch, tmp_path):
         seen.update(data=data, out=out, seed=config.seed, minutes=config.minutes, threads=config.threads, **kw)
         return {"out_path": str(out)}
 
-    monkeypatch.setattr(TR, "train_locomotion", fake_train)
-    monkeypatch.setattr(TR, "export_onnx", lambda pt: seen.setdefault("exported", pt) and pt.with_suffix(".onnx"))
+    monkeypatch.setattr(train, "train_locomotion", fake_train)
+    monkeypatch.setattr(train, "export_onnx", lambda pt: seen.setdefault("exported", pt) and pt.with_suffix(".onnx"))
     out = tmp_path / "m.pt"
-    assert TR.main_train(["--out", str(out), "--seed", "3", "--minutes", "1.5", "--threads", "1"]) == 0
+    assert train.main_train(["--out", str(out), "--seed", "3", "--minutes", "1.5", "--threads", "1"]) == 0
     assert seen["out"] == out and seen["seed"] == 3 and seen["minutes"] == 1.5 and seen["threads"] == 1
-    assert seen["data"] == D.DEFAULT_DATA_DIR and seen["exported"] == out
+    assert seen["data"] == dataset.DEFAULT_DATA_DIR and seen["exported"] == out
 
 
 def test_export_onnx_records_the_new_graph(tiny, tmp_path):
@@ -329,7 +329,7 @@ def test_export_onnx_records_the_new_graph(tiny, tmp_path):
     pt = tmp_path / "locomotion.pt"
     pt.write_bytes(tiny["pt"].read_bytes())
     manifest.write_manifest(tmp_path, {"locomotion.pt": manifest.file_sha256(pt), "locomotion.onnx": "0" * 64})
-    onnx_path = TR.export_onnx(pt)
+    onnx_path = train.export_onnx(pt)
     assert manifest.read_manifest(tmp_path)["locomotion.onnx"] == manifest.file_sha256(onnx_path)
     assert manifest.verify(onnx_path) == onnx_path
     assert not onnx_path.with_name(onnx_path.name + ".tmp").exists()

@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend.locomotion import dataset as D
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import motion_matching as MM
-from rigmind.backend.locomotion import metrics as MX
+from rigmind.backend.locomotion import dataset
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import motion_matching
+from rigmind.backend.locomotion import metrics
 from rigmind.backend.locomotion.cleanup import PinConfig, foot_floors, knee_angles, pin_feet, planted_skate
 from rigmind.backend.locomotion.cycle import cycle_period, extract_cycle, seam_jump
 from rigmind.backend.locomotion.path_follow import Path2D, follow_path, walk_cycle
@@ -44,15 +44,15 @@ def controller():
     feats = []
     for name in CLIPS:
         path = data_file(D2 + name + ".bvh.gz")
-        info = D.parse_name(path)
-        m = FT.load_clip(path)
-        feats.append(FT.compute_features(m, info))
+        info = dataset.parse_name(path)
+        m = features.load_clip(path)
+        feats.append(features.compute_features(m, info))
         if name in MIRRORED:
-            mf = FT.compute_features(FT.mirror_motion(m), dict(info.labels(), mirrored=True))
+            mf = features.compute_features(features.mirror_motion(m), dict(info.labels(), mirrored=True))
             mf.mirrored = True
             feats.append(mf)
     assert len(feats) == 20
-    return MM.MotionMatchingController.build(feats)
+    return motion_matching.MotionMatchingController.build(feats)
 
 
 def _half_circle(radius=2.0, n=60):
@@ -125,7 +125,7 @@ def test_follow_path(controller, name):
     speed = np.linalg.norm(np.diff(res.root_xy, axis=0), axis=1) * m.fps
     assert np.linalg.norm(res.root_xy[0] - pts[0]) < 0.15
     assert speed[:5].mean() < 0.3
-    facing = FT.character_root(m.world_positions()[:10], m.skeleton.names)[1]
+    facing = features.character_root(m.world_positions()[:10], m.skeleton.names)[1]
     first_dir = (pts[1] - pts[0]) / np.linalg.norm(pts[1] - pts[0])
     assert facing[:10].mean(axis=0) @ first_dir > 0.9
     # Reaches walking speed on the way, covers the path in order.
@@ -193,12 +193,12 @@ def test_extract_cycle_loops(walk, root):
 def test_pin_feet_reduces_skate(controller):
     res = follow_path(controller, PATHS["corner"], speed=1.3)
     m = res.motion
-    contacts = FT.foot_contacts(m.world_positions(), m.skeleton.names)
+    contacts = features.foot_contacts(m.world_positions(), m.skeleton.names)
     out = pin_feet(m, contacts)
     assert np.all(np.isfinite(out.rotations))
     assert np.all(np.sum(out.rotations[1:] * out.rotations[:-1], axis=-1) > 0.9)  # continuous quaternions
     # The issue's metric (swing feet included: 1.48 -> 1.39 cm/frame on this path) ...
-    before, after = MX.foot_skate(m), MX.foot_skate(out)
+    before, after = metrics.foot_skate(m), metrics.foot_skate(out)
     assert after["skate_cm_per_frame"] < before["skate_cm_per_frame"], (before, after)
     assert after["sliding_fraction"] <= before["sliding_fraction"]
     # ... and restricted to the planted feet (5.1 -> 3.6 mm/frame).
@@ -217,10 +217,10 @@ def test_pin_feet_reduces_skate(controller):
 
 
 def test_pin_feet_on_mocap():
-    m = FT.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
+    m = features.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
     out = pin_feet(m)
-    contacts = FT.foot_contacts(m.world_positions(), m.skeleton.names)
-    assert MX.foot_skate(out)["skate_cm_per_frame"] < MX.foot_skate(m)["skate_cm_per_frame"]
+    contacts = features.foot_contacts(m.world_positions(), m.skeleton.names)
+    assert metrics.foot_skate(out)["skate_cm_per_frame"] < metrics.foot_skate(m)["skate_cm_per_frame"]
     floors = foot_floors(m)
     assert planted_skate(out, contacts, floors=floors) < 0.5 * planted_skate(m, contacts, floors=floors)
     # A planted foot stays within 1 cm horizontally over its contact (away from the release ramps).
@@ -236,9 +236,9 @@ def test_pin_feet_places_feet_where_asked():
     positions). The pose's own positions give the same result as no
     ``feet``; feet asked 3 cm further along +X put the cleaned ankles there
     (within the IK's reach)."""
-    m = FT.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
+    m = features.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
     names = list(m.skeleton.names)
-    ix = [names.index(n) for n in FT.CONTACT_JOINTS]
+    ix = [names.index(n) for n in features.CONTACT_JOINTS]
     own = m.world_positions()[:, ix]
     a = pin_feet(m).world_positions()
     b = pin_feet(m, feet=own, config=PinConfig(feet_smoothing=0.0)).world_positions()
@@ -274,7 +274,7 @@ def test_knee_snaps_are_eased():
 def test_pin_feet_knee_easing_on_mocap():
     """On real mocap the easing moves the ankles by under a centimetre and
     never makes the knees faster; ``PinConfig(knee_speed=inf)`` turns it off."""
-    m = FT.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
+    m = features.load_clip(data_file(D2 + "walk_normal_005.bvh.gz"))
     names = list(m.skeleton.names)
     ankles = [names.index("Foot_L"), names.index("Foot_R")]
     on, off = pin_feet(m), pin_feet(m, config=PinConfig(knee_speed=np.inf))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend.locomotion import path_sets as PS
+from rigmind.backend.locomotion import path_sets
 from rigmind.backend.locomotion.cleanup import PinConfig, knee_angles, pin_feet
 
 
@@ -24,7 +24,7 @@ def walk():
     if controllers.neural_weights() is None:
         pytest.skip("no committed locomotion weights in models/ (train with `rigmind train locomotion`)")
     ctl = controllers.load_controller("neural")
-    path = PS.validation_paths(2)[1]  # 7.9 m, one 87 degree turn (validation set)
+    path = path_sets.validation_paths(2)[1]  # 7.9 m, one 87 degree turn (validation set)
     default = walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]
     motion, result = walk_generation.generate_path(ctl, path.points, style="normal", speed=path.speeds(default))
     return motion, result, controllers.controller_leg_length(ctl)
@@ -157,7 +157,7 @@ def test_other_callers_clean_up_is_unchanged(monkeypatch):
     had (shown bit for bit old tree vs new once, bench/results/walk_along_path.md, "Swing pitch and heel
     strike"; hashes differ across CPUs, so the test
     checks the code path instead). Walk Along Path's config turns it on."""
-    from rigmind.backend.locomotion import cleanup as C
+    from rigmind.backend.locomotion import cleanup
     from rigmind.backend.locomotion import controllers, path_pin, walk_generation, walk_speeds
 
     if controllers.neural_weights() is None:
@@ -169,14 +169,14 @@ def test_other_callers_clean_up_is_unchanged(monkeypatch):
         raise AssertionError("the default clean-up ran the swing pitch")
 
     ctl = controllers.load_controller("neural")
-    p = PS.validation_paths(1)[0]
+    p = path_sets.validation_paths(1)[0]
     _, res = walk_generation.generate_path(ctl, p.points, style="normal", speed=p.speeds(walk_speeds.resolve_speed(None, "normal", "walk", 1.0)[0]))
-    with_pitch = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
-    monkeypatch.setattr(C, "pitch_swing", entered)
-    default = C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
+    with_pitch = cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
+    monkeypatch.setattr(cleanup, "pitch_swing", entered)
+    default = cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet)
     assert default.rotations.shape == with_pitch.rotations.shape
     with pytest.raises(AssertionError, match="ran the swing pitch"):
-        C.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
+        cleanup.pin_feet(res.motion, predicted=res.contacts, feet=res.feet, config=path_pin.path_pin_config("normal"))
 
 
 def test_pitch_profile_shape_from_the_mocap():
@@ -184,9 +184,9 @@ def test_pitch_profile_shape_from_the_mocap():
     clips) has the mocap's shape: plantarflexed after toe-off, toes up before
     heel strike, near flat at it; and a swing pitched along it keeps a
     planted toe and a landing ankle where they were."""
-    from rigmind.backend.locomotion import swing_pitch as SP
+    from rigmind.backend.locomotion import swing_pitch
 
-    walk_profile, run_profile = SP.style_profiles("normal")
+    walk_profile, run_profile = swing_pitch.style_profiles("normal")
     deg = np.degrees(walk_profile.pitch)
     n = len(deg)
     assert deg[: n // 3].max() > 25.0 and deg[int(0.75 * n):].min() < -12.0 and abs(deg[-1]) < 10.0
@@ -199,13 +199,13 @@ def test_pitch_profile_shape_from_the_mocap():
     toe = ankle + np.array([0.12, 0.0, -0.05])
     ankle_runs = [(0, 9, ankle[0]), (30, 40, ankle[-1])]
     toe_runs = [(0, 10, toe[0]), (31, 40, toe[-1])]
-    a2, t2 = SP.pitch_swing(ankle, toe, ankle_runs, toe_runs, np.zeros(f, bool), (walk_profile, None),
+    a2, t2 = swing_pitch.pitch_swing(ankle, toe, ankle_runs, toe_runs, np.zeros(f, bool), (walk_profile, None),
                             (0.1, 0.05), 30.0)
     np.testing.assert_allclose(np.linalg.norm(t2 - a2, axis=1), np.linalg.norm(toe - ankle, axis=1), atol=1e-9)
     np.testing.assert_array_equal(t2[:10], toe[:10])  # before toe-off: untouched
     np.testing.assert_allclose(t2[10], toe[10], atol=0.01)  # the foot turns about the leaving toe
     np.testing.assert_array_equal(a2[30:], ankle[30:])  # the ankle lock holds through the roll
-    pitch = np.degrees(SP.foot_pitch(a2, t2) - SP.foot_pitch(ankle, toe))
+    pitch = np.degrees(swing_pitch.foot_pitch(a2, t2) - swing_pitch.foot_pitch(ankle, toe))
     assert pitch[12:18].max() > 20.0 and pitch[25:30].min() < -10.0  # toe-off, heel strike
     assert abs(pitch[34]) < 1e-9  # flat again 0.1 s after heel strike
     assert t2[:, 2].min() >= 0.05 - 1e-3 and a2[:, 2].min() >= 0.1 - 1e-3  # neither joint under its floor
@@ -215,7 +215,7 @@ def test_swing_pitch_of_a_style_blend_is_its_heaviest_style():
     """The controller takes ``{name: weight}`` style blends; Walk Along
     Path's swing pitch is then the heaviest style's (and an unknown name
     the normal style's), never a crash on an unhashable style."""
-    from rigmind.backend.locomotion import swing_pitch as SP
+    from rigmind.backend.locomotion import swing_pitch
 
-    assert SP.style_profiles({"active": 0.7, "normal": 0.3}) == SP.style_profiles("active")
-    assert SP.style_profiles("no-such-style") == SP.style_profiles("normal")
+    assert swing_pitch.style_profiles({"active": 0.7, "normal": 0.3}) == swing_pitch.style_profiles("active")
+    assert swing_pitch.style_profiles("no-such-style") == swing_pitch.style_profiles("normal")

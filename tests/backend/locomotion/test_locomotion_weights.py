@@ -70,12 +70,12 @@ def _dataset_hips_range():
     from conftest import DATA
 
     from rigmind.backend.bvh import read_bvh
-    from rigmind.backend.locomotion import dataset as D
+    from rigmind.backend.locomotion import dataset
 
     if not DATA.is_dir():
         pytest.skip(f"{DATA} is absent: the dataset's hips range cannot be measured")
     lo, hi = np.inf, -np.inf
-    for clip in D.list_clips(DATA):
+    for clip in dataset.list_clips(DATA):
         m = read_bvh(clip.path)
         z = m.world_positions()[:, m.skeleton.index("Hips"), 2]
         lo, hi = min(lo, float(z.min())), max(hi, float(z.max()))
@@ -135,8 +135,8 @@ def test_predicted_feet_skate_less_than_the_shown_pose():
     rotations), and the foot cleanup placing the feet there skates less
     than the one starting from the shown pose (measured on the evaluation
     paths: 1.0 vs 2.2 cm/frame raw, 0.35 vs 0.58 cleaned)."""
-    from rigmind.backend.locomotion import features as FT
-    from rigmind.backend.locomotion import metrics as MX
+    from rigmind.backend.locomotion import features
+    from rigmind.backend.locomotion import metrics
     from rigmind.backend.locomotion.cleanup import pin_feet
     from rigmind.backend.locomotion.controller import LocomotionController
     from rigmind.backend.locomotion.path_follow import follow_path
@@ -145,12 +145,12 @@ def test_predicted_feet_skate_less_than_the_shown_pose():
     pts = np.array([[0.0, 0.0], [0.0, -6.0], [4.0, -6.0]])
     res = follow_path(ctl, pts, speed=1.2, style="normal")
     assert res.feet is not None and res.feet.shape == (res.motion.num_frames, 4, 3)
-    names = list(FT.CONTACT_JOINTS)
-    predicted = MX.foot_skate(res.feet, names=names, fps=res.motion.fps)["skate_cm_per_frame"]
-    shown = MX.foot_skate(res.motion)["skate_cm_per_frame"]
+    names = list(features.CONTACT_JOINTS)
+    predicted = metrics.foot_skate(res.feet, names=names, fps=res.motion.fps)["skate_cm_per_frame"]
+    shown = metrics.foot_skate(res.motion)["skate_cm_per_frame"]
     assert predicted < 0.7 * shown, (predicted, shown)
-    with_feet = MX.foot_skate(pin_feet(res.motion, predicted=res.contacts, feet=res.feet))["skate_cm_per_frame"]
-    without = MX.foot_skate(pin_feet(res.motion, predicted=res.contacts))["skate_cm_per_frame"]
+    with_feet = metrics.foot_skate(pin_feet(res.motion, predicted=res.contacts, feet=res.feet))["skate_cm_per_frame"]
+    without = metrics.foot_skate(pin_feet(res.motion, predicted=res.contacts))["skate_cm_per_frame"]
     assert with_feet < without, (with_feet, without)
 
 
@@ -158,7 +158,7 @@ def test_walk_cycle_records_predicted_feet_for_the_cleanup():
     """Bake Walk Cycle's clip comes with the controller's contacts and feet
     (``walk_cycle(record=...)``); pinning with them skates less than with
     detected contacts on the shown feet (a 3 m/s run: 2.9 -> 0.2 cm/frame)."""
-    from rigmind.backend.locomotion import metrics as MX
+    from rigmind.backend.locomotion import metrics
     from rigmind.backend.locomotion.cleanup import pin_feet
     from rigmind.backend.locomotion.controller import LocomotionController
     from rigmind.backend.locomotion.path_follow import walk_cycle
@@ -168,6 +168,6 @@ def test_walk_cycle_records_predicted_feet_for_the_cleanup():
     clip = walk_cycle(ctl, speed=3.0, style="normal", seconds=4.0, record=record)
     n = clip.num_frames
     assert record["contacts"].shape == (n, 4) and record["feet"].shape == (n, 4, 3)
-    with_feet = MX.foot_skate(pin_feet(clip, predicted=record["contacts"], feet=record["feet"]))["skate_cm_per_frame"]
-    without = MX.foot_skate(pin_feet(clip))["skate_cm_per_frame"]
+    with_feet = metrics.foot_skate(pin_feet(clip, predicted=record["contacts"], feet=record["feet"]))["skate_cm_per_frame"]
+    without = metrics.foot_skate(pin_feet(clip))["skate_cm_per_frame"]
     assert with_feet < 0.5 * without, (with_feet, without)

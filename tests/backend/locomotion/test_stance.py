@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rigmind.backend.locomotion import features as FT
-from rigmind.backend.locomotion import vector_layout as IO
+from rigmind.backend.locomotion import features
+from rigmind.backend.locomotion import vector_layout
 from rigmind.backend.locomotion.stance import (KNEE_FLEX, STANCE_WIDTH, settle_steps, stance_measures)
 
 
@@ -31,7 +31,7 @@ def _side_by_side(p, names):
     return d[0], d[1]
 
 
-@pytest.mark.parametrize("style", IO.STYLES)
+@pytest.mark.parametrize("style", vector_layout.STYLES)
 def test_every_style_stands_hip_width_with_straight_knees(controller, style):
     """The stored start poses were mid-stride frames for most styles (active:
     ankles 0.48 m apart front to back, a knee at 54 degrees); the standing
@@ -48,7 +48,7 @@ def test_every_style_stands_hip_width_with_straight_knees(controller, style):
     assert lateral > 1.4 * hips_gap and abs(forward) < 0.01, (lateral, forward, hips_gap)
     assert np.degrees(m["knee_flex"]) < np.degrees(KNEE_FLEX) + 4.0, m
     # Feet flat: both ankles and both toes at the reference standing frame's heights.
-    z = p[list(FT.CONTACT_INDEX), 2]
+    z = p[list(features.CONTACT_INDEX), 2]
     assert np.all(np.abs(z[[0, 2]] - 0.119) < 0.005) and np.all(z[[1, 3]] < 0.06), z
     # Toes turned out a little on both sides (left foot toward +X).
     toe_l = p[names.index("Toes_L")] - p[names.index("Foot_L")]
@@ -108,6 +108,6 @@ def test_walk_along_path_ends_in_the_stance_with_the_feet_still(controller):
         assert abs(end["ankle_distance"] - STANCE_WIDTH) < 0.02, (style, end)
         assert np.degrees(end["knee_flex"]) < 8.0, (style, end)
         assert np.linalg.norm(p[-1, names.index("Hips"), :2] - pts[-1]) < 0.05
-        held = p[-12:][:, list(FT.CONTACT_INDEX)]
+        held = p[-12:][:, list(features.CONTACT_INDEX)]
         speed = np.linalg.norm(np.diff(held[:, :, :2], axis=0), axis=-1) * m.fps
         assert speed.max() < 0.03, (style, speed.max())  # under 1 mm a frame
