@@ -375,11 +375,8 @@ def check_settings(config: WorkerConfig, workers: int = None) -> None:
         limits.check("workers", workers, option="--workers")
 
 
-def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "local", workers: int = None,
-              address: str = None, force: bool = False, progress_stream=None, tty: bool = None) -> dict:
-    """Make every take in ``items`` that has no finished output in
-    ``out_dir`` (all of them with ``force``); returns the report (also
-    written to ``out_dir/batch_report.json``)."""
+def _checked_out_dir(config: WorkerConfig, out_dir, engine: str, workers) -> Path:
+    """``out_dir`` made, once the kind, format, engine and settings are known good."""
     if config.kind not in KINDS:
         raise BatchError(f"batch kind must be one of {', '.join(KINDS)}")
     if config.fmt not in FORMATS[config.kind]:
@@ -391,20 +388,68 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
     if out_dir.exists() and not out_dir.is_dir():
         raise BatchError(f"--out-dir {out_dir} is a file; give a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    return out_dir
 
-    t0 = time.perf_counter()
+
+def _plan(config: WorkerConfig, items: list, out_dir: Path, force: bool):
+    """``(reports by name, items still to make)``: an item whose output exists
+    is skipped unless ``force``; a ``.partial`` left by an interrupted run goes."""
     reports, todo = {}, []
     for item in items:
         out = output_path(out_dir, item, config.fmt)
         rep = ItemReport(item.name, item.source or item.params.get("path", ""), str(out),
                          seed=derive_seed(item.name, config.base_seed))
         reports[item.name] = rep
-        out.with_name(out.name + PARTIAL_SUFFIX).unlink(missing_ok=True)  # left by an interrupted run
+        out.with_name(out.name + PARTIAL_SUFFIX).unlink(missing_ok=True)
         if out.exists() and not force:
             rep.status = "skipped"
         else:
             todo.append(item)
+    return reports, todo
+
+
+def _report(config: WorkerConfig, reports: dict, engine: str, workers: int, seconds: float,
+            interrupted: bool, stats: list) -> dict:
+    """The batch report (``batch_report.json``'s content); takes never started are "cancelled"."""
+    for rep in reports.values():
+        if rep.status == "pending":
+            rep.status = "cancelled"
+    return {
+        "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
+        "config": asdict(config), "wall_seconds": round(seconds, 3),
+        "interrupted": interrupted,
+        "counts": {s: sum(r.status == s for r in reports.values())
+                   for s in ("done", "skipped", "failed", "cancelled")},
+        "worker_stats": stats,
+        "items": [asdict(r) for r in reports.values()],
+    }
+
+
+def _write_report(report: dict, out_dir: Path, interrupted: bool) -> dict:
+    """Write the report; a stopped batch raises :class:`BatchStopped` with the
+    line that says what is on disk (also when the report itself could not be
+    written)."""
+    report_path = out_dir / REPORT_NAME
+    try:
+        write_atomic(report_path, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+    except OSError as e:
+        if not interrupted:
+            raise
+        raise BatchStopped(stopped_line(report, out_dir, None, e), report) from None
+    if interrupted:
+        raise BatchStopped(stopped_line(report, out_dir, report_path), report)
+    return report
+
+
+def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "local", workers: int = None,
+              address: str = None, force: bool = False, progress_stream=None, tty: bool = None) -> dict:
+    """Make every take in ``items`` that has no finished output in
+    ``out_dir`` (all of them with ``force``); returns the report (also
+    written to ``out_dir/batch_report.json``)."""
+    out_dir = _checked_out_dir(config, out_dir, engine, workers)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+    t0 = time.perf_counter()
+    reports, todo = _plan(config, items, out_dir, force)
     workers = min(workers, max(len(todo), 1))
     progress = Progress(len(todo), progress_stream, tty=tty)
 
@@ -444,28 +489,8 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
         stop.restore()
         raise
     try:
-        for rep in reports.values():
-            if rep.status == "pending":
-                rep.status = "cancelled"
-        report = {
-            "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
-            "config": asdict(config), "wall_seconds": round(time.perf_counter() - t0, 3),
-            "interrupted": interrupted,
-            "counts": {s: sum(r.status == s for r in reports.values())
-                       for s in ("done", "skipped", "failed", "cancelled")},
-            "worker_stats": stats,
-            "items": [asdict(r) for r in reports.values()],
-        }
-        report_path = out_dir / REPORT_NAME
-        try:
-            write_atomic(report_path, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
-        except OSError as e:
-            if not interrupted:
-                raise
-            raise BatchStopped(stopped_line(report, out_dir, None, e), report) from None
-        if interrupted:
-            raise BatchStopped(stopped_line(report, out_dir, report_path), report)
-        return report
+        report = _report(config, reports, engine, workers, time.perf_counter() - t0, interrupted, stats)
+        return _write_report(report, out_dir, interrupted)
     finally:
         stop.restore()
 

@@ -386,12 +386,10 @@ def standing_pose(controller, position, yaw: float, style) -> Motion:
 
 #: How far ahead (s at the speed command) along the path the facing asked
 #: of the controller is taken. People face a little ahead of where they
-#: travel in a turn: in the walk clips the facing leads the travel direction
-#: by 0.12-0.25 s (sideslip over yaw rate; validation, every style but the
-#: exhausted one's 0.01 s). The controller and the spring lag the command,
-#: so with 0.2 s the walk's facing trailed its travel by 0.22 s: the body
-#: crabbed sideways round every corner. 0.45 s gives a lead of 0.13-0.22 s
-#: (``bench/bench_turn_facing.py``).
+#: travel in a turn (in the walk clips the facing leads the travel by
+#: 0.12-0.25 s); the controller and the spring lag the command, so the ask
+#: is further ahead than the lead it gives (``bench/bench_turn_facing.py``
+#: measures it).
 FACING_LEAD_SECONDS = 0.45
 
 
