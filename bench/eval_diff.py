@@ -3,7 +3,7 @@ line by line (reports), with wall-clock fields and lines dropped."""
 import json, re, sys
 from pathlib import Path
 
-TIMING = re.compile(r"(_s$|^command$|time|second|_ms|ms_|per_step|date|machine|host|elapsed|duration|load|git|commit|python|torch_version|wall|threads)", re.I)
+TIMING = re.compile(r"(_s$|bake_s|per_10s|^command$|time|second|_ms|ms_|per_step|date|machine|host|elapsed|duration|load|git|commit|python|torch_version|wall|threads)", re.I)
 
 
 def strip(x, path=""):
