@@ -147,6 +147,7 @@ def test_walk_bad_pause_is_one_line(tmp_path, args, expect):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_walk_path_with_a_pause(tmp_path):
     """``rigmind walk --path ... --pause 2,1``: the exported take stands
     about a second 2 m along the path, then walks on to the end."""
