@@ -30,6 +30,8 @@ whether the file had an End Site) and ``source`` (the file).
 from __future__ import annotations
 
 import gzip
+import os
+import zlib
 import io
 import re
 import warnings
@@ -142,15 +144,72 @@ class _Joint:
         self.line = line
 
 
+#: The most BVH text read from one file, plain or inflated from gzip (bytes).
+#: A 100 000-frame take of a 65-bone rig is about 180 MB of text; past this a
+#: file is refused before its text is allocated (a 1 MB ``.bvh.gz`` can
+#: inflate to gigabytes).
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+def _too_large(path, what: str) -> "BVHError":
+    return BVHError(f"{what} more than {MAX_TEXT_BYTES // (1024 * 1024)} MB of BVH text, RigMind's limit for one "
+                    "file; split the take into shorter clips", path)
+
+
+def _inflate(fh, path, keep: bool = True) -> bytes:
+    """The gzip stream in ``fh`` (one member or several, as ``gzip``
+    allows) inflated a chunk at a time, refused once it passes
+    :data:`MAX_TEXT_BYTES`; with ``keep`` False only its size is checked
+    (nothing is kept, so a bomb costs a chunk of memory, not the limit)."""
+    def member():
+        return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+
+    inflater, fed, out, size, pending = member(), False, [], 0, b""
+    try:
+        while True:
+            if not pending:
+                pending = fh.read(_CHUNK)
+                if not pending:
+                    break
+            part = inflater.decompress(pending, min(4 * _CHUNK, MAX_TEXT_BYTES + 1 - size))
+            fed = True
+            size += len(part)
+            if keep:
+                out.append(part)
+            if size > MAX_TEXT_BYTES:
+                raise _too_large(path, "the gzip stream inflates to")
+            if inflater.eof:
+                pending, inflater, fed = inflater.unused_data, member(), False
+            else:
+                pending = inflater.unconsumed_tail
+    except zlib.error as e:
+        raise BVHError(f"corrupt gzip stream ({e}); the file is damaged: export or download it again", path) from None
+    if fed:
+        raise BVHError("corrupt gzip stream (it ends early); the file is truncated: export or download it again",
+                       path)
+    return b"".join(out)
+
+
 def _open_text(path: Path) -> str:
+    """The file's text (UTF-8; a byte-order mark, as Windows tools write one,
+    dropped), from plain or gzip-compressed BVH, bounded by :data:`MAX_TEXT_BYTES`."""
     with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":  # gzip magic: accept .bvh.gz whatever the name says
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise BVHError(f"corrupt gzip stream ({e})", path) from None
-    return raw.decode("utf-8", errors="replace")
+        if fh.read(2) == _GZIP_MAGIC:  # gzip magic: accept .bvh.gz whatever the name says
+            fh.seek(0)
+            _inflate(fh, path, keep=False)
+            fh.seek(0)
+            raw = _inflate(fh, path)
+        else:
+            if os.fstat(fh.fileno()).st_size > MAX_TEXT_BYTES:
+                raise _too_large(path, "the file holds")
+            fh.seek(0)
+            raw = fh.read(MAX_TEXT_BYTES + 1)
+            if len(raw) > MAX_TEXT_BYTES:  # a device or a file that grew while read
+                raise _too_large(path, "the file holds")
+    text = raw.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 class _Tokens:

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import data_file
 from rigmind.backend import axes
-from rigmind.backend import rotations
+from rigmind.backend import bvh, rotations
+from rigmind.backend.errors import UserError
 from rigmind.backend.bvh import BVHError, dumps_bvh, guess_units, loads_bvh, read_bvh, write_bvh
 from rigmind.backend.motion import Motion
 from rigmind.backend.skeleton import Skeleton
@@ -441,3 +442,71 @@ def test_axes_motion_and_skeleton():
     np.testing.assert_allclose(axes.from_blender([0.0, 0.0, 1.0], "Y"), [0.0, 1.0, 0.0])
     with pytest.raises(ValueError):
         axes.to_blender(m, "X")
+
+
+# --- bounded, forgiving reads (#27) ------------------------------------------------------------
+
+
+def _clip_text() -> bytes:
+    skel = Skeleton(["Hips", "Spine"], np.array([-1, 0]), np.array([[0, 0, 0], [0, 0.2, 0]]))
+    rot = np.tile(np.array([1.0, 0, 0, 0]), (12, 2, 1))
+    return bvh.dumps_bvh(Motion(skel, rot, np.tile([0.0, 0.0, 1.0], (12, 1)), 30.0)).encode()
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
+    """Windows tools write a BOM before HIERARCHY; the clip reads as without it."""
+    plain, bom = tmp_path / "a.bvh", tmp_path / "bom.bvh"
+    plain.write_bytes(_clip_text())
+    bom.write_bytes(b"\xef\xbb\xbf" + _clip_text())
+    a, b = bvh.read_bvh(plain), bvh.read_bvh(bom)
+    assert b.skeleton.names == a.skeleton.names
+    assert np.array_equal(b.rotations, a.rotations) and np.array_equal(b.root_positions, a.root_positions)
+
+
+def test_gzip_of_several_members_reads_like_gzip_does(tmp_path):
+    text = _clip_text()
+    cut = len(text) // 2
+    f = tmp_path / "two.bvh.gz"
+    f.write_bytes(gzip.compress(text[:cut]) + gzip.compress(text[cut:]))
+    assert bvh.read_bvh(f).num_frames == 12
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda g: g[:20] + bytes(b ^ 0x5A for b in g[20:60]) + g[60:], "the file is damaged"),
+    (lambda g: g[: len(g) // 2], "the file is truncated"),
+])
+def test_a_damaged_gzip_is_a_user_error(tmp_path, damage, words):
+    f = tmp_path / "bad.bvh.gz"
+    f.write_bytes(damage(gzip.compress(_clip_text())))
+    with pytest.raises(bvh.BVHError) as e:
+        bvh.read_bvh(f)
+    assert isinstance(e.value, UserError) and words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it(tmp_path, monkeypatch):
+    """A small .bvh.gz that inflates past the limit is refused; the check
+    keeps nothing, so memory stays near one chunk (tracemalloc counts the
+    bytes objects), not the limit."""
+    import tracemalloc
+
+    monkeypatch.setattr(bvh, "MAX_TEXT_BYTES", 32 * 1024 * 1024)
+    f = tmp_path / "bomb.bvh.gz"
+    with gzip.open(f, "wb", compresslevel=9) as fh:
+        for _ in range(48):
+            fh.write(b"0 " * (1 << 19))            # 48 MB of text, ~50 kB on disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(bvh.BVHError, match="inflates to more than 32 MB"):
+            bvh.read_bvh(f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024, peak
+
+
+def test_a_plain_file_past_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(bvh, "MAX_TEXT_BYTES", 1024)
+    f = tmp_path / "big.bvh"
+    f.write_bytes(_clip_text() + b" " * 4096)
+    with pytest.raises(bvh.BVHError, match="more than 0 MB|RigMind's limit"):
+        bvh.read_bvh(f)

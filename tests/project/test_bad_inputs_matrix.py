@@ -24,6 +24,8 @@ and after.
 
 from __future__ import annotations
 
+import gzip
+
 import os
 import pickle
 import shutil
@@ -130,6 +132,13 @@ class Inputs:
         self.hierarchy_only = self._text(d / "hier.bvh", head)
         self.bad_number_bvh = self._text(d / "word.bvh", good.replace(rows[-1], " ".join(["oops"] + rows[-1].split()[1:])))
         self.text_bvh = self._text(d / "notes.bvh", "this is a text file\n")
+        packed = gzip.compress(good.encode())
+        self.damaged_gz = d / "damaged.bvh.gz"
+        self.damaged_gz.write_bytes(packed[:20] + bytes(b ^ 0x5A for b in packed[20:60]) + packed[60:])
+        self.truncated_gz = d / "cut.bvh.gz"
+        self.truncated_gz.write_bytes(packed[: len(packed) // 2])
+        self.bom_bvh = d / "bom.bvh"
+        self.bom_bvh.write_bytes(b"\xef\xbb\xbf" + good.encode())
         self.bad_frame_time = self._text(d / "ft.bvh", head + "MOTION\n" + rows[0] + "\nFrame Time: 0\n" + "\n".join(rows[2:]) + "\n")
         self.npz_garbage = d / "garbage.npz"
         self.npz_garbage.write_bytes(b"PK\x03\x04 not really a zip" * 8)
@@ -312,6 +321,9 @@ CASES = [
     ("bvh-nan-retarget", lambda i, o: ["retarget", "--src", i.nan_bvh, "--rig", i.mannequin, "--out", o], 2, "NaN or Inf value(s) in the MOTION data, the first in frame 2 (Hips Xposition)", INTACT),
     ("bvh-inf-retarget", lambda i, o: ["retarget", "--src", i.inf_bvh, "--rig", i.mannequin, "--out", o], 2, "NaN or Inf value(s) in the MOTION data, the first in frame 3", INTACT),
     ("bvh-nan-info", lambda i, o: ["info", i.nan_bvh], 2, "NaN or Inf", None),
+    ("bvh-gz-damaged-info", lambda i, o: ["info", i.damaged_gz], 2, "corrupt gzip stream", None),
+    ("bvh-gz-damaged-retarget", lambda i, o: ["retarget", "--src", i.damaged_gz, "--rig", i.mannequin, "--out", o], 2, "the file is damaged", INTACT),
+    ("bvh-gz-truncated-info", lambda i, o: ["info", i.truncated_gz], 2, "the file is truncated", None),
     ("bvh-frames-0-retarget", lambda i, o: ["retarget", "--src", i.zero_bvh, "--rig", i.mannequin, "--out", o], 2, "the clip has no frames (Frames: 0)", INTACT),
     ("bvh-truncated-retarget", lambda i, o: ["retarget", "--src", i.truncated_bvh, "--rig", i.mannequin, "--out", o], 2, "truncated MOTION block", INTACT),
     ("bvh-hierarchy-only", lambda i, o: ["retarget", "--src", i.hierarchy_only, "--rig", i.mannequin, "--out", o], 2, "no MOTION block (the file ends inside or after the HIERARCHY)", INTACT),
