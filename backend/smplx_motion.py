@@ -220,11 +220,48 @@ def smplx_extras(motion: Motion) -> dict:
 # --- reading ------------------------------------------------------------------------
 
 
+#: The most bytes one array of an ``.npz`` may take once read (30 minutes of
+#: SMPL-X poses at 30 fps are 36 MB of float32): an array past it, or a member
+#: that would inflate past it, is refused before anything is allocated.
+MAX_ARRAY_BYTES = 512 * 1024 * 1024
+
+
+def _check_member_size(data, key: str, path) -> None:
+    """Refuse ``key`` from its npy header and the zip directory, before it is
+    read: an array whose header asks for more than :data:`MAX_ARRAY_BYTES`,
+    a header that claims more data than its member holds (a lying header), or
+    a member that inflates past the limit (a zip bomb)."""
+    name = key if key in data.zip.namelist() else key + ".npy"
+    try:
+        info = data.zip.getinfo(name)
+        with data.zip.open(name) as fh:
+            version = np.lib.format.read_magic(fh)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read_header(fh)
+            header = fh.tell() if fh.seekable() else 0
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+            RuntimeError, SyntaxError) as e:
+        raise SMPLXFileError(f"{path}: key {key!r} has no readable array header ({type(e).__name__}: {e})") from None
+    limit_mb = MAX_ARRAY_BYTES // (1024 * 1024)
+    if info.file_size > MAX_ARRAY_BYTES:
+        raise SMPLXFileError(f"{path}: key {key!r} inflates to {info.file_size / 2**20:.0f} MB, more than "
+                             f"RigMind's {limit_mb} MB per array")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if nbytes > MAX_ARRAY_BYTES:
+        raise SMPLXFileError(f"{path}: key {key!r} claims shape {tuple(shape)} ({nbytes / 2**30:.1f} GiB), more "
+                             f"than RigMind's {limit_mb} MB per array")
+    if nbytes > info.file_size - header:
+        raise SMPLXFileError(f"{path}: key {key!r} claims shape {tuple(shape)} ({nbytes} bytes) but holds "
+                             f"{info.file_size - header}: the file is damaged or lies about its contents")
+
+
 def _field(data, key: str, path, required: bool = True):
     if key not in data.files:
         if required:
             raise SMPLXFileError(f"{path}: missing key {key!r} (keys present: {sorted(data.files)})")
         return None
+    _check_member_size(data, key, path)
     try:
         return data[key]
     except ValueError as e:

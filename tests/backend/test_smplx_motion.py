@@ -7,6 +7,7 @@ at 30 fps); tests that need it skip with the reason when it is absent.
 
 from __future__ import annotations
 
+import io
 import warnings
 
 import numpy as np
@@ -340,3 +341,59 @@ def test_model_path_uses_the_smplx_package(tmp_path):
     assert sk.meta["smplx"]["rest_source"] == "model"
     assert np.abs(sk.rest_positions() - expect).max() < 1e-6
     assert np.allclose(sk.rest_rotations, rotations.identity((55,)))
+
+
+# --- bounded reads (#27): a hostile .npz is refused before anything is allocated ---------------
+
+
+def _npz_with_member(path, name: str, member: bytes, compress: bool = False):
+    import zipfile
+
+    trans = io.BytesIO()
+    np.save(trans, np.zeros((5, 3)))
+    mode = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(path, "w", mode) as z:
+        z.writestr(name, member)
+        z.writestr("trans.npy", trans.getvalue())
+    return path
+
+
+def _npy_header(shape, dtype="<f4") -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def test_a_header_asking_for_gigabytes_is_refused_before_allocating(tmp_path):
+    """The header claims (50 000 000, 165) float32 (30.7 GiB); the member holds 1 kB."""
+    f = _npz_with_member(tmp_path / "liar.npz", "poses.npy", _npy_header((50_000_000, 165)) + bytes(1024))
+    with pytest.raises(SMPLXFileError, match=r"claims shape \(50000000, 165\)") as e:
+        read_smplx_npz(f)
+    assert "\n" not in str(e.value)
+
+
+def test_a_header_claiming_more_than_its_member_holds_is_refused(tmp_path):
+    f = _npz_with_member(tmp_path / "short.npz", "poses.npy", _npy_header((100, 165)) + bytes(4 * 165 * 10))
+    with pytest.raises(SMPLXFileError, match="lies about its contents"):
+        read_smplx_npz(f)
+
+
+def test_a_zip_bomb_member_is_refused_from_the_directory(tmp_path, monkeypatch):
+    """A member that inflates past the limit is refused before it is inflated."""
+    import tracemalloc
+
+    from rigmind.backend import smplx_motion
+
+    monkeypatch.setattr(smplx_motion, "MAX_ARRAY_BYTES", 8 * 1024 * 1024)
+    rows = 16 * 1024 * 1024 // (4 * 165)
+    f = _npz_with_member(tmp_path / "bomb.npz", "poses.npy", _npy_header((rows, 165)) + bytes(4 * 165 * rows),
+                         compress=True)
+    assert f.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(SMPLXFileError, match="inflates to 16 MB"):
+            read_smplx_npz(f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024, peak

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 
+import io
 import os
 import pickle
 import shutil
@@ -33,6 +34,7 @@ import signal
 import stat
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +146,13 @@ class Inputs:
         self.npz_garbage.write_bytes(b"PK\x03\x04 not really a zip" * 8)
         np.savez(d / "nokeys.npz", something=np.zeros(3))
         self.npz_nokeys = d / "nokeys.npz"
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                      "shape": (50_000_000, 165)})
+        self.npz_liar = d / "liar.npz"
+        with zipfile.ZipFile(self.npz_liar, "w") as z:
+            z.writestr("poses.npy", header.getvalue() + bytes(1024))
+            z.writestr("trans.npy", b"")
         poses = np.zeros((5, 165), np.float32)
         poses[2, 7] = np.nan
         np.savez(d / "nanpose.npz", poses=poses, trans=np.zeros((5, 3), np.float32))
@@ -334,6 +343,7 @@ CASES = [
     ("src-unknown-suffix", lambda i, o: ["retarget", "--src", i.rig_txt, "--rig", i.mannequin, "--out", o], 2, "unsupported source", INTACT),
     ("npz-garbage", lambda i, o: ["retarget", "--src", i.npz_garbage, "--rig", i.mannequin, "--out", o], 2, "not a readable .npz file", INTACT),
     ("npz-no-poses", lambda i, o: ["retarget", "--src", i.npz_nokeys, "--rig", i.mannequin, "--out", o], 2, "poses", INTACT),
+    ("npz-lying-header", lambda i, o: ["retarget", "--src", i.npz_liar, "--rig", i.mannequin, "--out", o], 2, "claims shape (50000000, 165)", INTACT),
     ("npz-nan-poses", lambda i, o: ["retarget", "--src", i.npz_nan, "--rig", i.mannequin, "--out", o], 2, "'poses' has NaN/inf values (first at index (2, 7))", INTACT),
     ("npz-wrong-shape", lambda i, o: ["retarget", "--src", i.npz_shape, "--rig", i.mannequin, "--out", o], 2, "'poses' has shape (5, 7)", INTACT),
     ("npz-no-frames", lambda i, o: ["retarget", "--src", i.npz_noframes, "--rig", i.mannequin, "--out", o], 2, "'poses' has no frames", INTACT),
