@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 from ..backend.errors import UserError
+from ..backend.gltf_refs import GLTFReferenceError, check_references
 
 RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
 
@@ -70,7 +71,7 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
     try:
         with quiet_stdout():
             _import_file(bpy, p, suffix)
-    except RigFileError:
+    except (RigFileError, GLTFReferenceError):
         raise
     except (UserError, RuntimeError) as e:  # our BVH reader's BVHError; Blender's importers' RuntimeError
         if "KeyboardInterrupt" in str(e):
@@ -81,6 +82,7 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
 
 def _import_file(bpy, p: Path, suffix: str) -> None:
     if suffix in (".glb", ".gltf"):
+        check_references(p)  # before Blender's importer follows any URI
         bpy.ops.import_scene.gltf(filepath=str(p))
     elif suffix == ".fbx":
         bpy.ops.import_scene.fbx(filepath=str(p))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 
 import io
+import json
 import os
 import pickle
 import shutil
@@ -105,6 +106,10 @@ class Inputs:
         bpy.ops.wm.read_factory_settings(use_empty=True)
         self.text_glb = d / "text.glb"
         self.text_glb.write_text("just some text, not glTF\n")
+        self.gltf_dev_zero = self._text(d / "devzero.gltf", json.dumps(
+            {"asset": {"version": "2.0"}, "buffers": [{"uri": "/dev/zero", "byteLength": 10**9}]}))
+        self.gltf_escape = self._text(d / "escape.gltf", json.dumps(
+            {"asset": {"version": "2.0"}, "buffers": [{"uri": "../../../../etc/passwd", "byteLength": 64}]}))
         self.garbage_glb = d / "garbage.glb"
         self.garbage_glb.write_bytes(b"glTF\x02\x00\x00\x00" + bytes(range(256)) * 4)
         self.text_fbx = d / "text.fbx"
@@ -305,6 +310,9 @@ CASES = [
     ("rig-missing-walk", lambda i, o: ["walk", "--cycle", "--rig", i.root / "nope.blend", "--out", o], 2, "nope.blend: no such file", INTACT),
     ("rig-missing-info", lambda i, o: ["info", i.root / "nope.fbx"], 2, "nope.fbx: no such file", None),
     ("rig-text-as-glb-info", lambda i, o: ["info", i.text_glb], 2, "could not be read", None),
+    ("gltf-uri-dev-zero-info", lambda i, o: ["info", i.gltf_dev_zero], 2, "'/dev/zero' is absolute or remote", None),
+    ("gltf-uri-escape-info", lambda i, o: ["info", i.gltf_escape], 2, "points outside the file's folder", None),
+    ("gltf-uri-dev-zero-retarget", lambda i, o: ["retarget", "--src", i.bvh, "--rig", i.gltf_dev_zero, "--out", o], 2, "absolute or remote", INTACT),
     ("rig-text-as-glb-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--rig", i.text_glb, "--out", o], 2, "could not be read", INTACT),
     ("rig-text-as-glb-retarget", lambda i, o: ["retarget", "--src", i.bvh, "--rig", i.text_glb, "--out", o], 2, "could not be read", INTACT),
     ("rig-text-as-glb-source", lambda i, o: ["retarget", "--src", i.text_glb, "--rig", i.mannequin, "--out", o], 2, "could not be read", INTACT),

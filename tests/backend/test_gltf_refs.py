@@ -1,0 +1,99 @@
+"""backend/gltf_refs.py: what a glTF points at is checked before Blender's
+importer follows it (#27): only data: URIs and regular files in the file's
+own folder, within the limits."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+
+import pytest
+
+from rigmind.backend import gltf_refs
+from rigmind.backend.errors import UserError
+
+
+def _gltf(folder, uri, name="scene.gltf", kind="buffers"):
+    doc = {"asset": {"version": "2.0"}, kind: [{"uri": uri, "byteLength": 4}]}
+    path = folder / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _glb(folder, doc, name="scene.glb"):
+    raw = json.dumps(doc).encode()
+    raw += b" " * (-len(raw) % 4)
+    body = struct.pack("<II", len(raw), 0x4E4F534A) + raw
+    path = folder / name
+    path.write_bytes(struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body)
+    return path
+
+
+def test_data_uris_and_files_beside_it_pass(tmp_path):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "mesh data.bin").write_bytes(b"\0" * 4)
+    gltf_refs.check_references(_gltf(tmp_path, "bin/mesh%20data.bin"))
+    gltf_refs.check_references(_gltf(tmp_path, "data:application/octet-stream;base64,"
+                                     + base64.b64encode(b"\0" * 4).decode(), name="inline.gltf"))
+    gltf_refs.check_references(_glb(tmp_path, {"asset": {"version": "2.0"}, "buffers": [{"byteLength": 4}]}))
+
+
+@pytest.mark.parametrize("uri, words", [
+    ("/dev/zero", "absolute or remote"),
+    ("../../../../etc/passwd", "outside the file's folder"),
+    ("sub/../../outside.bin", "outside the file's folder"),
+    ("file:///etc/passwd", "absolute or remote"),
+    ("https://example.invalid/x.bin", "absolute or remote"),
+    ("C:/Windows/win.ini", "absolute or remote"),
+    ("missing.bin", "not a file beside it"),
+    ("sub", "not a file beside it"),
+])
+def test_a_uri_outside_the_folder_or_not_a_file_is_refused(tmp_path, uri, words):
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(gltf_refs.GLTFReferenceError) as e:
+        gltf_refs.check_references(_gltf(tmp_path, uri))
+    assert isinstance(e.value, UserError) and words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_symlink_out_of_the_folder_is_refused(tmp_path):
+    inner = tmp_path / "model"
+    inner.mkdir()
+    (tmp_path / "secret.bin").write_bytes(b"x" * 4)
+    os.symlink(tmp_path / "secret.bin", inner / "link.bin")
+    with pytest.raises(gltf_refs.GLTFReferenceError, match="outside the file's folder"):
+        gltf_refs.check_references(_gltf(inner, "link.bin"))
+
+
+def test_a_device_through_a_symlink_is_refused(tmp_path):
+    os.symlink("/dev/zero", tmp_path / "zero.bin")
+    with pytest.raises(gltf_refs.GLTFReferenceError):
+        gltf_refs.check_references(_gltf(tmp_path, "zero.bin"))
+
+
+def test_a_glb_image_uri_is_checked_too(tmp_path):
+    doc = {"asset": {"version": "2.0"}, "images": [{"uri": "/etc/passwd"}]}
+    with pytest.raises(gltf_refs.GLTFReferenceError, match="image 0"):
+        gltf_refs.check_references(_glb(tmp_path, doc))
+
+
+def test_a_glb_whose_json_chunk_lies_is_refused(tmp_path):
+    path = tmp_path / "liar.glb"
+    path.write_bytes(struct.pack("<4sIIII", b"glTF", 2, 40, 10**9, 0x4E4F534A) + b"{}" + b" " * 18)
+    with pytest.raises(gltf_refs.GLTFReferenceError, match="claims 1000000000 bytes"):
+        gltf_refs.check_references(path)
+
+
+def test_referenced_bytes_past_the_limit_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(gltf_refs, "MAX_REFERENCED_BYTES", 1000)
+    (tmp_path / "big.bin").write_bytes(b"\0" * 2000)
+    with pytest.raises(gltf_refs.GLTFReferenceError, match="RigMind's limit"):
+        gltf_refs.check_references(_gltf(tmp_path, "big.bin"))
+
+
+def test_not_json_is_a_user_error(tmp_path):
+    path = tmp_path / "notes.gltf"
+    path.write_text("this is a text file")
+    with pytest.raises(gltf_refs.GLTFReferenceError, match="could not be read .not glTF JSON"):
+        gltf_refs.check_references(path)
