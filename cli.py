@@ -160,7 +160,8 @@ def _add_walk_parser(sub) -> None:
     how.add_argument("--cycle", action="store_true", help="bake a looping cycle (a cyclic action)")
     how.add_argument("--path", help='ground-plane path in metres (Blender X,Y), e.g. "0,0;3,0;3,3"; a point may '
                                     'carry its own speed in m/s, "x,y,speed" (e.g. "0,0;3,0,0.8;3,3") '
-                                    '(write --path="-1,0;…" when it starts with a minus sign)')
+                                    '(write --path="-1,0;…" when it starts with a minus sign); @FILE reads '
+                                    'the points from a text file, one x,y[,speed] per line')
     p.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
                    help='--path: stop ARC metres along the path and stand SECONDS there, e.g. "4,1.5"; repeatable')
     p.add_argument("--in-place", action="store_true",
@@ -379,14 +380,14 @@ def cmd_walk(args) -> int:
 
     from .backend.locomotion.controllers import load_chosen
     from .backend.locomotion.dataset import D2_STYLES
-    from .backend.locomotion.path_input import parse_path
+    from .backend.locomotion.path_input import read_path_argument
     from .operators import export, rig_checks, rig_files
     from .operators import locomotion_scene
 
     # Check everything the user typed before the (slow) rig load and generation.
     if args.style not in D2_STYLES:
         raise UserError(f"unknown --style {args.style!r}; use one of {', '.join(D2_STYLES)}")
-    points = parse_path(args.path) if args.path is not None else None
+    points = read_path_argument(args.path) if args.path is not None else None
     request = _walk_request(args, points)
     out = Path(args.out)
     if out.suffix.lower() not in export.EXPORT_SUFFIXES:

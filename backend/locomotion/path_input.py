@@ -1,4 +1,4 @@
-"""A walk's path as the user gives it: ``--path`` text, points with optional
+"""A walk's path as the user gives it: ``--path`` text or file, points with optional
 speeds, and the polyline of an evaluated curve's edges.
 
 Points are world metres on the ground plane (X, Y); a third column, where
@@ -14,7 +14,11 @@ import math
 import numpy as np
 
 from ..errors import UserError
-from ..limits import check_all
+from ..limits import PATH_MAX_POINTS, check_all
+
+#: The most bytes a ``--path @FILE`` may hold (10 000 points of
+#: ``x,y,speed`` with full float precision are about 0.6 MB).
+MAX_PATH_FILE_BYTES = 4 * 1024 * 1024
 
 
 def parse_path(text: str) -> np.ndarray:
@@ -23,7 +27,10 @@ def parse_path(text: str) -> np.ndarray:
     carries a speed. UserError with the expected form."""
     pts = []
     form = 'x,y or x,y,speed (metres, m/s), e.g. --path "0,0;3,0,0.8;3,3"'
-    for k, part in enumerate(p for p in (text or "").split(";") if p.strip()):
+    parts = [p for p in (text or "").split(";") if p.strip()]
+    if len(parts) > PATH_MAX_POINTS:
+        raise UserError(f"the path has {len(parts)} points; RigMind walks paths of up to {PATH_MAX_POINTS} points")
+    for k, part in enumerate(parts):
         xs = part.split(",")
         try:
             if len(xs) not in (2, 3):
@@ -43,6 +50,29 @@ def parse_path(text: str) -> np.ndarray:
     if len(p) < 2:
         raise UserError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
     return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
+
+
+def read_path_argument(value: str) -> np.ndarray:
+    """``--path`` as given: the points text, or ``@FILE``, a text file with
+    one point per line in the same ``x,y[,speed]`` syntax (blank lines and
+    lines starting with ``#`` skipped; ``;`` also separates points), at most
+    :data:`MAX_PATH_FILE_BYTES`. Returns what :func:`parse_path` does."""
+    if not value.startswith("@"):
+        return parse_path(value)
+    from pathlib import Path
+
+    path = Path(value[1:]).expanduser()
+    if not path.is_file():
+        raise UserError(f"--path {value}: no such file; give @FILE with one point x,y[,speed] per line")
+    if path.stat().st_size > MAX_PATH_FILE_BYTES:
+        raise UserError(f"--path {value}: the file is larger than {MAX_PATH_FILE_BYTES // 2**20} MB; "
+                        f"a path has at most {PATH_MAX_POINTS} points")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"--path {value}: cannot be read as text ({type(e).__name__})") from None
+    lines = (ln.split("#", 1)[0].strip() for ln in text.splitlines())
+    return parse_path(";".join(ln for ln in lines if ln))
 
 
 def path_points_and_speeds(points, speed):

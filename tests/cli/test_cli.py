@@ -148,6 +148,29 @@ def test_walk_bad_pause_is_one_line(tmp_path, args, expect):
 
 
 @pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
+def test_walk_path_from_a_file(tmp_path):
+    """``rigmind walk --path @FILE``: a path from a text file (one point per
+    line, a speed on one) is walked like the same text on the command line."""
+    from rigmind.backend.bvh import read_bvh
+    from rigmind.backend.locomotion import controllers
+
+    if controllers.neural_weights() is None:
+        pytest.skip("no committed locomotion weights in models/")
+    blend = tmp_path / "m.blend"
+    assert run("mannequin", "--out", blend).returncode == 0
+    points = tmp_path / "path.txt"
+    points.write_text("# an L\n0,0\n3,0,0.9\n3,2\n")
+    outs = []
+    for arg, name in ((f"@{points}", "file.bvh"), ("0,0;3,0,0.9;3,2", "text.bvh")):
+        outs.append(tmp_path / name)
+        r = run("walk", "--rig", blend, "--path", arg, "--controller", "neural", "--out", outs[-1])
+        assert r.returncode == 0, r.stderr
+    a, b = read_bvh(outs[0]), read_bvh(outs[1])
+    assert a.num_frames == b.num_frames and np.allclose(a.root_positions, b.root_positions)
+    assert np.allclose(a.world_positions()[-1, 0, :2], (3.0, 2.0), atol=0.1)
+
+
+@pytest.mark.bpy  # a `rigmind` command that loads Blender, in a subprocess
 def test_walk_path_with_a_pause(tmp_path):
     """``rigmind walk --path ... --pause 2,1``: the exported take stands
     about a second 2 m along the path, then walks on to the end."""
