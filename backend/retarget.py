@@ -201,8 +201,10 @@ def leg_length(sk: Skeleton, idx: dict) -> float:
 # --- mapping validation ----------------------------------------------------------
 
 
-def _resolve(mapping: dict, sk: Skeleton, side: str) -> dict:
-    """``canonical -> joint index``; raises RetargetError naming what is wrong."""
+def joint_indices(mapping: dict, sk: Skeleton, side: str) -> dict:
+    """``canonical -> joint index`` of ``mapping`` (canonical -> bone name) on
+    ``sk``, the required joints present and below the hips; raises
+    RetargetError naming what is wrong (``side``: "source" or "target")."""
     if not isinstance(mapping, dict):
         raise RetargetError(f"the {side} bone mapping must be a dict canonical name -> bone name")
     idx = {}
@@ -594,8 +596,8 @@ def _setup(motion, src_map, target, tgt_map, root_mode, root_bone) -> _State:
     if root_mode not in ROOT_MODES:
         raise RetargetError(f"root_mode must be one of {ROOT_MODES}, got {root_mode!r}")
     src = motion.skeleton
-    sidx = _resolve(src_map, src, "source")
-    tidx = _resolve(tgt_map, target, "target")
+    sidx = joint_indices(src_map, src, "source")
+    tidx = joint_indices(tgt_map, target, "target")
 
     root_j = None
     if root_mode == "root_bone":

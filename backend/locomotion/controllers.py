@@ -178,12 +178,10 @@ def bandai_bone_map(skeleton):
 
 def controller_leg_length(controller) -> float:
     """The controller skeleton's (Bandai's) mean hip-to-ankle leg length (m)."""
-    from ..retarget import leg_length
+    from ..retarget import joint_indices, leg_length
 
     src = controller_skeleton(controller)
-    # canonical -> joint index; every mapped bone is on the skeleton it was matched on.
-    idx = {str(c): src.names.index(b) for c, b in bandai_bone_map(src).bones.items() if b}
-    return float(leg_length(src, idx))
+    return float(leg_length(src, joint_indices(dict(bandai_bone_map(src).bones), src, "source")))
 
 
 __all__ = [
