@@ -44,9 +44,7 @@ def parse_path(text: str) -> np.ndarray:
             check_all("speed", vals[2], option=f"--path point {k + 1} {part.strip()!r}: speed")
         pts.append(vals + [math.nan] * (3 - len(vals)))
     p = np.array(pts, dtype=np.float64).reshape(-1, 3)
-    keep = np.ones(len(p), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
-    p = p[keep]
+    p = dedupe_points(p)
     if len(p) < 2:
         raise UserError('--path needs at least two distinct points "x,y;x,y", e.g. --path "0,0;3,0;3,3"')
     return p if np.any(np.isfinite(p[:, 2])) else p[:, :2].copy()
@@ -83,9 +81,7 @@ def path_points_and_speeds(points, speed):
     p = np.asarray(points, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] not in (2, 3):
         raise UserError(f"path points must be [N, 2] (x, y) or [N, 3] (x, y, speed), got shape {p.shape}")
-    keep = np.ones(len(p), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(p[:, :2], axis=0), axis=1) > 1e-6
-    p = p[keep]
+    p = dedupe_points(p)
     if p.shape[1] == 2 or np.all(np.isnan(p[:, 2])):
         return p[:, :2], speed
     sp = np.where(np.isnan(p[:, 2]), float(speed), p[:, 2])
@@ -98,11 +94,12 @@ def path_xy(points) -> np.ndarray:
     return path_points_and_speeds(points, 1.0)[0]
 
 
-def dedupe_points(xy: np.ndarray) -> np.ndarray:
-    """``xy [N, 2]`` without the points that repeat the one before (within 1 µm)."""
-    keep = np.ones(len(xy), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(xy, axis=0), axis=1) > 1e-6
-    return xy[keep]
+def dedupe_points(points: np.ndarray) -> np.ndarray:
+    """``points [N, 2]`` (x, y) or ``[N, 3]`` (x, y, speed) without the rows
+    whose ground-plane point repeats the one before (within 1 µm)."""
+    keep = np.ones(len(points), dtype=bool)
+    keep[1:] = np.linalg.norm(np.diff(points[:, :2], axis=0), axis=1) > 1e-6
+    return points[keep]
 
 
 def ordered_chains(n_verts: int, edges: np.ndarray) -> list:
@@ -146,4 +143,5 @@ def ordered_chains(n_verts: int, edges: np.ndarray) -> list:
     return chains
 
 
-__all__ = ["parse_path", "path_points_and_speeds", "path_xy", "dedupe_points", "ordered_chains"]
+__all__ = ["MAX_PATH_FILE_BYTES", "parse_path", "read_path_argument", "path_points_and_speeds", "path_xy",
+           "dedupe_points", "ordered_chains"]

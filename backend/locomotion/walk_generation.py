@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import Cancelled
 from ..limits import check_all, check_path
 from ..motion import Motion
+from ..requests.walk import CYCLE_SECONDS
 from .cleanup import pin_feet
 from .controllers import GENERATE_LOCK, controller_fps
 from .cycle import extract_cycle
@@ -29,8 +30,7 @@ from .path_pin import path_pin_config
 
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
 CHUNK_FRAMES = 30
-#: Seconds of steady locomotion recorded to cut a cycle from (after the warm-up).
-CYCLE_SECONDS = 6.0
+#: Seconds walked before the cycle's recording starts (the walk settles).
 CYCLE_WARMUP_SECONDS = 2.5
 #: Progress fractions at the end of generation and of the foot clean-up:
 #: generation dominates the time, the retarget takes the rest.
