@@ -631,7 +631,7 @@ def _split_mesh_arg(text: str):
 def cmd_face(args) -> int:
     from .backend.audio import load_audio
     from .backend.face.export import write_animation
-    from .backend.face.generate import generate_face, transcript_beside
+    from .backend.face.generate import generate_face_for, transcript_beside
 
     out = Path(args.out)
     suffix = out.suffix.lower()
@@ -643,10 +643,8 @@ def cmd_face(args) -> int:
     clip = load_audio(args.audio)
     transcript = args.transcript if args.transcript is not None else transcript_beside(args.audio)
     request = _face_request(args, transcript, suffix)
-    r = request
     if not args.mesh:
-        anim = generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
-                             runtime=r.runtime)
+        anim = generate_face_for(clip, request)
         write_atomically(out, lambda tmp: write_animation(anim, tmp))
         print(f"face: {anim.num_frames} frames at {anim.fps:g} fps from {anim.source}")
         for note in anim.notes:
@@ -668,14 +666,13 @@ def cmd_face(args) -> int:
                         f"{', '.join(o.name for o in meshes) or 'none'}")
     if mesh is None:
         raise UserError(f"{path} has no mesh with shape keys; give a face mesh with ARKit shape keys")
-    clip.path = r.audio_path
+    clip.path = request.audio_path
     if suffix == ".blend":
         res = face_scene.generate_face_on_mesh(mesh, request, clip=clip)
         anim = res.animation
         write_atomically(out, lambda tmp: bpy.ops.wm.save_as_mainfile(filepath=str(tmp), copy=True))
     else:
-        anim = generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
-                             runtime=r.runtime)
+        anim = generate_face_for(clip, request)
         keys = [k.name for k in mesh.data.shape_keys.key_blocks]
         found = resolve_arkit_names(keys)
         res = None

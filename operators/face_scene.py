@@ -250,7 +250,7 @@ def face_job(mesh_obj, request: FaceRequest = FaceRequest(), *, clip=None, armat
     import bpy
 
     from ..backend.audio import load_audio
-    from ..backend.face.generate import METHODS, generate_face, transcript_beside
+    from ..backend.face.generate import METHODS, generate_face_for, transcript_beside
     from ..backend.tasks import run_in_thread
 
     _face_mapping(mesh_obj)
@@ -277,9 +277,7 @@ def face_job(mesh_obj, request: FaceRequest = FaceRequest(), *, clip=None, armat
 
     def work(progress, cancel):
         progress(0.05)
-        r = resolved
-        return generate_face(clip, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
-                             runtime=r.runtime)
+        return generate_face_for(clip, resolved)
 
     def job():
         anim = yield from run_in_thread(work, "rigmind-face")

@@ -179,3 +179,13 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
                             voiced=_at(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))
     weights = np.clip(np.maximum(mouth, face), 0.0, 1.0).astype(np.float32)
     return FaceAnimation(arkit52_names(), weights, coarticulation.jaw_rotation(weights), float(fps), visemes, phones, source, notes)
+
+
+def generate_face_for(audio, request) -> FaceAnimation:
+    """:func:`generate_face` with what a
+    :class:`~rigmind.backend.requests.face.FaceRequest` asks (its transcript,
+    frame rate, seed, smile, lip-sync method and runtime; ``request.fps``
+    must be set)."""
+    r = request
+    return generate_face(audio, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
+                         runtime=r.runtime)
