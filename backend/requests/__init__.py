@@ -11,7 +11,7 @@ it, nothing between.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from ..limits import check
@@ -30,6 +30,14 @@ class JobRequest:
         return "--" + field.replace("_", "-")
 
 
+def request_fields(cls, props: dict) -> dict:
+    """The entries of ``props`` (an operator's ``as_keywords()``) that are
+    fields of the request class ``cls``; the operator's other properties
+    (``armature``, ...) are left out."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in props.items() if k in names}
+
+
 def checked(request: JobRequest) -> JobRequest:
     """``request`` once every field in its ``RANGED`` lies in the table;
     else :class:`~rigmind.backend.limits.OutOfRange` (a UserError, one line
@@ -41,4 +49,4 @@ def checked(request: JobRequest) -> JobRequest:
     return request
 
 
-__all__ = ["JobRequest", "checked"]
+__all__ = ["JobRequest", "checked", "request_fields"]

@@ -8,9 +8,9 @@ passed whole to ``operators.face_scene``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from . import JobRequest
+from . import JobRequest, request_fields
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,7 @@ def from_properties(props: dict, *, runtime: str | None = None) -> FaceRequest:
     fields are left out; an empty ``audio_path`` means the scene's sound
     strip, an empty ``face_mesh`` "auto"), with ``runtime`` from the
     preferences."""
-    names = {f.name for f in fields(FaceRequest)}
-    given = {k: v for k, v in props.items() if k in names}
+    given = request_fields(FaceRequest, props)
     given["audio_path"] = given.get("audio_path") or None
     given["face_mesh"] = given.get("face_mesh") or "auto"
     return FaceRequest(**given, runtime=runtime)

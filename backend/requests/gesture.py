@@ -8,9 +8,9 @@ passed whole to ``operators.gesture_scene``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from . import JobRequest
+from . import JobRequest, request_fields
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,7 @@ def from_properties(props: dict, *, runtime: str | None = None, user_scene: bool
     that are not request fields, like ``armature``, are left out; an empty
     ``audio_path`` means the scene's sound strip), with what the operator
     adds: ``runtime`` from the preferences and ``user_scene``."""
-    names = {f.name for f in fields(GestureRequest)}
-    given = {k: v for k, v in props.items() if k in names}
+    given = request_fields(GestureRequest, props)
     given["audio_path"] = given.get("audio_path") or None
     return GestureRequest(**given, runtime=runtime, user_scene=user_scene)
 
