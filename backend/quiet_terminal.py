@@ -17,22 +17,19 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def to_log(log_path):
-    """Redirect descriptors 1 and 2 (C and Python output alike) to
-    ``log_path`` (a fresh file: one run's messages) while the body runs; yield a line-buffered
-    text stream on the original stdout. Everything is put back on exit,
-    an exception included, so its message reaches the terminal."""
-    log_path = Path(log_path)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+def redirected(target, fds=(1, 2)):
+    """Point the file descriptors ``fds`` (1 stdout, 2 stderr) at the file
+    ``target`` (truncated; ``os.devnull`` to drop the output) while the body
+    runs, C-level writes included; Python's streams are flushed on the way
+    in and out, and the descriptors put back on exit, an exception included."""
     for s in (sys.stdout, sys.stderr):
         s.flush()
-    saved = {fd: os.dup(fd) for fd in (1, 2)}
-    terminal = os.fdopen(os.dup(saved[1]), "w", buffering=1, encoding="utf-8", errors="replace")
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    saved = {fd: os.dup(fd) for fd in fds}
+    out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        for fd in (1, 2):
-            os.dup2(log, fd)
-        yield terminal
+        for fd in fds:
+            os.dup2(out, fd)
+        yield
     finally:
         for s in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
@@ -40,5 +37,21 @@ def to_log(log_path):
         for fd, keep in saved.items():
             os.dup2(keep, fd)
             os.close(keep)
-        os.close(log)
+        os.close(out)
+
+
+@contextlib.contextmanager
+def to_log(log_path):
+    """Redirect descriptors 1 and 2 (C and Python output alike) to
+    ``log_path`` (a fresh file: one run's messages) while the body runs; yield a line-buffered
+    text stream on the original stdout. Everything is put back on exit,
+    an exception included, so its message reaches the terminal."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    terminal = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8", errors="replace")
+    try:
+        with redirected(log_path, (1, 2)):
+            yield terminal
+    finally:
         terminal.close()

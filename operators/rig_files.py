@@ -3,12 +3,12 @@ session and describe what RigMind sees in them."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 from pathlib import Path
+
 from ..backend.errors import UserError
 from ..backend.gltf_refs import GLTFReferenceError, check_references
+from ..backend.quiet_terminal import redirected
 
 RIG_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx", ".bvh")
 
@@ -17,21 +17,10 @@ class RigFileError(UserError):
     """A rig file that is missing, of an unknown kind, or unreadable."""
 
 
-@contextlib.contextmanager
 def quiet_stdout():
     """Silence Blender's and the importers' progress chatter on stdout (C-level
     prints included) so command output stays readable; stderr is kept."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
+    return redirected(os.devnull, fds=(1,))
 
 
 def _check(path) -> Path:
