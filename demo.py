@@ -170,10 +170,10 @@ def _drop_the_speech(scene, head) -> None:
     """The walks are their own scenes, made in the session the gesture was:
     its speech strip and lip-sync must not play under them (the saved walk
     and its MP4 would carry the speech)."""
-    se = scene.sequence_editor
-    if se is not None:
-        for strip in [s for s in se.strips_all if s.type == "SOUND"]:
-            se.strips.remove(strip)
+    from .operators.scene_audio import sound_strips
+
+    for strip in sound_strips(scene):
+        scene.sequence_editor.strips.remove(strip)
     keys = head.data.shape_keys
     keys.animation_data_clear()
     for kb in keys.key_blocks:

@@ -8,7 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from ..backend.errors import UserError
+from .blender_compat import strip_content_start
+from .scene_audio import sound_strips
 
 ENGINES = {"CYCLES": "CYCLES", "EEVEE": "BLENDER_EEVEE", "WORKBENCH": "BLENDER_WORKBENCH"}
 
@@ -152,12 +155,10 @@ def _encode(scene, pngs, first_frame: int, out: Path) -> None:
         strip = se.strips.new_image(name="frames", filepath=str(pngs[0]), channel=1, frame_start=1)
         for p in pngs[1:]:
             strip.elements.append(p.name)
-        sounds = []
-        if scene.sequence_editor is not None:
-            sounds = [s for s in scene.sequence_editor.strips_all if s.type == "SOUND" and s.sound is not None]
+        sounds = [s for s in sound_strips(scene) if s.sound is not None]
         for k, s in enumerate(sounds):
             se.strips.new_sound(name=s.name, filepath=bpy.path.abspath(s.sound.filepath), channel=2 + k,
-                                frame_start=int(s.frame_start) - first_frame + 1)
+                                frame_start=strip_content_start(s) - first_frame + 1)
         enc.frame_start, enc.frame_end = 1, len(pngs)
         img = r.image_settings
         if hasattr(img, "media_type"):

@@ -13,14 +13,16 @@ from pathlib import Path
 from . import scene_io
 
 
+def sound_strips(scene) -> list:
+    """The scene's sound strips (meta strips' included), in the sequencer's order."""
+    se = scene.sequence_editor
+    return [] if se is None else [s for s in se.strips_all if s.type == "SOUND"]
+
+
 def scene_sound(scene):
     """``(path, frame_start)`` of the scene's first sound strip, or None."""
-    se = scene.sequence_editor
-    if se is None:
-        return None
-    strips = getattr(se, "strips_all", None) or getattr(se, "sequences_all", [])
-    for s in strips:
-        if s.type == "SOUND" and s.sound is not None:
+    for s in sound_strips(scene):
+        if s.sound is not None:
             import bpy
 
             from .blender_compat import strip_content_start
@@ -59,4 +61,4 @@ def add_sound_strip(scene, audio_path, frame_start: int):
     return strips.new_sound(name=name, filepath=str(audio_path), channel=1, frame_start=int(frame_start))
 
 
-__all__ = ["scene_sound", "needs_sound_strip", "audio_and_start", "add_sound_strip"]
+__all__ = ["sound_strips", "scene_sound", "needs_sound_strip", "audio_and_start", "add_sound_strip"]

@@ -187,6 +187,13 @@ for fmt in ("BVH", "FBX", "GLB"):
     res = sorted(bpy.ops.rigmind.export(armature=arm.name, format=fmt, filepath=target))
     out["exports"][fmt] = [res, os.path.getsize(target) if os.path.exists(target) else 0]
 
+# An MP4 of three frames with the gesture's speech (the sequencer's strips are
+# read there, an API that changed in 5.1).
+scene.frame_start, scene.frame_end = 1, 3
+mp4 = os.path.join(here, "take.mp4")
+out["render"] = [sorted(bpy.ops.rigmind.render(engine="CYCLES", filepath=mp4, resolution=(64, 48), samples=1)),
+                 os.path.getsize(mp4) if os.path.exists(mp4) else 0]
+
 # Drive: the operator is modal (key events), so the script feeds its session
 # the events a user would type, as tests/operators/test_drive_blender.py does.
 pkg = {module!r}
@@ -275,5 +282,6 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert res["face"] == ["FINISHED"] and len(res["face_actions"]) == 1
     for fmt, (result, size) in res["exports"].items():
         assert result == ["FINISHED"] and size > 1000, (fmt, result, size)
+    assert res["render"][0] == ["FINISHED"] and res["render"][1] > 1000, res["render"]
     assert "finish" in res["drive_commands"] and len(res["drive_actions"]) >= 1
     assert res["loaded_from_extension"] == {"onnxruntime": True, "scipy": True}
