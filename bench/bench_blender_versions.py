@@ -49,16 +49,7 @@ import bpy, addon_utils
 addon_utils.enable("bl_ext.user_default.rigmind", default_set=True)
 bpy.ops.rigmind.add_mannequin()
 arm = [o for o in bpy.data.objects if o.type == "ARMATURE"][0]
-wav = os.path.join(os.getcwd(), "speech.wav")
-sr = 16000
-with wave.open(wav, "wb") as w:
-    w.setnchannels(1); w.setsampwidth(2); w.setframerate(sr)
-    frames = bytearray()
-    for i in range(8 * sr):
-        t = i / sr
-        on = math.sin(2 * math.pi * 3 * t) > 0
-        frames += struct.pack("<h", int(9000 * on * math.sin(2 * math.pi * 140 * t)))
-    w.writeframes(bytes(frames))
+{speech}
 t = time.perf_counter()
 r = bpy.ops.rigmind.generate_gesture(armature=arm.name, audio_path=wav, face_mesh="auto")
 print({mark!r} + json.dumps({{"result": sorted(r), "op_s": time.perf_counter() - t}}), flush=True)
@@ -95,7 +86,7 @@ def main(argv=None) -> int:
             user = tmp / f"user-{env.label}-{run}"
             user.mkdir()
             inst = timed(env, sites[env.label], INSTALL.format(zip=str(zip_path), mark=MARK), user)
-            gest = timed(env, sites[env.label], GESTURE.format(mark=MARK), user)
+            gest = timed(env, sites[env.label], GESTURE.format(mark=MARK, speech=blender_envs.speech_wav_code(8)), user)
             rows[env.label].append((inst, gest))
     print(f"# Blender versions: install and first Generate Gesture, {datetime.datetime.now():%Y-%m-%d %H:%M}, "
           f"{platform.machine()} {os.cpu_count()} cores, `python bench/bench_blender_versions.py --runs {args.runs}`\n")

@@ -48,6 +48,26 @@ print(json.dumps({"site": sysconfig.get_paths()["purelib"], "names": sorted(name
 """
 
 
+def speech_wav_code(seconds: int) -> str:
+    """Python, for a Blender step, that writes ``seconds`` of a voiced,
+    syllable-rate signal (a 140 Hz buzz gated at 3 Hz, 16 kHz mono) to
+    ``speech.wav`` in the current folder and binds its path to ``wav``
+    (standard library only: the step has no numpy of its own to rely on)."""
+    return f"""
+import math, os, struct, wave
+wav = os.path.join(os.getcwd(), "speech.wav")
+with wave.open(wav, "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+    frames = bytearray()
+    for i in range({int(seconds)} * 16000):
+        t = i / 16000
+        on = math.sin(2 * math.pi * 3 * t) > 0
+        s = 0.3 * on * math.copysign(1.0, math.sin(2 * math.pi * 140 * t)) * abs(math.sin(2 * math.pi * 700 * t))
+        frames += struct.pack("<h", int(s * 32767))
+    w.writeframes(bytes(frames))
+"""
+
+
 @dataclass(frozen=True)
 class BlenderEnv:
     """One Blender as a module: its label ("5.0"), its Python, its version."""

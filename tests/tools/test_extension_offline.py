@@ -154,18 +154,7 @@ out["path"] = sorted(bpy.ops.rigmind.walk_along_path(armature=arm.name, path=pat
                                                      gait="walk", controller="neural", start_frame=1))
 out["path_actions"] = new_actions(before)
 
-# Three seconds of a voiced, syllable-rate signal (a 140 Hz buzz gated at 3 Hz).
-wav = os.path.join(here, "speech.wav")
-sr = 16000
-with wave.open(wav, "wb") as w:
-    w.setnchannels(1); w.setsampwidth(2); w.setframerate(sr)
-    frames = bytearray()
-    for i in range(3 * sr):
-        t = i / sr
-        on = math.sin(2 * math.pi * 3 * t) > 0
-        s = 0.3 * on * math.copysign(1.0, math.sin(2 * math.pi * 140 * t)) * abs(math.sin(2 * math.pi * 700 * t))
-        frames += struct.pack("<h", int(s * 32767))
-    w.writeframes(bytes(frames))
+{speech}
 
 before = set(bpy.data.actions)
 out["gesture"] = sorted(bpy.ops.rigmind.generate_gesture(armature=arm.name, audio_path=wav, amount=0.6, seed=3,
@@ -268,7 +257,7 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert "torch" not in res["local_packages"]
     assert (user / "extensions" / "user_default" / "rigmind" / "blender_manifest.toml").is_file()
 
-    res = run_isolated(JOBS.format(module=MODULE), blender, user)
+    res = run_isolated(JOBS.format(module=MODULE, speech=blender_envs.speech_wav_code(3)), blender, user)
     assert res["blender"].startswith(env.label), res["blender"]
     assert res["mannequin"] == ["FINISHED"]
     assert res["walk"] == ["FINISHED"] and len(res["walk_actions"]) == 1
