@@ -54,11 +54,6 @@ class StopSignals:
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
         self._saved.clear()
 
-    @property
-    def stopped(self) -> bool:
-        """A stop was asked for (raised now or held for later)."""
-        return bool(self.received)
-
     @contextlib.contextmanager
     def held(self):
         """Hold off the stop while the body runs (a file being written);
