@@ -149,9 +149,16 @@ def place_camera(boxes, frames, resolution, *, margin: float = 1.15) -> None:
     if len(frames) == 1:
         cam.location = (centres[0] + toward * dist).tolist()
         return
-    for f, c in zip(frames, centres):
-        cam.location = (c + toward * dist).tolist()
-        cam.keyframe_insert("location", frame=int(f))
+    key_locations(cam, frames, centres + toward * dist)
+
+
+def key_locations(obj, frames, locations) -> None:
+    """Key ``obj``'s location at each of ``frames`` (scene frames) to the
+    matching row of ``locations [n, 3]`` (metres, world): the stage's
+    camera and lights following the character."""
+    for f, loc in zip(frames, np.asarray(locations, float)):
+        obj.location = loc.tolist()
+        obj.keyframe_insert("location", frame=int(f))
 
 
 def add_lights(bounds, centres=None, frames=None) -> None:
@@ -194,9 +201,8 @@ def add_lights(bounds, centres=None, frames=None) -> None:
         if not follow:
             obj.location = (centre + d * 2.2 * h).tolist()
             continue
-        for f, (cx, cy) in zip(frames, np.asarray(centres, float)[:, :2]):
-            obj.location = (np.array([cx, cy, centre[2]]) + d * 2.2 * h).tolist()
-            obj.keyframe_insert("location", frame=int(f))
+        xy = np.asarray(centres, float)[:, :2]
+        key_locations(obj, frames, np.c_[xy, np.full(len(xy), centre[2])] + d * 2.2 * h)
 
 
 def add_ground(bounds) -> None:
