@@ -27,6 +27,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from support import blender_envs
@@ -274,3 +275,83 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert res["render"][0] == ["FINISHED"] and res["render"][1] > 1000, res["render"]
     assert "finish" in res["drive_commands"] and len(res["drive_actions"]) >= 1
     assert res["loaded_from_extension"] == {"onnxruntime": True, "scipy": True}
+
+
+XBOT = """
+import bpy, addon_utils
+def raise_(ex):
+    raise ex
+bpy.ops.wm.read_factory_settings(use_empty=True)
+addon_utils.enable({module!r}, default_set=True, handle_error=raise_)
+bpy.ops.import_scene.gltf(filepath={xbot!r})
+arm = [o for o in bpy.data.objects if o.type == "ARMATURE"][0]
+out = {{"retarget": sorted(bpy.ops.rigmind.retarget_motion(filepath={clip!r}, armature=arm.name, start_frame=1))}}
+out["retarget_export"] = sorted(bpy.ops.rigmind.export(armature=arm.name, format="BVH", filepath={retarget_out!r}))
+curve = bpy.data.curves.new("Line", "CURVE")
+curve.dimensions = "3D"
+spline = curve.splines.new("POLY")
+spline.points.add(1)
+spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (3, 0, 0, 1)
+path = bpy.data.objects.new("Line", curve)
+bpy.context.scene.collection.objects.link(path)
+out["walk"] = sorted(bpy.ops.rigmind.walk_along_path(armature=arm.name, path=path.name, style="normal",
+                                                     controller="neural", start_frame=1))
+out["walk_export"] = sorted(bpy.ops.rigmind.export(armature=arm.name, format="BVH", filepath={walk_out!r}))
+report(out)
+"""
+
+
+@pytest.fixture(scope="module")
+def xbot_takes(platform_zip, tmp_path_factory):
+    """The shipped extension in each Blender on the user's X Bot: a CMU clip
+    retargeted and a 3 m walk baked, each exported to BVH; ``{label: (retarget.bvh, walk.bvh)}``."""
+    from conftest import data_file
+
+    xbot = data_file("characters/Xbot.glb")
+    clip = data_file("cmu_131_start_walk_stop/131_01.bvh")
+    takes = {}
+    for label in BLENDERS:
+        env = blender_envs.blender_50() if label == "5.0" else blender_envs.blender_52()
+        env = blender_envs.require(env, label)
+        folder = tmp_path_factory.mktemp(f"xbot-{label}")
+        blender = (env, env.bundled_site(folder / "bundled"))
+        user = folder / "user"
+        user.mkdir()
+        assert run_isolated(INSTALL.format(zip=str(platform_zip)), blender, user)["result"] == ["FINISHED"]
+        outs = (folder / "retarget.bvh", folder / "walk.bvh")
+        res = run_isolated(XBOT.format(module=MODULE, xbot=str(xbot), clip=str(clip), retarget_out=str(outs[0]),
+                                       walk_out=str(outs[1])), blender, user)
+        assert all(res[k] == ["FINISHED"] for k in ("retarget", "retarget_export", "walk", "walk_export")), res
+        takes[label] = (outs, clip)
+    return takes
+
+
+def test_xbot_takes_read_back_from_the_exported_files(xbot_takes):
+    """Read from the files each Blender wrote: the retarget lasts as long as
+    the clip (resampled to the user's scene rate, which the operator keeps),
+    the walk ends on the path's end (3 m along Blender's X)."""
+    from rigmind.backend.bvh import read_bvh
+
+    # RigMind writes BVH in centimetres: read them so. (Units are not left to
+    # the guess: X Bot's leaf bones, as Blender's glTF importer sizes them,
+    # give End Sites metres long, which the guess would take for millimetres.)
+    for label, ((retarget_bvh, walk_bvh), clip) in xbot_takes.items():
+        source, take = read_bvh(clip), read_bvh(retarget_bvh, units="cm")
+        span = lambda m: (m.num_frames - 1) / m.fps  # noqa: E731  (seconds from first to last frame)
+        assert abs(span(take) - span(source)) < 1.0 / take.fps, (label, span(take), span(source))
+        walk = read_bvh(walk_bvh, units="cm")
+        hips = walk.world_positions()[:, 0, :2]
+        assert np.linalg.norm(hips[-1] - (3.0, 0.0)) < 0.15, (label, hips[-1])
+
+
+def test_blender_50_and_52_bake_the_same_takes_on_xbot(xbot_takes):
+    """The same code in both Blenders: the exported takes agree (world joint
+    positions within 1 mm on every frame)."""
+    from rigmind.backend.bvh import read_bvh
+
+    (a_ret, a_walk), _ = xbot_takes["5.0"]
+    (b_ret, b_walk), _ = xbot_takes["5.2"]
+    for a, b in ((a_ret, b_ret), (a_walk, b_walk)):
+        ma, mb = read_bvh(a, units="cm"), read_bvh(b, units="cm")
+        assert ma.num_frames == mb.num_frames and ma.skeleton.names == mb.skeleton.names
+        assert np.abs(ma.world_positions() - mb.world_positions()).max() < 1e-3
