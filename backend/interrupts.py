@@ -94,6 +94,12 @@ def quiet_interrupts() -> None:
     _state["quiet"] = True
     if _state["installed"] and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if hasattr(signal, "setitimer"):
+            # A retry may still be armed; at interpreter exit Python puts
+            # SIGALRM back to its default action, and a pending alarm would
+            # then end the process by the signal instead of its exit code.
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
 
 
 def interrupted() -> bool:

@@ -7,12 +7,19 @@ command either finished (exit 0, the file a complete take) or cancelled
 (exit 130, one line "cancelled, nothing written", the previous file byte for
 byte intact), with no temporary file left and no traceback printed.
 
+``--commands gesture,export,render`` runs the trials over three commands in
+turn: ``gesture`` as above; ``export --rig take.blend --out
+exported.{fbx,glb,bvh}``; ``render --scene take.blend --out still.png`` (a
+Cycles still) or ``--out clip.mp4`` (12 frames). An exported file is checked
+like a take; a render by its container (PNG IEND, MP4 ``moov``).
+
 Concurrent trials: two ``rigmind export --rig take.blend --out same.{blend,fbx}``
 started together (over an existing file and over none); both must exit 0
 and the path must hold one complete take.
 
     .venv/bin/python bench/bench_ctrl_c.py --trials 24 --seconds 60 --concurrent 8
     .venv/bin/python bench/bench_ctrl_c.py --trials 20 --seconds 6 --concurrent 0 --between 0.05:1.5
+    .venv/bin/python bench/bench_ctrl_c.py --commands gesture,export,render --trials 60 --seconds 20 --concurrent 0
 
 Speech: the first LJSpeech clips (../shared/data/speech_english_ljspeech or
 $RIGMIND_DATA) joined to SECONDS. Prints a summary and writes --json.
@@ -79,47 +86,85 @@ def gesture_cmd(speech: Path, rig: Path, out: Path) -> list:
     return [str(RIGMIND), "gesture", "--audio", str(speech), "--rig", str(rig), "--out", str(out)]
 
 
-def prepare(work: Path, seconds: float, formats) -> dict:
-    """Mannequin rig, speech, and one full run per format: the previous take
-    each trial must keep, its hash and frame count, and the run time."""
+def render_ok(path: Path) -> dict:
+    """A whole PNG (its IEND chunk at the end) or MP4 (a ``moov`` box)."""
+    data = path.read_bytes()
+    if path.suffix == ".png":
+        ok = data.startswith(b"\x89PNG") and data[-12:-4] == b"\x00\x00\x00\x00IEND"
+    else:
+        ok = data[4:8] == b"ftyp" and b"moov" in data
+    return {"ok": bool(ok), "frames": 0, "error": "" if ok else "incomplete container"}
+
+
+def jobs(work: Path, rig: Path, speech: Path, commands, formats) -> list:
+    """Each job: ``(label, argv, output, checker)``; ``checker(path) -> dict`` like check_take."""
+    out = []
+    if "gesture" in commands:
+        for fmt in formats:
+            path = work / f"take.{fmt}"
+            out.append((f"gesture {fmt}", gesture_cmd(speech, rig, path), path, check_take))
+    src = work / "source_take.blend"
+    if "export" in commands:
+        for fmt in ("fbx", "glb", "bvh"):
+            path = work / f"exported.{fmt}"
+            out.append((f"export {fmt}", [str(RIGMIND), "export", "--rig", str(src), "--out", str(path)], path,
+                        check_take))
+    if "render" in commands:
+        base = [str(RIGMIND), "render", "--scene", str(src), "--engine", "CYCLES", "--samples", "4",
+                "--resolution", "320x180"]
+        out.append(("render png", base + ["--out", str(work / "still.png"), "--frame", "10"], work / "still.png",
+                    render_ok))
+        out.append(("render mp4", base + ["--out", str(work / "clip.mp4"), "--frames", "1:12"], work / "clip.mp4",
+                    render_ok))
+    return out
+
+
+def prepare(work: Path, seconds: float, formats, commands=("gesture",), only=None) -> dict:
+    """Mannequin rig, speech, and one full run per job (those labelled in
+    ``only``, when given): the previous output each trial must keep, its hash
+    and frame count, and the run time."""
     work.mkdir(parents=True, exist_ok=True)
     rig = work / "mannequin.blend"
     subprocess.run([str(RIGMIND), "mannequin", "--out", str(rig)], check=True, capture_output=True)
     speech = make_speech(work / "speech.wav", seconds)
+    if "export" in commands or "render" in commands:
+        subprocess.run(gesture_cmd(speech, rig, work / "source_take.blend"), check=True, capture_output=True)
     setup = {"rig": rig, "speech": speech, "formats": {}}
-    for fmt in formats:
-        out = work / f"take.{fmt}"
+    for label, argv, out, checker in jobs(work, rig, speech, commands, formats):
+        if only is not None and label not in only:
+            continue
         t = time.perf_counter()
-        subprocess.run(gesture_cmd(speech, rig, out), check=True, capture_output=True)
+        subprocess.run(argv, check=True, capture_output=True)
         took = time.perf_counter() - t
-        ref = check_take(out)
-        assert ref["ok"], ref
-        setup["formats"][fmt] = {"out": out, "seconds": took, "sha": sha256(out), "frames": ref["frames"]}
+        ref = checker(out)
+        assert ref["ok"], (label, ref)
+        setup["formats"][label] = {"argv": argv, "out": out, "checker": checker, "seconds": took,
+                                   "sha": sha256(out), "frames": ref["frames"]}
     return setup
 
 
-def ctrl_c_trial(setup: dict, fmt: str, delay: float) -> dict:
-    """One SIGINT at ``delay`` seconds into a gesture run over the previous take."""
-    info = setup["formats"][fmt]
+def ctrl_c_trial(setup: dict, label: str, delay: float) -> dict:
+    """One SIGINT at ``delay`` seconds into a run of job ``label`` over its previous output."""
+    info = setup["formats"][label]
     out: Path = info["out"]
-    p = subprocess.Popen(gesture_cmd(setup["speech"], setup["rig"], out), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    command = info["argv"][1]
+    p = subprocess.Popen(info["argv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=600)
-    rec = {"format": fmt, "delay_s": round(delay, 2), "rc": p.returncode, "leftovers": leftovers(out.parent),
+    rec = {"format": label, "delay_s": round(delay, 2), "rc": p.returncode, "leftovers": leftovers(out.parent),
            "traceback": "Traceback" in stderr, "stderr_tail": stderr.strip().splitlines()[-1:] if stderr.strip() else []}
     if not out.exists():
         rec.update(outcome="missing", ok=False)
     elif p.returncode == 130:
         intact = sha256(out) == info["sha"]
-        one_line = stderr.strip().endswith("rigmind gesture: cancelled, nothing written")
+        one_line = stderr.strip().endswith(f"rigmind {command}: cancelled, nothing written")
         rec.update(outcome="cancelled", ok=intact and one_line, previous_intact=intact, one_line=one_line)
     elif p.returncode == 0:
-        chk = check_take(out)
+        chk = info["checker"](out)
         rec.update(outcome="finished", ok=chk["ok"] and chk["frames"] == info["frames"], check=chk)
     else:
-        rec.update(outcome=f"exit {p.returncode}", ok=False, check=check_take(out))
+        rec.update(outcome=f"exit {p.returncode}", ok=False, check=info["checker"](out))
     if out.exists():  # what the next trial must keep
         info["sha"] = sha256(out)
     if rec["traceback"]:
@@ -148,7 +193,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=24, help="Ctrl-C trials (formats in turn)")
     ap.add_argument("--seconds", type=float, default=60.0, help="speech length")
-    ap.add_argument("--formats", default="bvh,fbx,blend")
+    ap.add_argument("--formats", default="bvh,fbx,blend", help="gesture's output formats")
+    ap.add_argument("--commands", default="gesture", help="gesture,export,render: the commands interrupted, in turn")
     ap.add_argument("--concurrent", type=int, default=8, help="concurrent-writer trials")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", default="/tmp/rigmind_bench_ctrl_c")
@@ -159,12 +205,13 @@ def main(argv=None) -> int:
     rnd = random.Random(args.seed)
     formats = args.formats.split(",")
     t0 = time.perf_counter()
-    setup = prepare(Path(args.work), args.seconds, formats)
+    setup = prepare(Path(args.work), args.seconds, formats, args.commands.split(","))
+    labels = list(setup["formats"])
     for fmt, info in setup["formats"].items():
         print(f"full run {fmt}: {info['seconds']:.1f} s, {info['frames']} frames", flush=True)
     trials = []
     for i in range(args.trials):
-        fmt = formats[i % len(formats)]
+        fmt = labels[i % len(labels)]
         if args.between:
             lo, hi = (float(v) for v in args.between.split(":"))
             delay = lo + (hi - lo) * i / max(args.trials - 1, 1)
@@ -173,21 +220,22 @@ def main(argv=None) -> int:
         rec = ctrl_c_trial(setup, fmt, delay)
         trials.append(rec)
         Path(args.json).write_text(json.dumps({"partial": True, "trials": trials}, indent=1, default=str))
-        print(f"ctrl-c {i + 1:2d} {fmt:5s} at {delay:5.2f} s: {rec['outcome']:9s} ok={rec['ok']}"
+        print(f"ctrl-c {i + 1:2d} {fmt:10s} at {delay:5.2f} s: {rec['outcome']:9s} ok={rec['ok']}"
               + (" (traceback)" if rec["traceback"] else ""), flush=True)
     conc = []
-    blend = setup["formats"].get("blend", {}).get("out")
+    blend = setup["formats"].get("gesture blend", {}).get("out")
     if blend is not None:
         for i in range(args.concurrent):
             out = Path(args.work) / ("concurrent.blend" if i % 2 == 0 else "concurrent.fbx")
-            rec = concurrent_trial(blend, out, setup["formats"]["blend"]["frames"], existing=(i // 2) % 2 == 1)
+            rec = concurrent_trial(blend, out, setup["formats"]["gesture blend"]["frames"], existing=(i // 2) % 2 == 1)
             conc.append(rec)
             print(f"concurrent {i + 1} {rec['format']:5s} existing={rec['existing']}: rcs={rec['rcs']} ok={rec['ok']}", flush=True)
     summary = {
         "ctrl_c_trials": len(trials), "ctrl_c_ok": sum(r["ok"] for r in trials),
         "cancelled": sum(r["outcome"] == "cancelled" for r in trials),
         "finished": sum(r["outcome"] == "finished" for r in trials),
-        "damaged_or_missing": sum(not r["ok"] for r in trials),
+        "not_ok": sum(not r["ok"] for r in trials),
+        "exit_codes": sorted({r["rc"] for r in trials}),
         "concurrent_trials": len(conc), "concurrent_ok": sum(r["ok"] for r in conc),
         "wall_s": round(time.perf_counter() - t0, 1),
     }
