@@ -40,6 +40,7 @@ file), ``rest_source`` ("model" or "approx_template"), ``source`` (the path).
 
 from __future__ import annotations
 
+import tokenize
 import warnings
 import zipfile
 import zlib
@@ -241,7 +242,7 @@ def _check_member_size(data, key: str, path) -> None:
             shape, _, dtype = read_header(fh)
             header = fh.tell() if fh.seekable() else 0
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, NotImplementedError,
-            RuntimeError, SyntaxError) as e:
+            RuntimeError, SyntaxError, tokenize.TokenError) as e:  # numpy parses the header as Python tokens
         raise SMPLXFileError(f"{path}: key {key!r} has no readable array header ({type(e).__name__}: {e})") from None
     limit_mb = MAX_ARRAY_BYTES // (1024 * 1024)
     if info.file_size > MAX_ARRAY_BYTES:

@@ -38,7 +38,7 @@ from ..backend.locomotion.path_follow import Path2D, check_pauses
 from ..backend.locomotion.path_input import dedupe_points, ordered_chains, path_xy
 from ..backend.locomotion.walk_generation import CLEAN_END, generate_path, generate_walk_cycle, report_progress
 from ..backend.locomotion.walk_names import cycle_action_name, path_action_name
-from ..backend.locomotion.walk_speeds import path_speeds, resolve_speed
+from ..backend.locomotion.walk_speeds import check_rig_scale, path_speeds, resolve_speed
 from ..backend.motion import Motion
 from ..backend.requests import checked
 from ..backend.requests.walk import WalkCycleRequest, WalkPathRequest
@@ -308,6 +308,7 @@ def walk_path_job(arm, request: WalkPathRequest, *, controller=None, progress=No
     checked(request)
     name = arm.name
     leg = rig_leg_length(arm)
+    check_rig_scale(leg, name)
 
     def work(report, stop):
         ctl = _controller_for(request, controller)

@@ -156,15 +156,12 @@ def load_source(path) -> tuple:
     if not name.endswith((".fbx", ".glb", ".gltf")):
         raise scene_io.SceneError(f"{p}: unsupported source; use .bvh, .bvh.gz, .npz (SMPL-X), .fbx, .glb or .gltf")
     before_objs, before_actions = set(bpy.data.objects), set(bpy.data.actions)
-    from .rig_files import quiet_stdout
+    from .rig_files import import_foreign, quiet_stdout
 
     try:
         try:
             with quiet_stdout():
-                if name.endswith(".fbx"):
-                    bpy.ops.import_scene.fbx(filepath=str(p))
-                else:
-                    bpy.ops.import_scene.gltf(filepath=str(p))
+                import_foreign(bpy, p)
         except RuntimeError as e:  # Blender's importers report a bad file so
             from .rig_files import first_line
 

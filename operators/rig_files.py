@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from ..backend.errors import UserError
+from ..backend.fbx_check import FBXFileError, check_fbx
 from ..backend.gltf_refs import GLTFReferenceError, check_references
 from ..backend.quiet_terminal import redirected
 
@@ -60,7 +61,7 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
     try:
         with quiet_stdout():
             _import_file(bpy, p, suffix)
-    except (RigFileError, GLTFReferenceError):
+    except (RigFileError, GLTFReferenceError, FBXFileError):
         raise
     except (UserError, RuntimeError) as e:  # our BVH reader's BVHError; Blender's importers' RuntimeError
         if "KeyboardInterrupt" in str(e):
@@ -69,12 +70,21 @@ def load_rig_file(path, *, replace_scene: bool = True) -> list:
     return [o for o in bpy.data.objects if o not in before]
 
 
-def _import_file(bpy, p: Path, suffix: str) -> None:
-    if suffix in (".glb", ".gltf"):
-        check_references(p)  # before Blender's importer follows any URI
-        bpy.ops.import_scene.gltf(filepath=str(p))
-    elif suffix == ".fbx":
+def import_foreign(bpy, p: Path) -> None:
+    """Blender's FBX or glTF importer on ``p``, once RigMind has checked what
+    the importer would read: a glTF's URIs (backend/gltf_refs.py), an FBX's
+    declared sizes (backend/fbx_check.py). Both checks raise a UserError."""
+    if p.suffix.lower() == ".fbx":
+        check_fbx(p)
         bpy.ops.import_scene.fbx(filepath=str(p))
+    else:
+        check_references(p)
+        bpy.ops.import_scene.gltf(filepath=str(p))
+
+
+def _import_file(bpy, p: Path, suffix: str) -> None:
+    if suffix in (".glb", ".gltf", ".fbx"):
+        import_foreign(bpy, p)
     else:
         from ..backend.bvh import read_bvh
         from .scene_io import build_armature
@@ -84,10 +94,15 @@ def _import_file(bpy, p: Path, suffix: str) -> None:
 
 
 def first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    for line in text:
-        line = line.strip()
-        if line and not line.lower().startswith("error: python traceback"):
+    """What an importer's error says, in one line. A Python importer that
+    failed reports ``Error: Python: Traceback ...`` and the frames: its last
+    line (the exception) is the one that says something."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    if any("traceback (most recent call last)" in ln.lower() for ln in lines[:2]):
+        told = [ln for ln in lines if not ln.startswith(("File ", "Location: ", "^", "~"))]
+        return told[-1][:300]
+    for line in lines:
+        if not line.lower().startswith("error: python traceback"):
             return line[:300]
     return type(e).__name__
 

@@ -25,6 +25,12 @@ MIN_SECONDS = 0.05
 MAX_SECONDS = 4 * 3600.0
 #: Below this sample rate a file cannot hold intelligible speech (telephone audio is 8 kHz).
 MIN_RATE = 4000
+#: Above this a header is lying or the file is not a recording (studio audio tops out at 384 kHz).
+MAX_RATE = 768000
+#: More channels than any recording of a voice has (ambisonic rigs use up to 64).
+MAX_CHANNELS = 64
+#: The most one block of the source file takes as float32 while it is read (bytes).
+MAX_BLOCK_BYTES = 64 * 1024 * 1024
 
 
 class AudioError(UserError):
@@ -58,12 +64,18 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
     with sf.SoundFile(str(path)) as f:
         rate, channels = f.samplerate, f.channels
         _check_rate_and_length(path, rate, f.frames / rate if rate > 0 else 0.0)
+        _check_channels(path, channels)
         stream = None if rate == sr else soxr.ResampleStream(rate, sr, 1, dtype="float32", quality="HQ")
         out = []
-        block = max(int(rate * block_seconds), 1024)
+        block = max(min(int(rate * block_seconds), MAX_BLOCK_BYTES // (4 * channels)), 1024)
+        read = 0
         while True:
             x = f.read(block, dtype="float32", always_2d=True)
             last = len(x) < block
+            read += len(x)
+            # A header may understate its frames (a stream with no length):
+            # the bound holds on what is actually decoded.
+            _check_rate_and_length(path, rate, read / rate)
             mono = x.mean(axis=1).astype(np.float32) if len(x) else np.zeros(0, np.float32)
             out.append(mono if stream is None else stream.resample_chunk(mono, last=last))
             if last:
@@ -73,6 +85,9 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
 
 def _check_rate_and_length(path: Path, rate: int, seconds: float) -> None:
     """Refuse before decoding: a rate too low for speech, or a file longer than MAX_SECONDS."""
+    if rate > MAX_RATE:
+        raise AudioError(f"audio file {path.name} claims a sample rate of {rate} Hz, above the {MAX_RATE} Hz "
+                         "RigMind reads: the file is damaged, or re-export it at 48 kHz")
     if rate < MIN_RATE:
         raise AudioError(f"audio file {path.name} has a sample rate of {rate} Hz, too low for speech; "
                          f"use a recording at {MIN_RATE} Hz or more (16 kHz or 44.1 kHz are usual)")
@@ -81,16 +96,26 @@ def _check_rate_and_length(path: Path, rate: int, seconds: float) -> None:
                          f"{MAX_SECONDS / 3600:g} hours per file: split it into shorter files")
 
 
+def _check_channels(path: Path, channels: int) -> None:
+    if not 1 <= channels <= MAX_CHANNELS:
+        raise AudioError(f"audio file {path.name} claims {channels} channels; RigMind reads 1 to {MAX_CHANNELS}: "
+                         "the file is damaged, or re-export it as mono or stereo WAV")
+
+
 def _read_librosa(path: Path, sr: int):
     import warnings
 
     import librosa
 
+    # Decoding stops just past the longest file RigMind takes, so a long or
+    # lying compressed file is refused by its length, never decoded whole.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        y, rate = librosa.load(str(path), sr=None, mono=False)
+        y, rate = librosa.load(str(path), sr=None, mono=False, duration=MAX_SECONDS + 1.0)
     y = np.atleast_2d(y)
     channels = y.shape[0]
+    _check_channels(path, channels)
+    _check_rate_and_length(path, int(rate), y.shape[1] / rate if rate > 0 else 0.0)
     mono = y.mean(axis=0).astype(np.float32)
     if rate != sr:
         import soxr

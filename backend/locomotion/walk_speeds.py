@@ -11,9 +11,44 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
 from ..limits import check_all
 from .gaits import gait_warning, speeds_table
 from .path_input import path_points_and_speeds
+
+
+#: Hip-to-ankle leg lengths (m) a character walks with: a 20 cm toy to a
+#: 20 m giant. Outside, the rig is almost always in other units (an FBX from
+#: Maya in centimetres with its 0.01 scale applied has 90 m legs).
+LEG_LENGTH_RANGE_M = (0.1, 10.0)
+#: A person's leg (m), to say how far off a rig is.
+PERSON_LEG_M = 0.9
+
+
+class RigScaleError(UserError):
+    """A rig whose legs are far outside a character's size: it is in other units."""
+
+
+#: Units a rig may have been built in, as metres per unit, with their names.
+_UNITS = ((0.01, "centimetres"), (0.001, "millimetres"), (0.0254, "inches"), (0.3048, "feet"))
+
+
+def check_rig_scale(leg_m: float, rig: str) -> None:
+    """Refuse a rig whose hip-to-ankle ``leg_m`` (world metres) is outside
+    :data:`LEG_LENGTH_RANGE_M`, naming its scale and the fix; every speed
+    would otherwise be scaled by it (a walk of 100 m/s the user never asked for)."""
+    lo, hi = LEG_LENGTH_RANGE_M
+    if lo <= leg_m <= hi:
+        return
+    factor = leg_m / PERSON_LEG_M
+    # The unit that brings the leg nearest a person's, if one brings it near at all.
+    u, unit = min(_UNITS, key=lambda un: abs(np.log(leg_m * un[0] / PERSON_LEG_M)))
+    if 0.3 <= leg_m * u <= 1.5:
+        fix = f"it looks built in {unit}: scale it by {u:g} (S {u:g}, then Object > Apply > Scale)"
+    else:
+        fix = f"scale it by {1 / factor:.3g} (S {1 / factor:.3g}, then Object > Apply > Scale)"
+    raise RigScaleError(f"rig {rig!r} has legs {leg_m:.3g} m long, {factor:.3g}x a person's ({PERSON_LEG_M} m): "
+                        f"{fix} and try again")
 
 
 def style_speeds(style: str, gait: str = "walk") -> tuple:

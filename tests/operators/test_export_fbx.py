@@ -52,3 +52,16 @@ def test_fbx_same_with_deform_off(bpy_clean, tmp_path):
     differ = np.flatnonzero(a != b)
     # Only the header's creation time stamp may differ.
     assert differ.size <= 16 and (differ.size == 0 or differ.max() < 1024), differ[:20]
+
+
+def test_blenders_own_fbx_passes_the_structure_check(bpy_clean, tmp_path):
+    """What Blender's exporter writes (meshes, 52 shape keys, an action) is
+    never refused by backend/fbx_check.py, and imports back."""
+    from rigmind.backend.fbx_check import check_fbx
+    from rigmind.operators import export, rig_files
+
+    arm = _animated_mannequin(bpy_clean)
+    out = export.export_character(arm, tmp_path / "take.fbx", frame_range=(1, 20))
+    check_fbx(out)
+    objs = rig_files.load_rig_file(out)
+    assert any(o.type == "ARMATURE" for o in objs)

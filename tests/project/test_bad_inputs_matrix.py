@@ -43,6 +43,8 @@ import pytest
 import soundfile as sf
 
 from conftest import REPO, CodePayload
+from support import bad_files
+from support.address_space import LIMIT_BYTES, address_space_bytes, address_space_limit, limit_child
 
 RIGMIND = Path(sys.executable).parent / "rigmind"
 ABSENT, INTACT, WRITTEN = "absent", "intact", "written"
@@ -170,6 +172,8 @@ class Inputs:
         self.npy_as_npz = d / "single.npz"
         shutil.move(d / "single.npy", self.npy_as_npz)
 
+        self._hostile(bpy, d)
+
         # Weights folders for walk --weights.
         self.weights = self._weights_folders(root / "weights")
 
@@ -179,6 +183,77 @@ class Inputs:
         self.readonly = root / "readonly"
         self.readonly.mkdir()
         self.readonly.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+
+    def _hostile(self, bpy, d: Path) -> None:
+        """Issue #27's inputs: bombs, liars, foreign units, long paths."""
+        from rigmind.backend import bvh, fbx_check, smplx_motion
+        from rigmind.operators import mannequin
+
+        B = bad_files
+        fbx = {"fbx_bomb": B.fbx_array_bomb(), "fbx_inflate": B.fbx_inflating_past_limit(fbx_check.MAX_ARRAY_BYTES),
+               "fbx_props": B.fbx_property_count_liar(), "fbx_raw_liar": B.fbx_raw_array_liar(),
+               "fbx_end": B.fbx_end_outside(), "fbx_deep": B.fbx_deep(100), "fbx_type": B.fbx_unknown_property_type(),
+               "fbx_ascii": b"; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n}\n",
+               "fbx_header_only": B.FBX_MAGIC[:10]}
+        for name, data in fbx.items():
+            (d / f"{name}.fbx").write_bytes(data)
+            setattr(self, name, d / f"{name}.fbx")
+        one_second = bytes(2 * 16000)
+        for name, (rate, channels, claimed) in {"wav_2mhz": (2_000_000, 1, None), "wav_100ch": (16000, 100, None),
+                                                "wav_1000ch": (16000, 1000, None),
+                                                "wav_len_liar": (16000, 1, 0xFFFFFFF0)}.items():
+            (d / f"{name}.wav").write_bytes(B.wav_header(rate, channels, one_second, claimed_data=claimed))
+            setattr(self, name, d / f"{name}.wav")
+        # glTF references, one file each (the buffer names a file beside it where it must).
+        (d / "inside.bin").write_bytes(bytes(64))
+        (d / "sub").mkdir()
+        (d / "sub" / "link_out.bin").symlink_to("/etc/passwd")
+        refs = {"gltf_abs": {"buffers": [{"uri": "/etc/passwd", "byteLength": 64}]},
+                "gltf_file_uri": {"buffers": [{"uri": "file:///etc/passwd", "byteLength": 64}]},
+                "gltf_http": {"buffers": [{"uri": "http://example.com/a.bin", "byteLength": 64}]},
+                "gltf_image_escape": {"images": [{"uri": "../../outside.png"}]},
+                "gltf_percent_escape": {"buffers": [{"uri": "%2e%2e/%2e%2e/etc/passwd", "byteLength": 64}]},
+                "gltf_symlink_out": {"buffers": [{"uri": "sub/link_out.bin", "byteLength": 64}]},
+                "gltf_folder": {"buffers": [{"uri": "sub", "byteLength": 64}]},
+                "gltf_missing_buffer": {"buffers": [{"uri": "nowhere.bin", "byteLength": 64}]},
+                "gltf_dev_null": {"buffers": [{"uri": "/dev/null", "byteLength": 64}]}}
+        for name, extra in refs.items():
+            setattr(self, name, self._text(d / f"{name}.gltf", json.dumps({"asset": {"version": "2.0"}, **extra})))
+        self.gltf_list = self._text(d / "list.gltf", "[1, 2, 3]")
+        body = json.dumps({"asset": {"version": "2.0"}}).encode()
+        self.glb_chunk_liar = d / "chunk_liar.glb"
+        self.glb_chunk_liar.write_bytes(b"glTF" + (2).to_bytes(4, "little") + (40 + len(body)).to_bytes(4, "little")
+                                        + (2**31).to_bytes(4, "little") + b"JSON" + body)
+        # Compression bombs at the real limits (a few MB on disk each).
+        self.gz_bomb = bad_files.gzip_bomb(d / "bomb.bvh.gz", bvh.MAX_TEXT_BYTES + 2**20)
+        self.npz_bomb = bad_files.npz_zip_bomb(d / "bomb.npz", smplx_motion.MAX_ARRAY_BYTES + 2**20)
+        self.npz_mangled = d / "mangled.npz"
+        with zipfile.ZipFile(self.npz_mangled, "w") as z:
+            z.writestr("poses.npy", b"\x93NUMPY\x01\x00\x20\x00{'descr': '<f4', 'shape': (3,\n" + b" " * 20)
+            z.writestr("trans.npy", b"")
+        np.savez(d / "inftrans.npz", poses=np.zeros((5, 165), np.float32),
+                 trans=np.array([[0, 0, np.inf]] * 5, np.float32))
+        self.npz_inf_trans = d / "inftrans.npz"
+        # Paths from files.
+        self.path_file = self._text(d / "path.txt", "# a square\n0,0\n3,0,0.8\n3,3\n")
+        self.path_huge_file = d / "huge_path.txt"
+        self.path_huge_file.write_text("0,0\n" * (1024 * 1024 + 1))
+        self.path_binary = d / "binary_path.txt"
+        self.path_binary.write_bytes(os.urandom(4096))
+        self.path_empty = self._text(d / "empty_path.txt", "")
+        self.path_10001 = self._text(d / "many_points.txt",
+                                     "\n".join(f"{0.01 * k:.2f},{0.01 * (k % 2):.2f}" for k in range(10_001)))
+        # A rig whose centimetre scale was applied: 100x a person.
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        arm = mannequin.build_mannequin("Giant")["armature"]
+        for o in bpy.data.objects:
+            o.select_set(o == arm or o.parent == arm)
+        bpy.context.view_layer.objects.active = arm
+        arm.scale = (100, 100, 100)
+        bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
+        self.cm_rig = d / "cm_rig.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(self.cm_rig))
         bpy.ops.wm.read_factory_settings(use_empty=True)
 
     @staticmethod
@@ -247,6 +322,16 @@ def inputs(tmp_path_factory):
 
 
 # --- running the CLI in-process --------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def bounded_address_space():
+    """Issue #27: every test here runs under a 4 GB address space, so a
+    reader that allocates what a lying header asks for fails it (a
+    MemoryError is an internal error, not the one-line refusal)."""
+    assert address_space_bytes() < LIMIT_BYTES - 2**30, "the test process itself is too large for the bound"
+    with address_space_limit():
+        yield
 
 
 @pytest.fixture
@@ -418,6 +503,74 @@ CASES = [
     ("weights-not-a-folder", lambda i, o: ["walk", "--cycle", "--rig", i.mannequin, "--weights", i.rig_txt, "--out", o], 2, "not a folder", INTACT),
 ]
 
+# Issue #27: bounded reads, hostile files, paths from files, foreign units.
+FBX_REFUSALS = [
+    ("fbx_bomb", "more than its 12 compressed bytes can hold"), ("fbx_inflate", "would take more than 2 GB once read"),
+    ("fbx_props", "claims 2147483648 properties"), ("fbx_raw_liar", "claims 1000000000 values but holds 16 bytes"),
+    ("fbx_end", "outside its parent"), ("fbx_deep", "nested more than 64 deep"),
+    ("fbx_type", "unknown property type 'Q'"), ("fbx_ascii", "an ASCII FBX"), ("fbx_header_only", "not an FBX file"),
+]
+CASES += [(f"{name}-info", lambda i, o, n=name: ["info", getattr(i, n)], 2, words, None) for name, words in FBX_REFUSALS]
+CASES += [
+    ("fbx_bomb-export", lambda i, o: ["export", "--rig", i.fbx_bomb, "--out", o], 2, "compressed bytes can hold", INTACT),
+    ("fbx_bomb-gesture-rig", lambda i, o: ["gesture", "--audio", i.speech, "--rig", i.fbx_bomb, "--out", o], 2, "compressed bytes can hold", INTACT),
+    ("fbx_bomb-walk-rig", lambda i, o: ["walk", "--cycle", "--rig", i.fbx_bomb, "--out", o], 2, "compressed bytes can hold", INTACT),
+    ("fbx_bomb-retarget-source", lambda i, o: ["retarget", "--src", i.fbx_bomb, "--rig", i.mannequin, "--out", o], 2, "compressed bytes can hold", INTACT),
+    ("fbx_inflate-retarget-source", lambda i, o: ["retarget", "--src", i.fbx_inflate, "--rig", i.mannequin, "--out", o], 2, "more than 2 GB once read", INTACT),
+    ("fbx_ascii-retarget-rig", lambda i, o: ["retarget", "--src", i.bvh, "--rig", i.fbx_ascii, "--out", o], 2, "re-export it as binary FBX", INTACT),
+    ("fbx_props-face-mesh", lambda i, o: ["face", "--audio", i.speech, "--mesh", i.fbx_props, "--out", o.with_suffix(".blend")], 2, "claims 2147483648 properties", INTACT),
+]
+for name, words in (("wav_2mhz", "claims a sample rate of 2000000 Hz"), ("wav_100ch", "claims 100 channels"),
+                    ("wav_1000ch", "claims 1000 channels")):
+    CASES += [
+        (f"{name}-gesture", lambda i, o, n=name: ["gesture", "--audio", getattr(i, n), "--out", o.with_suffix(".npz")], 2, words, INTACT),
+        (f"{name}-face", lambda i, o, n=name: ["face", "--audio", getattr(i, n), "--out", o.with_suffix(".json")], 2, words, INTACT),
+    ]
+CASES += [
+    # libsndfile reads what the file holds, whatever its header claims: one second here
+    ("wav-length-liar-face", lambda i, o: ["face", "--audio", i.wav_len_liar, "--out", o.with_suffix(".json")], 0, "wrote", WRITTEN),
+]
+GLTF_REFUSALS = [
+    ("gltf_abs", "absolute or remote"), ("gltf_file_uri", "absolute or remote"), ("gltf_http", "absolute or remote"),
+    ("gltf_image_escape", "points outside the file's folder"), ("gltf_percent_escape", "points outside the file's folder"),
+    ("gltf_symlink_out", "outside the file's folder"), ("gltf_folder", "is not a file beside it"),
+    ("gltf_missing_buffer", "nowhere.bin"), ("gltf_dev_null", "absolute or remote"),
+    ("gltf_list", "the top level is not an object"), ("glb_chunk_liar", "more than the file holds"),
+]
+CASES += [(f"{name}-info", lambda i, o, n=name: ["info", getattr(i, n)], 2, words, None) for name, words in GLTF_REFUSALS]
+CASES += [
+    ("gltf-escape-retarget-source", lambda i, o: ["retarget", "--src", i.gltf_escape, "--rig", i.mannequin, "--out", o], 2, "points outside the file's folder", INTACT),
+    ("gltf-devzero-retarget-source", lambda i, o: ["retarget", "--src", i.gltf_dev_zero, "--rig", i.mannequin, "--out", o], 2, "absolute or remote", INTACT),
+    ("gltf-escape-gesture-rig", lambda i, o: ["gesture", "--audio", i.speech, "--rig", i.gltf_escape, "--out", o], 2, "points outside the file's folder", INTACT),
+    ("gltf-devzero-export", lambda i, o: ["export", "--rig", i.gltf_dev_zero, "--out", o], 2, "absolute or remote", INTACT),
+    ("gltf-symlink-walk-rig", lambda i, o: ["walk", "--cycle", "--rig", i.gltf_symlink_out, "--out", o], 2, "outside the file's folder", INTACT),
+    # compression bombs and lying or mangled headers
+    ("bvh-gz-bomb-info", lambda i, o: ["info", i.gz_bomb], 2, "more than 256 MB of BVH text", None),
+    ("bvh-gz-bomb-retarget", lambda i, o: ["retarget", "--src", i.gz_bomb, "--rig", i.mannequin, "--out", o], 2, "more than 256 MB of BVH text", INTACT),
+    ("npz-zip-bomb-retarget", lambda i, o: ["retarget", "--src", i.npz_bomb, "--rig", i.mannequin, "--out", o], 2, "512 MB", INTACT),
+    ("npz-mangled-header", lambda i, o: ["retarget", "--src", i.npz_mangled, "--rig", i.mannequin, "--out", o], 2, "poses", INTACT),
+    ("npz-inf-trans", lambda i, o: ["retarget", "--src", i.npz_inf_trans, "--rig", i.mannequin, "--out", o], 2, "NaN/inf", INTACT),
+    ("bvh-bom-info", lambda i, o: ["info", i.bom_bvh], 0, "humanoid mapping", None),
+    ("bvh-bom-retarget", lambda i, o: ["retarget", "--src", i.bom_bvh, "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    # paths: per-point speeds as --help shows them, @FILE, the documented limits, a rig in centimetres
+    ("path-help-example-speeds", lambda i, o: ["walk", "--path=0,0;3,0,0.8;3,3", "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    ("path-speed-on-every-point", lambda i, o: ["walk", "--path", "0,0,1.1;3,0,1.3;3,3,0.9", "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    ("path-from-file", lambda i, o: ["walk", "--path", f"@{i.path_file}", "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    ("path-file-missing", lambda i, o: ["walk", "--path", f"@{i.root / 'nope.txt'}", "--rig", i.mannequin, "--out", o], 2, "nope.txt", INTACT),
+    ("path-file-folder", lambda i, o: ["walk", "--path", f"@{i.root}", "--rig", i.mannequin, "--out", o], 2, "--path", INTACT),
+    ("path-file-huge", lambda i, o: ["walk", "--path", f"@{i.path_huge_file}", "--rig", i.mannequin, "--out", o], 2, "4 MB", INTACT),
+    ("path-file-binary", lambda i, o: ["walk", "--path", f"@{i.path_binary}", "--rig", i.mannequin, "--out", o], 2, "--path", INTACT),
+    ("path-file-empty", lambda i, o: ["walk", "--path", f"@{i.path_empty}", "--rig", i.mannequin, "--out", o], 2, "--path", INTACT),
+    ("path-10001-points", lambda i, o: ["walk", "--path", f"@{i.path_10001}", "--rig", i.mannequin, "--out", o], 2, "10000 points", INTACT),
+    ("path-point-speed-0", lambda i, o: ["walk", "--path", "0,0;3,0,0", "--rig", i.mannequin, "--out", o], 2, "speed must be between 0.1 and 8 m/s", INTACT),
+    ("path-four-numbers", lambda i, o: ["walk", "--path", "0,0;3,0,1,2", "--rig", i.mannequin, "--out", o], 2, "--path point 2", INTACT),
+    ("path-pause-words", lambda i, o: ["walk", "--path", "0,0;3,0", "--pause", "here,2", "--rig", i.mannequin, "--out", o], 2, "--pause", INTACT),
+    ("path-pause-past-end", lambda i, o: ["walk", "--path", "0,0;3,0", "--pause", "9,1", "--rig", i.mannequin, "--out", o], 2, "pause at 9 m is not on the path", INTACT),
+    ("path-pause-negative", lambda i, o: ["walk", "--path", "0,0;3,0", "--pause", "1,-1", "--rig", i.mannequin, "--out", o], 2, "-1 s is negative", INTACT),
+    ("path-cm-rig", lambda i, o: ["walk", "--path", "0,0;3,0", "--rig", i.cm_rig, "--out", o], 2, "it looks built in centimetres: scale it by 0.01", INTACT),
+    ("path-cm-rig-with-speed", lambda i, o: ["walk", "--path", "0,0;3,0", "--speed", "1.2", "--rig", i.cm_rig, "--out", o], 2, "has legs", INTACT),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(inputs, cli, tmp_path, monkeypatch, case):
@@ -460,8 +613,8 @@ def test_bad_input(inputs, cli, tmp_path, monkeypatch, case):
 
 
 def test_matrix_size():
-    """Issue #17 asks for at least 80 cases."""
-    assert len(CASES) >= 80, len(CASES)
+    """Issue #17 asked for at least 80 cases, issue #27 for 200 in all."""
+    assert len(CASES) + len(OPERATOR_CASES) + len(GENERATING_CASES) >= 200, len(CASES)
     assert len({c[0] for c in CASES}) == len(CASES)
 
 
@@ -534,7 +687,7 @@ def test_info_into_a_closed_pipe_is_quiet(inputs):
     BrokenPipeError traceback, ever (it was intermittent: run it 5 times)."""
     for _ in range(5):
         r = subprocess.run(f"'{RIGMIND}' info '{inputs.mannequin}' | head -1", shell=True, capture_output=True,
-                           text=True, timeout=120, cwd=REPO)
+                           text=True, timeout=120, cwd=REPO, preexec_fn=limit_child)
         assert r.stdout.strip() == str(inputs.mannequin)
         assert r.stderr == "", r.stderr
 
@@ -544,7 +697,7 @@ def test_subprocess_user_error_exit_2(inputs, tmp_path):
     out = tmp_path / "take.bvh"
     out.write_bytes(PREVIOUS)
     r = subprocess.run([str(RIGMIND), "retarget", "--src", str(inputs.nan_bvh), "--rig", str(inputs.mannequin),
-                        "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=REPO)
+                        "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=REPO, preexec_fn=limit_child)
     assert r.returncode == 2, r.stderr
     assert "NaN or Inf" in _one_line(r.stderr, "retarget")
     assert out.read_bytes() == PREVIOUS
