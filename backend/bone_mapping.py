@@ -46,7 +46,7 @@ BONE_MAPS_DIR = PRESETS_DIR / "bone_maps"
 _PRESET_PRIORITY = [
     "rigmind_mannequin", "mixamo", "ready_player_me", "rigify_def", "rigify_fk", "blender_metarig",
     "unreal_mannequin", "unity_humanoid", "vrm", "auto_rig_pro", "smplx", "lafan_bvh", "bandai_namco",
-    "cmu", "games105", "robot_expressive",
+    "cmu", "games105", "robot_expressive", "deepmimic",
 ]
 
 FINGERS = ("thumb", "index", "middle", "ring", "pinky")
