@@ -137,8 +137,9 @@ def _add_render_parser(sub) -> None:
 
 
 def _add_retarget_parser(sub) -> None:
-    p = sub.add_parser("retarget", help="put a clip (BVH, FBX, glTF, SMPL-X .npz) on any humanoid rig")
-    p.add_argument("--src", required=True, help="source clip: .bvh .bvh.gz .fbx .glb .gltf .npz (EMAGE/BEAT2 SMPL-X)")
+    p = sub.add_parser("retarget", help="put a clip (BVH, FBX, glTF, SMPL-X .npz, DeepMimic .txt) on any humanoid rig")
+    p.add_argument("--src", required=True, help="source clip: .bvh .bvh.gz .fbx .glb .gltf .npz (EMAGE/BEAT2 SMPL-X) "
+                   ".txt .json (DeepMimic)")
     p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
     p.add_argument("--armature", help="target armature object name (default: the largest)")
     p.add_argument("--map", help="bone-map preset for the target (default: detect); see `rigmind info RIG`")

@@ -155,12 +155,12 @@ def _output_path(raw: str, what: str) -> str:
 
 
 class RIGMIND_OT_retarget_motion(_FileOntoArmature, bpy.types.Operator):
-    """Retarget a clip (BVH, FBX, glTF, EMAGE/BEAT2 SMPL-X .npz, or another armature's action) onto the target armature as a new action"""
+    """Retarget a clip (BVH, FBX, glTF, EMAGE/BEAT2 SMPL-X .npz, DeepMimic .txt, or another armature's action) onto the target armature as a new action"""
 
     bl_idname = "rigmind.retarget_motion"
     bl_label = "Retarget Motion"
 
-    filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz", options={"HIDDEN"},
+    filter_glob: StringProperty(default="*.bvh;*.bvh.gz;*.fbx;*.glb;*.gltf;*.npz;*.txt;*.json", options={"HIDDEN"},
                                 description="File types shown in the file browser")
     armature: _armature_prop()
     source_armature: StringProperty(options={"SKIP_SAVE"}, name="Source armature",

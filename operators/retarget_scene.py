@@ -1,5 +1,6 @@
 """Retargeting in the scene: load a source clip (BVH, FBX, glTF, an EMAGE /
-BEAT2 SMPL-X ``.npz``, or another armature's action), map both rigs onto the
+BEAT2 SMPL-X ``.npz``, a DeepMimic ``.txt``/``.json`` clip, or another
+armature's action), map both rigs onto the
 canonical humanoid, transfer the pose, write a new action on the target.
 
 World space is where source and target meet: the source clip is in world
@@ -26,7 +27,7 @@ from . import scene_io
 from .rig_checks import check_object_scale
 from .rig_mapping import target_mapping
 
-SOURCE_SUFFIXES = (".bvh", ".gz", ".npz", ".fbx", ".glb", ".gltf")
+SOURCE_SUFFIXES = (".bvh", ".gz", ".npz", ".txt", ".json", ".fbx", ".glb", ".gltf")
 
 
 def object_transform(arm_obj):
@@ -135,8 +136,10 @@ def _has_frames(motion, path):
 
 def load_source(path) -> tuple:
     """``(motion, mapping)`` from a file: BVH (RigMind's reader), SMPL-X
-    ``.npz`` (EMAGE / BEAT2 schema) or FBX/glTF (Blender's importer; the
-    imported objects are removed again so the user's scene is untouched)."""
+    ``.npz`` (EMAGE / BEAT2 schema), a DeepMimic clip (``.txt`` or
+    ``.json``; one that is not DeepMimic JSON is a one-line error) or
+    FBX/glTF (Blender's importer; the imported objects are removed again so
+    the user's scene is untouched)."""
     import bpy
 
     p = Path(path)
@@ -153,8 +156,18 @@ def load_source(path) -> tuple:
 
         motion = _has_frames(read_smplx_npz(p), p)
         return motion, match_preset(motion.skeleton, "smplx")
+    if name.endswith((".txt", ".json")):
+        from ..backend.deepmimic_motion import looks_like_deepmimic, read_deepmimic
+
+        if p.is_file() and not looks_like_deepmimic(p):
+            raise scene_io.SceneError(f"{p}: unsupported source: a .txt or .json source must be a DeepMimic clip "
+                                      "(a JSON object with \"Frames\") and this one is not JSON; use a DeepMimic "
+                                      "clip, .bvh, .bvh.gz, .npz (SMPL-X), .fbx, .glb or .gltf")
+        motion = _has_frames(read_deepmimic(p), p)
+        return motion, match_preset(motion.skeleton, "deepmimic")
     if not name.endswith((".fbx", ".glb", ".gltf")):
-        raise scene_io.SceneError(f"{p}: unsupported source; use .bvh, .bvh.gz, .npz (SMPL-X), .fbx, .glb or .gltf")
+        raise scene_io.SceneError(f"{p}: unsupported source; use .bvh, .bvh.gz, .npz (SMPL-X), .txt/.json "
+                                  "(DeepMimic), .fbx, .glb or .gltf")
     before_objs, before_actions = set(bpy.data.objects), set(bpy.data.actions)
     from .rig_files import import_foreign, quiet_stdout
 

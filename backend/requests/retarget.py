@@ -19,8 +19,9 @@ from . import JobRequest
 class RetargetRequest(JobRequest):
     """A clip onto a rig as a new action.
 
-    ``source``: the clip file (.bvh .bvh.gz .fbx .glb .gltf, SMPL-X .npz) or
-    None; ``source_armature``: an armature whose action is the clip instead.
+    ``source``: the clip file (.bvh .bvh.gz .fbx .glb .gltf, SMPL-X .npz,
+    DeepMimic .txt/.json) or None; ``source_armature``: an armature whose
+    action is the clip instead.
     ``bone_map``: the target's bone-map preset (None: the armature's saved
     mapping, else detection). ``root_mode`` (``backend.options.ROOT_MODES``),
     ``root_bone``, ``ik`` (leg IK on planted feet), ``root_scale`` (factor on
