@@ -79,6 +79,12 @@ MAX_FRAMES = 108_000
 #: Quaternion norms normalised without a word; outside, the four numbers are
 #: not a rotation (DeepMimic's own clips: 0.58 to 1.12).
 QUAT_NORM_RANGE = (0.5, 2.0)
+#: The farthest a root position may be from the origin on an axis (metres):
+#: DeepMimic's clips stay within 3 m of it.
+MAX_DISTANCE = 10_000.0
+#: The largest revolute angle (radians, two turns): DeepMimic's joints bend
+#: within +-3.14, and a clip in degrees is past it at any real bend.
+MAX_ANGLE = 4 * np.pi
 #: Frame durations within this fraction of the typical one count as equal.
 UNIFORM_DT_TOLERANCE = 1e-3
 #: ``1 / dt`` within this fraction of a whole number is that number.
@@ -285,8 +291,9 @@ def _read_text(path: Path) -> str:
     """The file's text (UTF-8, a byte-order mark dropped), its size checked
     against :data:`MAX_FILE_BYTES` before it is read."""
     limit = f"{MAX_FILE_BYTES // 2**20} MB"
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise _fail(path, f"{path.stat().st_size / 2**20:.0f} MB, more than RigMind's {limit} for a DeepMimic clip",
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise _fail(path, f"{size / 2**20:.0f} MB, more than RigMind's {limit} for a DeepMimic clip",
                     "split the clip into shorter ones")
     with open(path, "rb") as fh:
         raw = fh.read(MAX_FILE_BYTES + 1)
@@ -378,7 +385,9 @@ def _unit_quaternions(a: np.ndarray, path: Path) -> np.ndarray:
         if kind not in ("none", "spherical"):
             continue
         s = start + 3 if kind == "none" else start
-        n = np.linalg.norm(a[:, s:s + 4], axis=1)
+        # Scaled by the largest component first: squaring 1e200 would overflow.
+        big = np.abs(a[:, s:s + 4]).max(axis=1, keepdims=True)
+        n = big[:, 0] * np.linalg.norm(a[:, s:s + 4] / np.maximum(big, 1e-300), axis=1)
         bad = np.nonzero(~((n >= lo) & (n <= hi)))[0]
         if len(bad):
             i = int(bad[0])
@@ -387,6 +396,25 @@ def _unit_quaternions(a: np.ndarray, path: Path) -> np.ndarray:
                         "write each rotation as a unit quaternion (w, x, y, z): fix or re-export the clip")
         a[:, s:s + 4] /= n[:, None]
     return a
+
+
+def _check_ranges(a: np.ndarray, path: Path) -> None:
+    """Refuses root positions ``a[:, 1:4]`` farther than :data:`MAX_DISTANCE`
+    metres from the origin on an axis and revolute angles past
+    :data:`MAX_ANGLE` radians (degrees, most likely), naming the frame."""
+    for name, kind, start, _ in frame_layout():
+        if kind == "none":
+            cols, limit, what = slice(start, start + 3), MAX_DISTANCE, "root position"
+        elif kind == "revolute":
+            cols, limit, what = slice(start, start + 1), MAX_ANGLE, f"{name} angle"
+        else:
+            continue
+        bad = np.nonzero(np.abs(a[:, cols]).max(axis=1) > limit)[0]
+        if len(bad):
+            i = int(bad[0])
+            fix = ("give positions in metres" if kind == "none"
+                   else f"give angles in radians (DeepMimic's joints bend within +-{np.pi:.2f})")
+            raise _fail(path, f"frame {i}: the {what} {np.round(a[i, cols], 3).tolist()} is past +-{limit:g}", fix)
 
 
 def _local_rotations(a: np.ndarray) -> np.ndarray:
@@ -470,7 +498,7 @@ def read_deepmimic(path) -> Motion:
     """Read a DeepMimic humanoid3d clip into a :class:`Motion` in Blender's
     frame (module docstring: layout, skeleton, axes, rate).
 
-    Returns a motion on :func:`deepmimic_rest_skeleton` (``[F, 33 + 15, 4]``
+    Returns a motion on :func:`deepmimic_rest_skeleton` (``[F, 48, 4]``
     rotations: the file's for its 15 joints, identity for the neutral head,
     toes and fingers), root positions ``[F, 3]`` = the file's root (pelvis)
     position in metres, Z up, ``fps`` from the frames' ``dt`` (a clip whose
@@ -488,6 +516,7 @@ def read_deepmimic(path) -> Motion:
         raise _fail(path, "not a file", _NOT_A_CLIP)
     data = _parse_json(_read_text(path), path)
     a = _unit_quaternions(_frames_array(data["Frames"], path), path)
+    _check_ranges(a, path)
     fps, positions = _frame_times(a[:, 0], path)
     q_dm, root_dm = _local_rotations(a), a[:, 1:4]
     if positions is not None:
@@ -506,6 +535,8 @@ def read_deepmimic(path) -> Motion:
 __all__ = [
     "DeepMimicFileError",
     "MAX_FILE_BYTES",
+    "MAX_ANGLE",
+    "MAX_DISTANCE",
     "MAX_FRAMES",
     "QUAT_NORM_RANGE",
     "deepmimic_character",

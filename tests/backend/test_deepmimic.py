@@ -12,6 +12,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rigmind.backend import deepmimic_motion, rotations
 from rigmind.backend.bone_mapping import auto_map, load_humanoid, match_preset
@@ -241,6 +243,12 @@ BAD_TEXTS = [
     ("zero-root-quaternion", _frames_with(_quat(0, "root", [0, 0, 0, 0])), "frame 0: root holds a zero quaternion"),
     ("big-quaternion", _frames_with(_quat(2, "neck", [5, 0, 0, 0])), "frame 2: neck holds a quaternion of norm 5"),
     ("small-quaternion", _frames_with(_quat(2, "neck", [0.3, 0, 0, 0])), "quaternion of norm 0.3"),
+    ("huge-quaternion", _frames_with(_quat(1, "chest", [1e200, 0, 0, 0])),
+     "frame 1: chest holds a quaternion of norm 1e+200"),
+    ("far-root", _frames_with(lambda fr: fr[2].__setitem__(3, 2e4)),
+     "frame 2: the root position [0.0, 0.88, 20000.0] is past +-10000; give positions in metres"),
+    ("knee-in-degrees", _frames_with(lambda fr: _set(fr[1], "left_knee", [-45.0])),
+     "frame 1: the left_knee angle [-45.0] is past +-12.5664; give angles in radians"),
     ("deep-nesting", "{\"Frames\": " + "[" * 100_000 + "]" * 100_000 + "}", "JSON nested deeper than RigMind reads"),
     ("deep-object", "{\"a\": " * 100_000 + "1" + "}" * 100_000, "JSON nested deeper than RigMind reads"),
 ]
@@ -311,6 +319,46 @@ def test_frame_count_and_resampled_length_are_bounded(tmp_path, monkeypatch):
     frames[2][0] = 30_000.0
     with pytest.raises(DeepMimicFileError, match=r"the frames last 30000 s, 900004 frames at 30 fps, more than"):
         read_deepmimic(_write(tmp_path / "liar.txt", frames))
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8)
+_EDITS = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from("idr"), st.text("[]{},.:-e0123456789\"aN", max_size=3)),
+                  max_size=6)
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("deepmimic_fuzz")
+
+
+def test_mangled_clips_raise_nothing_but_deepmimic_errors(fuzz_dir):
+    """A few hundred clips with a value swapped for any JSON value and
+    characters inserted, deleted or replaced: each reads as a finite clip or
+    is a DeepMimicFileError, never another exception."""
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(frame=st.integers(0, 2), number=st.integers(0, 45), value=_JSON_VALUES, edits=_EDITS)
+    def run(frame, number, value, edits):
+        frames = [_rest_frame() for _ in range(3)]
+        frames[frame][number % len(frames[frame])] = value
+        text = json.dumps({"Loop": "wrap", "Frames": frames})
+        for at, op, chars in edits:
+            at %= len(text) + 1
+            keep = {"i": at, "d": at + len(chars) + 1, "r": at + len(chars)}[op]
+            text = text[:at] + ("" if op == "d" else chars) + text[keep:]
+        path = fuzz_dir / "clip.txt"
+        path.write_text(text)
+        try:
+            m = read_deepmimic(path)
+        except DeepMimicFileError as e:
+            assert "\n" not in str(e)
+            return
+        assert np.all(np.isfinite(m.rotations)) and np.all(np.isfinite(m.root_positions))
+
+    run()
 
 
 # --- the real clips ------------------------------------------------------------------------
