@@ -28,7 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .backend import limits
+from .backend import limits, options
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 from .backend.take_seeds import derive_seed
@@ -136,8 +136,11 @@ _SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 
 def walk_items(manifest) -> list:
     """Items from a JSON list of ``{name, path, style, speed, gait}``: ``path``
-    is ``"x,y;x,y;..."`` or ``[[x, y], ...]`` in metres (Blender world XY);
-    ``style``/``speed``/``gait`` are optional (the walk command's defaults)."""
+    is ``"x,y;x,y;..."`` (a point may add its speed, ``x,y,speed``) or
+    ``[[x, y], ...]`` in metres (Blender world XY); ``style``/``speed``/``gait``
+    are optional (the walk command's defaults). Every entry is checked as
+    ``rigmind walk`` checks its options, before any take: a bad one refuses
+    the manifest, naming the entry."""
     manifest = Path(manifest)
     try:
         entries = json.loads(manifest.read_text(encoding="utf-8"))
@@ -162,24 +165,51 @@ def walk_items(manifest) -> list:
         unknown = set(e) - {"name", "path", "style", "speed", "gait"}
         if unknown:
             raise BatchError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
-        path = e.get("path")
-        if isinstance(path, list):
-            try:
-                path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
-            except (TypeError, ValueError):
-                raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
-        if not isinstance(path, str) or not path.strip():
-            raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
-        params = {"path": path}
-        for key, kind in (("style", str), ("gait", str), ("speed", (int, float))):
-            if key in e and e[key] is not None:
-                if not isinstance(e[key], kind) or isinstance(e[key], bool):
-                    raise BatchError(f"{where}: {key!r} has the wrong type")
-                params[key] = e[key]
-        if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
-            limits.check("speed", params["speed"], option=f"{where}: 'speed'")
-        items.append(BatchItem(name=name, params=params))
+        items.append(BatchItem(name=name, params=_walk_params(e, where)))
     return items
+
+
+def _walk_params(entry: dict, where: str) -> dict:
+    """A manifest entry's ``{path, style, speed, gait}`` (path as text),
+    checked: the types, the speed's range, the style and gait names, and the
+    path by the walk command's own parser and limits."""
+    path = entry.get("path")
+    if isinstance(path, list):
+        try:
+            path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
+        except (TypeError, ValueError):
+            raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
+    if not isinstance(path, str) or not path.strip():
+        raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
+    params = {"path": path}
+    for key, kind in (("style", str), ("gait", str), ("speed", (int, float))):
+        if key in entry and entry[key] is not None:
+            if not isinstance(entry[key], kind) or isinstance(entry[key], bool):
+                raise BatchError(f"{where}: {key!r} has the wrong type")
+            params[key] = entry[key]
+    if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
+        limits.check("speed", params["speed"], option=f"{where}: 'speed'")
+    where = f"{where} ({entry['name']!r})"
+    # Names as `rigmind walk --style/--gait` take them (any case).
+    for key, names in (("style", options.STYLES), ("gait", options.GAITS)):
+        if key in params:
+            params[key] = params[key].lower()
+            if params[key] not in names:
+                raise BatchError(f"{where}: unknown {key} {entry[key]!r}; use one of {', '.join(names)}")
+    _check_walk_path(path, params.get("speed"), where)
+    return params
+
+
+def _check_walk_path(text: str, speed, where: str) -> None:
+    """``text`` as ``rigmind walk --path`` reads and checks it (points,
+    point speeds, the path's size and, given ``speed`` m/s, its duration)."""
+    from .backend.locomotion.path_input import parse_path, path_xy
+
+    try:
+        limits.check_path(path_xy(parse_path(text)), speed)
+    except UserError as e:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise BatchError(f"{where}: 'path' {shown!r}: {str(e).removeprefix('--path ')}") from None
 
 
 def output_path(out_dir, item: BatchItem, fmt: str) -> Path:
