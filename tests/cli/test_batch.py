@@ -121,6 +121,58 @@ def test_bad_walk_manifest_is_refused_before_any_take(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_audio_dir_entries_that_are_no_speech_files_are_inputs(tmp_path):
+    """A dangling link, a folder or a pipe named like a speech file is an input
+    that fails with its reason; a link to a speech file is a speech file."""
+    (tmp_path / "real.wav").write_bytes(b"RIFF")
+    (tmp_path / "link.wav").symlink_to("real.wav")
+    (tmp_path / "gone.wav").symlink_to(tmp_path / "nowhere.wav")
+    (tmp_path / "dir.wav").mkdir()
+    (tmp_path / "dirlink.wav").symlink_to("dir.wav")
+    os.mkfifo(tmp_path / "pipe.wav")
+    (tmp_path / "notes.txt").write_text("not an input")
+    items = {i.name: i for i in batch.audio_items(tmp_path)}
+    assert sorted(items) == ["dir", "dirlink", "gone", "link", "pipe", "real"]
+    assert items["real"].problem == items["link"].problem == ""
+    assert items["link"].source == str((tmp_path / "real.wav").resolve())
+    assert "symbolic link to" in items["gone"].problem and "does not exist" in items["gone"].problem
+    assert items["dir"].problem == "dir.wav is a folder, not a speech file; move it out of --audio-dir"
+    assert items["dirlink"].problem.startswith("dirlink.wav (a symbolic link) is a folder")
+    assert "pipe, socket or device" in items["pipe"].problem
+
+
+def test_exit_code_counts_only_produced_takes():
+    """Skipped (made by an earlier run) counts as produced; anything else does not."""
+    def report(*statuses):
+        return {"items": [{"status": s} for s in statuses]}
+
+    assert batch.exit_code(report("done", "skipped")) == 0
+    assert batch.exit_code(report()) == 0
+    for bad in ("failed", "cancelled", "pending"):
+        assert batch.exit_code(report("done", bad)) == 1, bad
+
+
+@pytest.mark.parametrize("make", ["folder", "link", "dangling link"])
+def test_report_path_taken_by_no_file_is_refused(tmp_path, make):
+    """The report is written where it always is; a folder or a link there
+    refuses the batch before anything is written (exit 2 from the CLI)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    report = out / batch.REPORT_NAME
+    if make == "folder":
+        report.mkdir()
+    else:
+        target = tmp_path / ("report.json" if make == "link" else "gone.json")
+        if make == "link":
+            target.write_text("{}")
+        report.symlink_to(target)
+    config = batch.WorkerConfig(kind="face", fmt="json")
+    what = "a folder" if make == "folder" else "a symbolic link"
+    with pytest.raises(batch.BatchError, match=f"{batch.REPORT_NAME} is {what}, where the batch writes its report"):
+        batch.run_batch(config, [batch.BatchItem("a", "/nowhere/a.wav")], out)
+    assert sorted(p.name for p in out.iterdir()) == [batch.REPORT_NAME]
+
+
 def test_audio_dir_errors(tmp_path):
     with pytest.raises(batch.BatchError, match="not a folder"):
         batch.audio_items(tmp_path / "nope")
@@ -275,20 +327,192 @@ def test_gesture_shorthand_and_face_batch(speech_dir, tmp_path):
 
 
 def test_walk_batch(mannequin_blend, tmp_path):
-    """(A path that is no path, "0,0", is refused with the manifest:
+    """Two walks made; a walk whose name the folder cannot hold and one with a
+    folder in its output's place fail with their reasons, the rest go on.
+    (A path that is no path, "0,0", is refused with the manifest:
     test_bad_walk_manifest.)"""
     m = tmp_path / "paths.json"
+    long_name = "w" * 260
     m.write_text(json.dumps([
         {"name": "straight", "path": "0,0;3,0"},
         {"name": "corner", "path": [[0, 0], [2, 0], [2, 2]], "style": "elderly", "speed": 1.0},
+        {"name": long_name, "path": "0,0;3,0"},
+        {"name": "blocked", "path": "0,0;3,0"},
     ]))
+    (tmp_path / "o" / "blocked.bvh").mkdir(parents=True)
     r = _rigmind("batch", "walk", "--paths", m, "--rig", mannequin_blend, "--out-dir", tmp_path / "o",
                  "--format", "bvh", "--workers", "1")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
     report = json.loads((tmp_path / "o" / "batch_report.json").read_text())
     status = {i["name"]: i for i in report["items"]}
     assert status["straight"]["status"] == status["corner"]["status"] == "done"
+    assert status[long_name]["status"] == "failed"
+    assert "is 260 characters; with .bvh.partial its file name is 272 bytes" in status[long_name]["error"]
+    assert status[long_name]["error"].endswith("rename the entry")
+    assert status["blocked"]["status"] == "failed" and "blocked.bvh exists and is a folder" in status["blocked"]["error"]
     assert (tmp_path / "o" / "straight.bvh").stat().st_size > 1000
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "batch_report.json", "blocked.bvh", "corner.bvh", "straight.bvh"]
+
+
+# --- bookkeeping: every input in the report, nothing overwritten unasked ----------
+
+
+def _speech_copies(speech_dir, folder, names) -> Path:
+    """``folder`` with ``NAME.wav`` for each of ``names``, each a copy of one short utterance."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / f"{name}.wav").write_bytes((speech_dir / "line00.wav").read_bytes())
+    return folder
+
+
+def _face_batch(audio_dir, out, *extra):
+    """A real face batch: JSON curves, the phone-table method (no model to load), one worker."""
+    return _rigmind("batch", "face", "--audio-dir", audio_dir, "--out-dir", out, "--format", "json",
+                    "--method", "table", "--workers", "1", *extra)
+
+
+def _items(out) -> dict:
+    return {i["name"]: i for i in json.loads((out / batch.REPORT_NAME).read_text())["items"]}
+
+
+def _check_reasons(r, items: dict, reasons: dict) -> None:
+    """Each name in ``reasons`` failed with that reason, which is also its one
+    line in the summary table; no traceback, exit 1."""
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr + r.stdout and "internal error" not in r.stdout
+    for name, words in reasons.items():
+        assert items[name]["status"] == "failed" and words in items[name]["error"], (name, items[name])
+        assert [ln for ln in r.stdout.splitlines() if ln.startswith(name + " ") and words in ln], (name, r.stdout)
+
+
+def _check_recorded(out, items: dict, names) -> None:
+    """Each of ``names`` is a finished take whose file the report records (sha256, bytes)."""
+    for name in names:
+        sha, size = batch.file_digest(out / f"{name}.json")
+        assert (items[name]["sha256"], items[name]["bytes"]) == (sha, size), name
+        assert "blendShapes" in json.loads((out / f"{name}.json").read_text()) or size > 100
+
+
+def test_a_take_named_like_the_report_fails_and_never_replaces_it(speech_dir, tmp_path):
+    """``batch_report.wav`` would write the report's own name (``--format json``),
+    in any case (macOS and Windows file systems ignore case): it fails, the
+    report stays the report, and a rerun fails it again (never "skipped")."""
+    src = _speech_copies(speech_dir, tmp_path / "in", ["line00", "batch_report", "BATCH_REPORT"])
+    out = tmp_path / "out"
+    for run in range(2):
+        r = _face_batch(src, out)
+        items = _items(out)
+        _check_reasons(r, items, {"batch_report": "batch_report.json: name reserved for the batch report; "
+                                                  "rename the file",
+                                  "BATCH_REPORT": "name reserved for the batch report"})
+        assert items["line00"]["status"] == ("done", "skipped")[run]
+        report = json.loads((out / batch.REPORT_NAME).read_text())
+        assert report["kind"] == "face" and len(report["items"]) == 3 and not report["in_progress"]
+        assert sorted(p.name for p in out.iterdir()) == [batch.REPORT_NAME, "line00.json"]
+
+
+def test_every_input_is_in_the_report(speech_dir, tmp_path):
+    """A dangling link, a folder and a pipe with a speech suffix are failed
+    inputs with their reason; a link to a speech file is made like any file."""
+    src = _speech_copies(speech_dir, tmp_path / "in", ["line00"])
+    (src / "link.wav").symlink_to("line00.wav")
+    (src / "gone.wav").symlink_to(tmp_path / "deleted.wav")
+    (src / "folder.wav").mkdir()
+    os.mkfifo(src / "pipe.wav")
+    out = tmp_path / "out"
+    r = _face_batch(src, out)
+    items = _items(out)
+    assert sorted(items) == ["folder", "gone", "line00", "link", "pipe"]
+    _check_reasons(r, items, {"gone": "which does not exist; fix or remove the link",
+                              "folder": "folder.wav is a folder, not a speech file",
+                              "pipe": "pipe.wav is a pipe, socket or device, not a speech file"})
+    assert items["link"]["status"] == items["line00"]["status"] == "done"
+    _check_recorded(out, items, ["line00", "link"])
+    assert sorted(p.name for p in out.iterdir()) == [batch.REPORT_NAME, "line00.json", "link.json"]
+
+
+def test_what_is_in_a_takes_place_is_never_replaced_unasked(speech_dir, tmp_path):
+    """A folder, a link (to a file, or dangling) or a pipe where a take goes
+    fails that take, --force or not; a file this batch did not write fails
+    unless --force; a take edited after the batch is no longer the batch's."""
+    src = _speech_copies(speech_dir, tmp_path / "in", ["folder", "link", "dangling", "pipe", "foreign", "fresh"])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "folder.json").mkdir()
+    (out / "folder.json" / "keep.txt").write_text("mine")
+    users = tmp_path / "users.json"
+    users.write_text("the user's own file")
+    (out / "link.json").symlink_to(users)
+    (out / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    os.mkfifo(out / "pipe.json")
+    (out / "foreign.json").write_text("someone else's take")
+    in_the_way = {"folder": "folder.json exists and is a folder; move it away",
+                  "link": "link.json exists and is a symbolic link; move it away",
+                  "dangling": "dangling.json exists and is a symbolic link",
+                  "pipe": "pipe.json exists and is a pipe, socket or device"}
+    not_ours = "exists and was not written by this batch; move it away or pass --force to replace it"
+
+    r = _face_batch(src, out)
+    items = _items(out)
+    _check_reasons(r, items, {**in_the_way, "foreign": f"foreign.json {not_ours}"})
+    assert items["fresh"]["status"] == "done"
+    assert (out / "foreign.json").read_text() == "someone else's take"
+
+    r = _face_batch(src, out, "--force")
+    items = _items(out)
+    _check_reasons(r, items, in_the_way)  # --force replaces files only
+    assert items["foreign"]["status"] == items["fresh"]["status"] == "done"
+    _check_recorded(out, items, ["foreign", "fresh"])
+
+    r = _face_batch(src, out)
+    items = _items(out)
+    _check_reasons(r, items, in_the_way)
+    assert items["foreign"]["status"] == items["fresh"]["status"] == "skipped"
+    _check_recorded(out, items, ["foreign", "fresh"])
+
+    with open(out / "fresh.json", "a") as f:
+        f.write("\n")  # the user edits a take after the batch
+    edited = (out / "fresh.json").read_bytes()
+    r = _face_batch(src, out)
+    items = _items(out)
+    _check_reasons(r, items, {**in_the_way, "fresh": "fresh.json exists and changed since this batch wrote it; "
+                                                     "move it away or pass --force to replace it"})
+    assert items["foreign"]["status"] == "skipped"
+    assert (out / "fresh.json").read_bytes() == edited
+    r = _face_batch(src, out)  # the report still knows what the batch wrote
+    _check_reasons(r, _items(out), {"fresh": "fresh.json exists and changed since this batch wrote it"})
+    (out / "fresh.json").write_bytes(edited[:-1])  # the edit undone: the batch's take again
+    r = _face_batch(src, out)
+    items = _items(out)
+    _check_reasons(r, items, in_the_way)
+    assert items["fresh"]["status"] == "skipped"
+
+    # Whatever was in the way is as it was; nothing else was written.
+    assert (out / "folder.json" / "keep.txt").read_text() == "mine" and users.read_text() == "the user's own file"
+    assert os.readlink(out / "dangling.json") == str(tmp_path / "nowhere.json")
+    assert (out / "link.json").is_symlink() and (out / "pipe.json").is_fifo()
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [batch.REPORT_NAME, "folder.json", "link.json", "dangling.json", "pipe.json", "foreign.json", "fresh.json"])
+
+
+def test_a_name_too_long_for_the_folder_fails_its_take(speech_dir, tmp_path):
+    """Names are counted in UTF-8 bytes with the ``.json.partial`` written first,
+    against the folder's own limit."""
+    out = tmp_path / "out"
+    out.mkdir()
+    limit = os.pathconf(out, "PC_NAME_MAX")
+    extra = len(".json.partial")
+    fits, over, wide = "n" * (limit - extra), "o" * (limit - extra + 1), "\u00e9" * ((limit - extra) // 2 + 1)
+    src = _speech_copies(speech_dir, tmp_path / "in", [fits, over, wide])
+    r = _face_batch(src, out)
+    items = _items(out)
+    _check_reasons(r, items, {over: f"is {len(over)} characters; with .json.partial its file name is {limit + 1} "
+                                    f"bytes, over this folder's limit of {limit}: rename the file",
+                              wide: f"is {len(wide)} characters"})
+    assert items[fits]["status"] == "done"
+    assert sorted(p.name for p in out.iterdir()) == sorted([batch.REPORT_NAME, f"{fits}.json"])
 
 
 def test_ray_engine_same_takes(first_batch, speech_dir, mannequin_blend, tmp_path):
