@@ -29,8 +29,10 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import stat
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,6 +55,8 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".a
 ENGINES = ("local", "ray")
 REPORT_NAME = "batch_report.json"
 PARTIAL_SUFFIX = ".partial"
+#: A local batch's scratch folder in the system's temp folder: this, the driver's pid, "-", random letters.
+SCRATCH_PREFIX = "rigmind-batch-"
 
 
 class BatchError(UserError):
@@ -348,17 +352,19 @@ class Progress:
 # --- engines --------------------------------------------------------------------
 
 
-def _local_pool(config: WorkerConfig, workers: int):
+def _local_pool(config: WorkerConfig, workers: int, scratch: str):
     """A process pool whose workers each build one TakeWorker (spawned:
-    bpy and torch are not fork-safe)."""
+    bpy and torch are not fork-safe). Each worker knows this process's pid,
+    to end when it ends (however it ends: kill -9 too), and keeps its
+    scratch files under ``scratch``, which this process removes."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from .operators import batch_worker
 
     ctx = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                               initializer=batch_worker.init_process, initargs=(config,))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=batch_worker.init_process,
+                               initargs=(config, os.getpid(), scratch))
 
 
 #: Seconds a terminated worker gets to exit before it is killed.
@@ -380,12 +386,25 @@ def _stop_workers(pool) -> None:
 
 
 def _run_local(config, todo, workers, on_result):
+    """``todo`` on a local pool of ``workers`` processes; returns the worker stats."""
+    # The workers' scratch copies of the rig live here, so they go with the
+    # batch even when a worker is terminated (it cannot clean up itself).
+    # Only a driver killed with SIGKILL leaves it; its pid in the name says whose.
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    try:
+        return _run_pool(_local_pool(config, workers, scratch), todo, on_result)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_pool(pool, todo, on_result):
+    """Every item of ``todo`` through ``pool``; returns the worker stats.
+    Whatever ends it early, the pool's processes have ended when it returns."""
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     from .operators import batch_worker
 
-    pool = _local_pool(config, workers)
     stats = {}
     try:
         futures = {pool.submit(batch_worker.run_in_process, item): item for item in todo}

@@ -601,29 +601,103 @@ def _alive(pid: int, start: str) -> bool:
     return fields[19] == start and fields[0] != "Z"
 
 
-def _stop_batch_midway(speech_dir, mannequin_blend, out, signals):
-    """Start a real 2-worker batch, wait (polling the folder) until a take is
-    on disk and the workers are seen, send ``signals`` one right after the
-    other, and return (process, stderr, the workers seen)."""
+#: The environment variable that marks one test's RigMind processes (driver,
+#: workers, multiprocessing's helpers): children inherit it, whoever adopts them.
+MARK = "RIGMIND_TEST_BATCH_MARK"
+
+
+def _marked(mark: str) -> dict:
+    """{pid: start time} of every live process whose environment has ``MARK=mark``."""
+    needle = f"{MARK}={mark}".encode() + b"\0"
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if needle in env and fields[0] != "Z":
+            found[int(entry.name)] = fields[19]
+    return found
+
+
+def _still_alive_at(procs: dict, deadline: float) -> list:
+    """The processes of ``procs`` ({pid: start time}) alive at ``deadline``
+    (time.monotonic()), or none sooner: polls until all are gone."""
+    while True:
+        alive = [p for p, s in procs.items() if _alive(p, s)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def _start_batch_midway(speech_dir, mannequin_blend, out, mark):
+    """Start a real 2-worker batch with ``MARK=mark`` in its environment and
+    wait (polling the folder) until a take is on disk and the workers are
+    seen; returns (process, its processes seen: {pid: start time})."""
     proc = subprocess.Popen([str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
                              str(mannequin_blend), "--face", "auto", "--format", "bvh", "--workers", "2",
-                             "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **{MARK: mark}))
     workers = {}
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline and proc.poll() is None and not list(out.glob("line*.bvh")):
         workers.update(_descendants(proc.pid))
         time.sleep(0.05)
     workers.update(_descendants(proc.pid))
+    workers.update(_marked(mark))
     assert proc.poll() is None, "the batch ended before it could be stopped"
     assert list(out.glob("line*.bvh")), "no take finished in time"
+    return proc, workers
+
+
+#: What the issue asks of a stop: every RigMind process gone this long after the signal.
+STOP_WITHIN_S = 5.0
+
+
+def _kill_all(procs) -> None:
+    """SIGKILL each pid of ``procs`` still there (a failing test leaves no orphan behind)."""
+    for pid in procs:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _communicate_within(proc, deadline: float, mark: str) -> str:
+    """The batch's stderr, once it ended and every holder of its pipes closed
+    them, by ``deadline`` (time.monotonic()); a test failure otherwise."""
+    try:
+        _, err = proc.communicate(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        left = _marked(mark)
+        _kill_all([proc.pid, *left])
+        proc.communicate(timeout=60)
+        pytest.fail(f"{STOP_WITHIN_S} s after the signal these still ran (or held the batch's stdout/stderr): "
+                    f"{sorted(left)}")
+    return err
+
+
+def _stop_batch_midway(speech_dir, mannequin_blend, out, signals):
+    """:func:`_start_batch_midway`, then ``signals`` one right after the
+    other; returns (process, stderr, the processes seen, the processes alive
+    :data:`STOP_WITHIN_S` after the first signal)."""
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
+    proc, workers = _start_batch_midway(speech_dir, mannequin_blend, out, mark)
+    deadline = time.monotonic() + STOP_WITHIN_S
     for s in signals:
         proc.send_signal(s)
         time.sleep(0.02)
-    _, err = proc.communicate(timeout=300)
-    return proc, err, workers
+    err = _communicate_within(proc, deadline, mark)
+    alive = _still_alive_at({**workers, **_marked(mark)}, deadline)
+    _kill_all(alive)
+    return proc, err, workers, alive
 
 
-def _check_stopped(proc, err, workers, out):
+def _check_stopped(proc, err, workers, out, alive):
     import re
 
     assert proc.returncode == 130, err
@@ -641,21 +715,74 @@ def _check_stopped(proc, err, workers, out):
     assert int(m.group(1)) == len(finals) == report["counts"]["done"]
     assert report["counts"]["cancelled"] > 0
     assert not list(out.glob("*.partial")) and not [p for p in out.iterdir() if p.name.startswith(".")]
-    # The worker processes (and multiprocessing's helpers) end with the batch.
+    # The worker processes (and multiprocessing's helpers) end with the batch,
+    # and their scratch files with them.
     assert len(workers) >= 2, workers
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(_alive(p, s) for p, s in workers.items()):
-        time.sleep(0.2)
-    assert not [p for p, s in workers.items() if _alive(p, s)]
+    assert not alive, f"alive {STOP_WITHIN_S} s after the signal: {alive}"
+    assert not _scratch_of(proc.pid)
+
+
+def _scratch_of(driver_pid: int) -> list:
+    """The scratch folders a batch driver left in the temp folder."""
+    import tempfile
+
+    return list(Path(tempfile.gettempdir()).glob(f"{batch.SCRATCH_PREFIX}{driver_pid}-*"))
 
 
 def test_two_ctrl_c_keep_the_finished_takes_and_the_report(speech_dir, mannequin_blend, tmp_path):
     out = tmp_path / "twice"
-    proc, err, workers = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGINT, signal.SIGINT])
-    _check_stopped(proc, err, workers, out)
+    proc, err, workers, alive = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGINT, signal.SIGINT])
+    _check_stopped(proc, err, workers, out, alive)
 
 
 def test_sigterm_stops_the_batch_like_ctrl_c(speech_dir, mannequin_blend, tmp_path):
+    """Also: no RigMind process (driver, worker, multiprocessing's helpers)
+    is alive 5 s after the signal."""
     out = tmp_path / "term"
-    proc, err, workers = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGTERM, signal.SIGTERM])
-    _check_stopped(proc, err, workers, out)
+    proc, err, workers, alive = _stop_batch_midway(speech_dir, mannequin_blend, out, [signal.SIGTERM, signal.SIGTERM])
+    _check_stopped(proc, err, workers, out, alive)
+
+
+def test_kill_9_of_the_driver_ends_its_workers(speech_dir, mannequin_blend, first_batch, tmp_path):
+    """SIGKILL gives the driver no chance to stop its workers: they notice
+    themselves and end within 5 s, so they neither go on working for nobody
+    nor hold the caller's stdout/stderr open (``communicate`` returns only
+    when every holder of the pipes is gone). Every take under a final name
+    is whole and in the report, so a rerun skips it and makes the rest."""
+    reference, _ = first_batch
+    out = tmp_path / "killed"
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
+    proc, seen = _start_batch_midway(speech_dir, mannequin_blend, out, mark)
+    assert proc.pid in seen and len(seen) >= 3, seen  # the driver, its two workers (and multiprocessing's helper)
+    deadline = time.monotonic() + STOP_WITHIN_S
+    proc.kill()
+    err = _communicate_within(proc, deadline, mark)
+    alive = _still_alive_at({**seen, **_marked(mark)}, deadline)
+    _kill_all(alive)
+    # Nobody was left to remove the workers' scratch copies of the rig (docs/batch.md says so).
+    import shutil
+
+    for folder in _scratch_of(proc.pid):
+        shutil.rmtree(folder)
+    assert not alive, f"alive {STOP_WITHIN_S} s after kill -9 of the driver: {alive}"
+    assert proc.returncode == -signal.SIGKILL and "Traceback" not in err, err
+
+    finals = sorted(p.name for p in out.glob("line*.bvh"))
+    assert finals
+    for name in finals:  # whole, and the one the report records
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+    report = json.loads((out / batch.REPORT_NAME).read_text())
+    assert report["in_progress"]
+    recorded = {i["name"]: i for i in report["items"]}
+    for name in finals:
+        assert recorded[Path(name).stem]["sha256"] == batch.file_digest(out / name)[0], name
+
+    r = _rigmind("batch", "gesture", "--audio-dir", speech_dir, "--rig", mannequin_blend, "--face", "auto",
+                 "--format", "bvh", "--workers", "2", "--out-dir", out)
+    assert r.returncode == 1, r.stderr  # the empty and the corrupt file
+    report = json.loads((out / batch.REPORT_NAME).read_text())
+    assert report["counts"] == {"done": 8 - len(finals), "skipped": len(finals), "failed": 2, "cancelled": 0}
+    for k in range(8):
+        name = f"line{k:02d}.bvh"
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+    assert not list(out.glob("*.partial"))
