@@ -11,24 +11,33 @@ worker or order made it.
 Only this driver writes into the output folder: a worker returns the take's
 bytes, the driver writes them to ``NAME.EXT.partial`` in the output folder,
 fsyncs and renames (:func:`write_atomic`). So an interrupted batch never leaves
-a partial file under a final name, and a rerun skips every finished output
-(``force`` redoes them). ``batch_report.json`` records each input's status,
-seconds and error; :func:`exit_code` is 0 when everything succeeded, 1 when
-any input failed.
+a partial file under a final name. ``batch_report.json`` records each input's
+status, seconds and error, and each finished take's ``sha256`` and ``bytes``;
+it is rewritten after every take, before the take's rename, so even a driver
+killed with SIGKILL leaves a report that names every finished take. A rerun
+skips the outputs that report names with the same sha256; any other file in
+a take's place fails that take unless ``force`` replaces it (a folder or a
+link is never replaced). :func:`exit_code` is 0 when every input has its take,
+1 when any input failed or was cancelled.
 
 This module imports neither bpy nor torch: workers do, in their own process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import shutil
+import stat
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .backend import limits
+from .backend import limits, options
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 from .backend.take_seeds import derive_seed
@@ -46,6 +55,8 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".a
 ENGINES = ("local", "ray")
 REPORT_NAME = "batch_report.json"
 PARTIAL_SUFFIX = ".partial"
+#: A local batch's scratch folder in the system's temp folder: this, the driver's pid, "-", random letters.
+SCRATCH_PREFIX = "rigmind-batch-"
 
 
 class BatchError(UserError):
@@ -71,6 +82,9 @@ class BatchItem:
     name: str
     source: str = ""
     params: dict = field(default_factory=dict)
+    #: Why this input can make no take (a dangling link, a folder named like
+    #: a speech file): it is reported as failed with this reason, no worker sees it.
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,11 @@ class ItemReport:
     worker: str = ""
     started_at: float = 0.0     # wall clock (time.time()) in the worker
     finished_at: float = 0.0    # wall clock when the driver had the output
+    # The output file this batch wrote for this input (made now or by an
+    # earlier run; kept while a --force redo has not replaced it, or after
+    # the user changed the file): its SHA-256 (hex) and size in bytes.
+    sha256: str = ""
+    bytes: int = 0
 
 
 # --- inputs ---------------------------------------------------------------------
@@ -119,7 +138,10 @@ def audio_items(folder) -> list:
     folder = Path(folder)
     if not folder.is_dir():
         raise BatchError(f"--audio-dir {folder}: not a folder; give the folder that holds the speech files")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
+    # Every entry with a speech suffix is an input, also one that is no
+    # file (a dangling link, a folder): it fails with its reason instead of
+    # silently missing from the report.
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
     if not files:
         raise BatchError(f"--audio-dir {folder}: no speech files ({' '.join(AUDIO_SUFFIXES)}) in it")
     stems = {}
@@ -128,7 +150,30 @@ def audio_items(folder) -> list:
             raise BatchError(f"--audio-dir {folder}: {stems[p.stem].name} and {p.name} would both write "
                              f"'{p.stem}'; rename one")
         stems[p.stem] = p
-    return [BatchItem(name=p.stem, source=str(p.resolve())) for p in files]
+    return [_audio_item(p) for p in files]
+
+
+def _audio_item(p: Path) -> BatchItem:
+    """The input for the entry ``p`` of ``--audio-dir``: a regular file, or a
+    link to one (named after the link), is a speech file; anything else is
+    an input with its ``problem``."""
+    problem = _not_a_speech_file(p)
+    return BatchItem(name=p.stem, source=str(p if problem else p.resolve()), problem=problem)
+
+
+def _not_a_speech_file(p: Path) -> str:
+    """Why the folder entry ``p`` cannot be read as a speech file ("" when it can)."""
+    link = " (a symbolic link)" if p.is_symlink() else ""
+    try:
+        st = p.stat()  # follows a link: its target is what a worker would read
+    except FileNotFoundError:
+        return f"{p.name} is a symbolic link to {os.readlink(p)}, which does not exist; fix or remove the link"
+    except OSError as e:
+        return f"{p.name}{link} cannot be read ({e.strerror or e}); fix it or move it out of --audio-dir"
+    if stat.S_ISREG(st.st_mode):
+        return ""
+    what = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe, socket or device"
+    return f"{p.name}{link} is {what}, not a speech file; move it out of --audio-dir"
 
 
 _SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_. ")
@@ -136,8 +181,11 @@ _SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 
 def walk_items(manifest) -> list:
     """Items from a JSON list of ``{name, path, style, speed, gait}``: ``path``
-    is ``"x,y;x,y;..."`` or ``[[x, y], ...]`` in metres (Blender world XY);
-    ``style``/``speed``/``gait`` are optional (the walk command's defaults)."""
+    is ``"x,y;x,y;..."`` (a point may add its speed, ``x,y,speed``) or
+    ``[[x, y], ...]`` in metres (Blender world XY); ``style``/``speed``/``gait``
+    are optional (the walk command's defaults). Every entry is checked as
+    ``rigmind walk`` checks its options, before any take: a bad one refuses
+    the manifest, naming the entry."""
     manifest = Path(manifest)
     try:
         entries = json.loads(manifest.read_text(encoding="utf-8"))
@@ -162,24 +210,51 @@ def walk_items(manifest) -> list:
         unknown = set(e) - {"name", "path", "style", "speed", "gait"}
         if unknown:
             raise BatchError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
-        path = e.get("path")
-        if isinstance(path, list):
-            try:
-                path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
-            except (TypeError, ValueError):
-                raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
-        if not isinstance(path, str) or not path.strip():
-            raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
-        params = {"path": path}
-        for key, kind in (("style", str), ("gait", str), ("speed", (int, float))):
-            if key in e and e[key] is not None:
-                if not isinstance(e[key], kind) or isinstance(e[key], bool):
-                    raise BatchError(f"{where}: {key!r} has the wrong type")
-                params[key] = e[key]
-        if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
-            limits.check("speed", params["speed"], option=f"{where}: 'speed'")
-        items.append(BatchItem(name=name, params=params))
+        items.append(BatchItem(name=name, params=_walk_params(e, where)))
     return items
+
+
+def _walk_params(entry: dict, where: str) -> dict:
+    """A manifest entry's ``{path, style, speed, gait}`` (path as text),
+    checked: the types, the speed's range, the style and gait names, and the
+    path by the walk command's own parser and limits."""
+    path = entry.get("path")
+    if isinstance(path, list):
+        try:
+            path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
+        except (TypeError, ValueError):
+            raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
+    if not isinstance(path, str) or not path.strip():
+        raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
+    params = {"path": path}
+    for key, kind in (("style", str), ("gait", str), ("speed", (int, float))):
+        if key in entry and entry[key] is not None:
+            if not isinstance(entry[key], kind) or isinstance(entry[key], bool):
+                raise BatchError(f"{where}: {key!r} has the wrong type")
+            params[key] = entry[key]
+    if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
+        limits.check("speed", params["speed"], option=f"{where}: 'speed'")
+    where = f"{where} ({entry['name']!r})"
+    # Names as `rigmind walk --style/--gait` take them (any case).
+    for key, names in (("style", options.STYLES), ("gait", options.GAITS)):
+        if key in params:
+            params[key] = params[key].lower()
+            if params[key] not in names:
+                raise BatchError(f"{where}: unknown {key} {entry[key]!r}; use one of {', '.join(names)}")
+    _check_walk_path(path, params.get("speed"), where)
+    return params
+
+
+def _check_walk_path(text: str, speed, where: str) -> None:
+    """``text`` as ``rigmind walk --path`` reads and checks it (points,
+    point speeds, the path's size and, given ``speed`` m/s, its duration)."""
+    from .backend.locomotion.path_input import parse_path, path_xy
+
+    try:
+        limits.check_path(path_xy(parse_path(text)), speed)
+    except UserError as e:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise BatchError(f"{where}: 'path' {shown!r}: {str(e).removeprefix('--path ')}") from None
 
 
 def output_path(out_dir, item: BatchItem, fmt: str) -> Path:
@@ -193,17 +268,43 @@ def write_atomic(path, data: bytes) -> Path:
     """Write ``data`` to ``path`` via ``path.partial`` in the same folder,
     fsync and rename: readers see the old file or the whole new one."""
     path = Path(path)
-    tmp = path.with_name(path.name + PARTIAL_SUFFIX)
+    tmp = write_partial(path, data)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def write_partial(path, data: bytes) -> Path:
+    """Write ``data`` to ``path.partial`` (replacing a file or link there,
+    never writing through one) and fsync it; returns that path, for the
+    caller to rename onto ``path``."""
+    path = Path(path)
+    tmp = path.with_name(path.name + PARTIAL_SUFFIX)
+    try:
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        with open(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):  # e.g. a folder there: the first error is the one to report
+            tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def file_digest(path) -> tuple:
+    """``(sha256 hex, size in bytes)`` of the file at ``path``."""
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+            size += len(block)
+    return h.hexdigest(), size
 
 
 # --- progress -------------------------------------------------------------------
@@ -251,17 +352,19 @@ class Progress:
 # --- engines --------------------------------------------------------------------
 
 
-def _local_pool(config: WorkerConfig, workers: int):
+def _local_pool(config: WorkerConfig, workers: int, scratch: str):
     """A process pool whose workers each build one TakeWorker (spawned:
-    bpy and torch are not fork-safe)."""
+    bpy and torch are not fork-safe). Each worker knows this process's pid,
+    to end when it ends (however it ends: kill -9 too), and keeps its
+    scratch files under ``scratch``, which this process removes."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from .operators import batch_worker
 
     ctx = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                               initializer=batch_worker.init_process, initargs=(config,))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=batch_worker.init_process,
+                               initargs=(config, os.getpid(), scratch))
 
 
 #: Seconds a terminated worker gets to exit before it is killed.
@@ -283,12 +386,25 @@ def _stop_workers(pool) -> None:
 
 
 def _run_local(config, todo, workers, on_result):
+    """``todo`` on a local pool of ``workers`` processes; returns the worker stats."""
+    # The workers' scratch copies of the rig live here, so they go with the
+    # batch even when a worker is terminated (it cannot clean up itself).
+    # Only a driver killed with SIGKILL leaves it; its pid in the name says whose.
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    try:
+        return _run_pool(_local_pool(config, workers, scratch), todo, on_result)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_pool(pool, todo, on_result):
+    """Every item of ``todo`` through ``pool``; returns the worker stats.
+    Whatever ends it early, the pool's processes have ended when it returns."""
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     from .operators import batch_worker
 
-    pool = _local_pool(config, workers)
     stats = {}
     try:
         futures = {pool.submit(batch_worker.run_in_process, item): item for item in todo}
@@ -388,41 +504,200 @@ def _checked_out_dir(config: WorkerConfig, out_dir, engine: str, workers) -> Pat
     if out_dir.exists() and not out_dir.is_dir():
         raise BatchError(f"--out-dir {out_dir} is a file; give a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
+    what = _not_a_regular_file(out_dir / REPORT_NAME)
+    if what:
+        raise BatchError(f"{out_dir / REPORT_NAME} is {what}, where the batch writes its report; move it away")
     return out_dir
 
 
+def _not_a_regular_file(path: Path) -> str:
+    """What is at ``path`` when it is neither absent nor a regular file (a
+    link is a link, whatever it points to); "" otherwise."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a pipe, socket or device"
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name ``folder``'s file system takes, in bytes (255 where it cannot say)."""
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):  # AttributeError: no pathconf (Windows)
+        return 255
+
+
+def _previous_takes(out_dir: Path) -> dict:
+    """``{take name: its item}`` for every take the previous ``batch_report.json``
+    says this batch wrote (an item with a sha256, whatever its status: a
+    take redone with --force and stopped, or edited since, keeps the record
+    of the file the batch wrote); {} without a readable report."""
+    try:
+        items = json.loads((out_dir / REPORT_NAME).read_text(encoding="utf-8"))["items"]
+        return {i["name"]: i for i in items if isinstance(i, dict) and isinstance(i.get("sha256"), str)
+                and i["sha256"] and isinstance(i.get("name"), str)}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return {}
+
+
+@dataclass
+class _Plan:
+    """What :func:`_plan` needs besides the item: the previous report's
+    takes (:func:`_previous_takes`), ``force``, the folder's ``name_max``
+    (bytes) and the format."""
+
+    previous: dict
+    force: bool
+    name_max: int
+    fmt: str
+
+
 def _plan(config: WorkerConfig, items: list, out_dir: Path, force: bool):
-    """``(reports by name, items still to make)``: an item whose output exists
-    is skipped unless ``force``; a ``.partial`` left by an interrupted run goes."""
+    """``(reports by name, items still to make)``. An item is failed now
+    when it has a ``problem``, a name the folder cannot hold or the report's,
+    or something other than this batch's output in its place; skipped when
+    its output is the file the previous report recorded (unless ``force``);
+    made otherwise. A ``.partial`` left by an interrupted run goes."""
+    plan = _Plan(_previous_takes(out_dir), force, _name_max(out_dir), config.fmt)
     reports, todo = {}, []
     for item in items:
         out = output_path(out_dir, item, config.fmt)
         rep = ItemReport(item.name, item.source or item.params.get("path", ""), str(out),
                          seed=derive_seed(item.name, config.base_seed))
         reports[item.name] = rep
-        out.with_name(out.name + PARTIAL_SUFFIX).unlink(missing_ok=True)
-        if out.exists() and not force:
-            rep.status = "skipped"
-        else:
+        problem = item.problem or _name_problem(item, out, plan) or _clear_partial(out)
+        if problem:
+            rep.status, rep.error = "failed", problem
+        elif _existing_output(rep, out, plan) == "make":
             todo.append(item)
     return reports, todo
 
 
+def _name_problem(item: BatchItem, out: Path, plan: _Plan) -> str:
+    """Why ``out`` cannot be this take's file name: the report's (compared
+    without case: macOS and Windows file systems ignore it), or too long
+    for the folder with the ``.partial`` written first."""
+    what = "file" if item.source else "entry"
+    if out.name.casefold() == REPORT_NAME.casefold():
+        return f"{out.name}: name reserved for the batch report; rename the {what}"
+    longest = len(os.fsencode(out.name + PARTIAL_SUFFIX))
+    if longest > plan.name_max:
+        shown = item.name if len(item.name) <= 24 else item.name[:24] + "..."
+        return (f"the name {shown} is {len(item.name)} characters; with .{plan.fmt}{PARTIAL_SUFFIX} "
+                f"its file name is {longest} bytes, over this folder's limit of {plan.name_max}: rename the {what}")
+    return ""
+
+
+def _clear_partial(out: Path) -> str:
+    """Remove a ``.partial`` left by an interrupted run; a reason when it cannot go."""
+    partial = out.with_name(out.name + PARTIAL_SUFFIX)
+    if _not_a_regular_file(partial) == "a folder":
+        return f"{partial.name} is a folder, where the batch writes this take first; move it away"
+    try:
+        partial.unlink(missing_ok=True)
+    except OSError as e:
+        return f"cannot remove the leftover {partial.name} ({e.strerror or e}); remove it"
+    return ""
+
+
+def _existing_output(rep: ItemReport, out: Path, plan: _Plan) -> str:
+    """What to do with the take whose output path is ``out``: "make" it (no
+    file there, or ``force`` on a regular file), or leave it "skipped" (the
+    file the previous report recorded) or "failed" (a folder, a link or
+    another file there), with ``rep`` updated to say so."""
+    what = _not_a_regular_file(out)
+    if what:
+        rep.status, rep.error = "failed", f"{out.name} exists and is {what}; move it away (--force replaces only files)"
+        return "failed"
+    if not out.exists():
+        return "make"
+    record = plan.previous.get(rep.name)
+    if record is not None and Path(str(record.get("output", ""))).name != out.name:
+        record = None  # the report's take of that name wrote another file (another format)
+    if plan.force and record is None:
+        return "make"
+    try:
+        sha, size = file_digest(out)
+    except OSError as e:
+        rep.status, rep.error = "failed", f"{out.name} exists and cannot be read ({e.strerror or e}); move it away"
+        return "failed"
+    if record is not None and record.get("sha256") == sha:
+        # This batch's file; the report keeps saying so until a new take
+        # replaces it (a --force redo stopped before that leaves it ours).
+        rep.sha256, rep.bytes = sha, size
+        if plan.force:
+            return "make"
+        rep.status = "skipped"
+        return "skipped"
+    if plan.force:
+        return "make"
+    why = "was not written by this batch"
+    if record is not None:
+        why = "changed since this batch wrote it"
+        # Still the record of what the batch wrote: the next run says the same, or skips it if undone.
+        rep.sha256, rep.bytes = record["sha256"], record.get("bytes", 0)
+    rep.status, rep.error = "failed", f"{out.name} exists and {why}; move it away or pass --force to replace it"
+    return "failed"
+
+
+def _keep_take(rep: ItemReport, payload: bytes, checkpoint) -> None:
+    """Write a finished take (its bytes ``payload``) to ``rep.output``: the
+    ``.partial`` first, then the report (``checkpoint()``) with the take
+    done and its sha256, then the rename. A driver killed at any point
+    leaves either no file under the final name (a rerun makes it) or the
+    file the report records (a rerun skips it), never a take the report
+    does not know. A file system error fails this take only."""
+    out = Path(rep.output)
+    try:
+        tmp = write_partial(out, payload)
+    except OSError as e:
+        rep.status, rep.error = "failed", _write_error(out, e)
+        return
+    before = rep.sha256, rep.bytes
+    rep.status, rep.sha256, rep.bytes = "done", hashlib.sha256(payload).hexdigest(), len(payload)
+    checkpoint()
+    try:
+        os.replace(tmp, out)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        rep.status, rep.error = "failed", _write_error(out, e)
+        rep.sha256, rep.bytes = before
+
+
+def _write_error(out: Path, e: OSError) -> str:
+    return f"cannot write {out}: {e.strerror or e}; check the output folder (free space, permissions, what is in the way)"
+
+
 def _report(config: WorkerConfig, reports: dict, engine: str, workers: int, seconds: float,
-            interrupted: bool, stats: list) -> dict:
-    """The batch report (``batch_report.json``'s content); takes never started are "cancelled"."""
-    for rep in reports.values():
-        if rep.status == "pending":
-            rep.status = "cancelled"
+            interrupted: bool, stats: list, *, in_progress: bool = False) -> dict:
+    """The batch report (``batch_report.json``'s content); takes never started
+    are "cancelled". ``in_progress``: a checkpoint written while takes are
+    still being made, whose unfinished takes stay "pending"."""
+    statuses = ("done", "skipped", "failed", "cancelled") + (("pending",) if in_progress else ())
+    if not in_progress:
+        for rep in reports.values():
+            if rep.status == "pending":
+                rep.status = "cancelled"
     return {
         "kind": config.kind, "format": config.fmt, "engine": engine, "workers": workers,
         "config": asdict(config), "wall_seconds": round(seconds, 3),
-        "interrupted": interrupted,
-        "counts": {s: sum(r.status == s for r in reports.values())
-                   for s in ("done", "skipped", "failed", "cancelled")},
+        "interrupted": interrupted, "in_progress": in_progress,
+        "counts": {s: sum(r.status == s for r in reports.values()) for s in statuses},
         "worker_stats": stats,
         "items": [asdict(r) for r in reports.values()],
     }
+
+
+def _report_bytes(report: dict) -> bytes:
+    return (json.dumps(report, indent=2) + "\n").encode("utf-8")
 
 
 def _write_report(report: dict, out_dir: Path, interrupted: bool) -> dict:
@@ -431,7 +706,7 @@ def _write_report(report: dict, out_dir: Path, interrupted: bool) -> dict:
     written)."""
     report_path = out_dir / REPORT_NAME
     try:
-        write_atomic(report_path, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+        write_atomic(report_path, _report_bytes(report))
     except OSError as e:
         if not interrupted:
             raise
@@ -459,6 +734,13 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
     # the report), and a take being written is finished first.
     stop = StopSignals()
 
+    def checkpoint():
+        report = _report(config, reports, engine, workers, time.perf_counter() - t0, False, [], in_progress=True)
+        try:
+            write_atomic(out_dir / REPORT_NAME, _report_bytes(report))
+        except OSError:
+            pass  # the batch's end writes the report again, or says why it cannot
+
     def on_result(item, result):
         rep = reports[item.name]
         rep.seconds, rep.worker, rep.started_at = round(result.seconds, 3), result.worker, result.started_at
@@ -466,8 +748,7 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
             rep.status, rep.error = "failed", result.error
         else:
             with stop.held():
-                write_atomic(rep.output, result.payload)
-                rep.status = "done"
+                _keep_take(rep, result.payload, checkpoint)
         rep.finished_at = time.time()
         progress.update(rep)
 
@@ -507,10 +788,14 @@ def stopped_line(report: dict, out_dir, report_path, error: OSError = None) -> s
     return f"{line}, report written to {Path(report_path).resolve()}"
 
 
+#: The statuses of an input that has its take: made now, or found made.
+PRODUCED = ("done", "skipped")
+
+
 def exit_code(report: dict) -> int:
-    """0 when every input has its output, 1 when any failed or was cancelled."""
-    c = report["counts"]
-    return 1 if c["failed"] or c["cancelled"] else 0
+    """0 when every input has its take (done, or skipped: made before), 1
+    when any has not (failed, cancelled, or anything else)."""
+    return 0 if all(r["status"] in PRODUCED for r in report["items"]) else 1
 
 
 def summary_table(report: dict) -> str:

@@ -62,12 +62,14 @@ class TakeWorker:
     """Loads the rig (``config.rig``) and the models the batch needs, then
     makes takes with :meth:`run`."""
 
-    def __init__(self, config, rig_path: str | None = None):
+    def __init__(self, config, rig_path: str | None = None, scratch_root: str | None = None):
+        """``scratch_root``: the folder to keep this worker's scratch files in
+        (the driver's, removed with the batch); None: the system's temp folder."""
         t0 = time.perf_counter()
         os.environ.setdefault("OMP_NUM_THREADS", str(config.threads))
         self.config = config
         self.worker = f"{os.uname().nodename}:{os.getpid()}"
-        self.scratch = Path(tempfile.mkdtemp(prefix="rigmind-batch-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="rigmind-worker-", dir=scratch_root))
         needs_scene = config.fmt in _SCENE_FORMATS[config.kind]
         needs_torch = config.kind in ("gesture", "face") or needs_scene
         if needs_torch:
@@ -302,19 +304,89 @@ def _mute_stdout() -> None:
     os.close(devnull)
 
 
-def init_process(config) -> None:
+def init_process(config, parent_pid: int | None = None, scratch_root: str | None = None) -> None:
     """Process-pool initializer: Ctrl-C is the driver's to handle (it stops
-    the pool), and a set-up failure is reported with each take, not as a
-    crashed pool."""
+    the pool), the process ends with the driver ``parent_pid`` (see
+    :func:`end_with_parent`), and a set-up failure is reported with each
+    take, not as a crashed pool. ``scratch_root``: see :class:`TakeWorker`."""
     import signal
 
     global _WORKER, _INIT_ERROR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent_pid is not None:
+        end_with_parent(parent_pid)
     _mute_stdout()
     try:
-        _WORKER = TakeWorker(config)
+        _WORKER = TakeWorker(config, scratch_root=scratch_root)
     except Exception as e:  # noqa: BLE001
         _INIT_ERROR = _error_text(e)
+
+
+#: Seconds between two looks at the driver where the kernel cannot be asked
+#: to end this process with it.
+PARENT_POLL_S = 0.5
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def end_with_parent(parent_pid: int) -> None:
+    """End this worker as soon as the driver ``parent_pid`` is gone, however
+    it went (kill -9 included): an orphan would go on loading and making
+    takes nobody writes, and would hold the caller's stderr open, so a
+    shell or a ``subprocess`` waiting for the batch's output would wait for
+    it. On Linux the kernel sends SIGKILL (``PR_SET_PDEATHSIG``); elsewhere,
+    or where that fails, a watchdog thread looks every
+    :data:`PARENT_POLL_S` s."""
+    if not _kill_with_parent():
+        _start_parent_watchdog(parent_pid)
+    # The driver may have died before prctl: then nobody will send the signal.
+    if _parent_gone(parent_pid):
+        os._exit(1)
+
+
+def _kill_with_parent() -> bool:
+    """Ask Linux for SIGKILL when the parent dies; False where it cannot.
+    The kernel sends it when the parent *thread* that started this process
+    ends: the pool's processes are started by the thread running the batch,
+    which outlives them."""
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parent_gone(parent_pid: int) -> bool:
+    """An orphan is adopted by another process (init, a subreaper), so its
+    parent pid changes; on Windows, which adopts no orphans, multiprocessing's
+    handle on the parent says it has ended."""
+    import multiprocessing
+    import sys
+
+    if os.getppid() != parent_pid:
+        return True
+    if sys.platform != "win32":
+        return False
+    parent = multiprocessing.parent_process()
+    return parent is not None and not parent.is_alive()
+
+
+def _start_parent_watchdog(parent_pid: int) -> None:
+    import threading
+
+    def watch():
+        while not _parent_gone(parent_pid):
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)  # no clean-up: the driver that would want the results is gone
+
+    threading.Thread(target=watch, name="rigmind-parent-watchdog", daemon=True).start()
 
 
 def run_in_process(item) -> TakeResult:
