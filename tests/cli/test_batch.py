@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from rigmind import batch
+from support.address_space import limit_child
 
 RIGMIND = Path(sys.executable).with_name("rigmind")
 
@@ -27,7 +28,9 @@ SENTENCES = [
 
 
 def _rigmind(*args, timeout=600, **kw):
-    return subprocess.run([str(RIGMIND), *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
+    # Issue #27: the batch and its workers under a 4 GB address space each (inherited).
+    return subprocess.run([str(RIGMIND), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit_child, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -284,7 +287,7 @@ def test_same_takes_whatever_the_worker_count(first_batch, speech_dir, mannequin
 def test_interrupted_batch_leaves_no_partial_file(speech_dir, mannequin_blend, first_batch, tmp_path):
     reference, _ = first_batch
     out = tmp_path / "interrupted"
-    proc = subprocess.Popen([str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
+    proc = subprocess.Popen(preexec_fn=limit_child, args=[str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
                              str(mannequin_blend), "--face", "auto", "--format", "bvh", "--workers", "2",
                              "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
@@ -638,7 +641,7 @@ def _start_batch_midway(speech_dir, mannequin_blend, out, mark):
     """Start a real 2-worker batch with ``MARK=mark`` in its environment and
     wait (polling the folder) until a take is on disk and the workers are
     seen; returns (process, its processes seen: {pid: start time})."""
-    proc = subprocess.Popen([str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
+    proc = subprocess.Popen(preexec_fn=limit_child, args=[str(RIGMIND), "batch", "gesture", "--audio-dir", str(speech_dir), "--rig",
                              str(mannequin_blend), "--face", "auto", "--format", "bvh", "--workers", "2",
                              "--out-dir", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **{MARK: mark}))

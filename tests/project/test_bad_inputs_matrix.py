@@ -244,6 +244,20 @@ class Inputs:
         self.path_empty = self._text(d / "empty_path.txt", "")
         self.path_10001 = self._text(d / "many_points.txt",
                                      "\n".join(f"{0.01 * k:.2f},{0.01 * (k % 2):.2f}" for k in range(10_001)))
+        # Walk manifests, each with one bad entry, and DeepMimic clips.
+        manifests = {"manifest_gait": {"gait": "hop"}, "manifest_style": {"style": "zombie"},
+                     "manifest_path": {"path": "0,0"}, "manifest_speed": {"path": "0,0;3,0,9"},
+                     "manifest_actions": {"actions": ["jump@1"]}}
+        for name, entry in manifests.items():
+            walk = {"name": "good", "path": "0,0;3,0"}
+            setattr(self, name, self._text(d / f"{name}.json", json.dumps([walk, {"name": "bad", "path": "0,0;3,0", **entry}])))
+        # dt, root position and rotation, chest, neck, then per side hip, knee angle, ankle, shoulder, elbow angle
+        side = [1, 0, 0, 0, 0.0, 1, 0, 0, 0, 1, 0, 0, 0, 0.0]
+        frame = [1 / 30, 0, 0.9, 0, 1, 0, 0, 0] + [1, 0, 0, 0] * 2 + side * 2
+        self.dm_nan = self._text(d / "dm_nan.txt", json.dumps({"Loop": "none", "Frames": [frame, frame]}).replace("0.9", "NaN", 1))
+        self.dm_short_frame = self._text(d / "dm_short.txt", json.dumps({"Loop": "none", "Frames": [frame, frame[:20]]}))
+        self.dm_no_frames = self._text(d / "dm_none.txt", json.dumps({"Loop": "none"}))
+        self.dm_dt_zero = self._text(d / "dm_dt0.txt", json.dumps({"Loop": "none", "Frames": [[0.0] + frame[1:]] * 2}))
         # A rig whose centimetre scale was applied: 100x a person.
         bpy.ops.wm.read_factory_settings(use_empty=True)
         arm = mannequin.build_mannequin("Giant")["armature"]
@@ -568,6 +582,15 @@ CASES += [
     ("path-pause-past-end", lambda i, o: ["walk", "--path", "0,0;3,0", "--pause", "9,1", "--rig", i.mannequin, "--out", o], 2, "pause at 9 m is not on the path", INTACT),
     ("path-pause-negative", lambda i, o: ["walk", "--path", "0,0;3,0", "--pause", "1,-1", "--rig", i.mannequin, "--out", o], 2, "-1 s is negative", INTACT),
     ("path-cm-rig", lambda i, o: ["walk", "--path", "0,0;3,0", "--rig", i.cm_rig, "--out", o], 2, "it looks built in centimetres: scale it by 0.01", INTACT),
+    ("batch-manifest-unknown-gait", lambda i, o: ["batch", "walk", "--paths", i.manifest_gait, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
+    ("batch-manifest-unknown-style", lambda i, o: ["batch", "walk", "--paths", i.manifest_style, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
+    ("batch-manifest-one-point", lambda i, o: ["batch", "walk", "--paths", i.manifest_path, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
+    ("batch-manifest-point-speed", lambda i, o: ["batch", "walk", "--paths", i.manifest_speed, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
+    ("batch-manifest-unknown-key", lambda i, o: ["batch", "walk", "--paths", i.manifest_actions, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "unknown keys actions", None),
+    ("deepmimic-nan", lambda i, o: ["retarget", "--src", i.dm_nan, "--rig", i.mannequin, "--out", o], 2, "dm_nan.txt", INTACT),
+    ("deepmimic-short-frame", lambda i, o: ["retarget", "--src", i.dm_short_frame, "--rig", i.mannequin, "--out", o], 2, "frame 1", INTACT),
+    ("deepmimic-no-frames", lambda i, o: ["retarget", "--src", i.dm_no_frames, "--rig", i.mannequin, "--out", o], 2, "Frames", INTACT),
+    ("deepmimic-dt-zero", lambda i, o: ["retarget", "--src", i.dm_dt_zero, "--rig", i.mannequin, "--out", o], 2, "dm_dt0.txt", INTACT),
     ("path-cm-rig-with-speed", lambda i, o: ["walk", "--path", "0,0;3,0", "--speed", "1.2", "--rig", i.cm_rig, "--out", o], 2, "has legs", INTACT),
 ]
 
