@@ -108,6 +108,16 @@ def continue_signs(q: np.ndarray, prev_q=None, prev_flip=None) -> tuple:
     return out, q[-1].copy(), flips[-1].copy()
 
 
+def make_continuous_in_place(q: np.ndarray, block: int = 4096) -> np.ndarray:
+    """:func:`make_continuous` of ``q [F, ..., 4]`` (float64, time on axis
+    0) written into ``q`` itself, ``block`` frames at a time: the same
+    numbers without the whole clip's copy and products. Returns ``q``."""
+    prev_q = prev_flip = None
+    for a in range(0, len(q), block):
+        q[a:a + block], prev_q, prev_flip = continue_signs(q[a:a + block], prev_q, prev_flip)
+    return q
+
+
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(np.asarray(a) * np.asarray(b), axis=-1)
 
