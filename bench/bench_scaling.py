@@ -14,7 +14,9 @@ Workloads (the full, 16x, size named; 1x and 4x are 1/16 and 1/4 of it):
 - ``gesture``: ``rigmind gesture --audio`` on 30 minutes of speech (the
   LJSpeech clips joined, over again as needed), onto the mannequin;
 - ``face``: ``rigmind face --audio`` on the same speech, keyed on the Ready
-  Player Me head (``--mesh``, a .blend out).
+  Player Me head (``--mesh``, a .blend out);
+- ``gesture_npz``, ``face_json``: the same two without a scene (the EMAGE
+  ``.npz``, the face's JSON curves): the backend's own cost, no Blender keys.
 
 Each measurement is one child process waited for with ``os.wait4``, whose
 ``ru_maxrss`` is that child's own peak (and its children's, when it has
@@ -48,7 +50,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 RIGMIND = Path(sys.executable).parent / "rigmind"
 SCALES = (1, 4, 16)
-WORKLOADS = ("walk_km", "walk_points", "retarget", "gesture", "face")
+WORKLOADS = ("walk_km", "walk_points", "retarget", "gesture", "face", "gesture_npz", "face_json")
 #: The full (16x) sizes: metres, points, frames, seconds of speech.
 FULL_KM_M = 1000.0
 FULL_POINTS = 10_000
@@ -175,6 +177,12 @@ def commands(work: Path, workload: str, scale: int) -> tuple:
         head = data_dir() / "character_rpm_arkit" / "brunette-t.glb"
         out = work / f"{tag}.blend"
         return [str(RIGMIND), "face", "--audio", str(speech), "--mesh", str(head), "--out", str(out)], out
+    if workload == "gesture_npz":
+        out = work / f"{tag}.npz"
+        return [str(RIGMIND), "gesture", "--audio", str(speech), "--out", str(out)], out
+    if workload == "face_json":
+        out = work / f"{tag}.json"
+        return [str(RIGMIND), "face", "--audio", str(speech), "--out", str(out)], out
     raise ValueError(workload)
 
 

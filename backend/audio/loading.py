@@ -121,9 +121,9 @@ def _read_librosa(path: Path, sr: int):
     return mono, int(rate), channels
 
 
-#: 50 ms frames measured at once by :func:`frame_rms` (10 minutes at 16 kHz):
-#: its float64 temporaries stay a few tens of MB whatever the file's length.
-RMS_BLOCK_FRAMES = 12_000
+#: 50 ms frames measured at once by :func:`frame_rms` (1 minute): its
+#: float64 temporaries stay a few MB whatever the file's length.
+RMS_BLOCK_FRAMES = 1200
 
 
 def frame_rms(x: np.ndarray, hop: int) -> np.ndarray:
