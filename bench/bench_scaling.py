@@ -24,6 +24,7 @@ any), not the maximum over every child this script ran.
 
     .venv/bin/python bench/bench_scaling.py --json bench/results/scaling.json
     .venv/bin/python bench/bench_scaling.py --workloads walk_points --scales 1,4
+    .venv/bin/python bench/bench_scaling.py --key-cost     # Blender's MB per key
 
 Inputs are built in --work (default a temporary folder) from
 ``$RIGMIND_DATA`` (default ../shared/data); nothing is copied into the
@@ -186,6 +187,46 @@ def commands(work: Path, workload: str, scale: int) -> tuple:
     raise ValueError(workload)
 
 
+# --- Blender's own cost of a key -------------------------------------------------------------
+
+KEY_COST = r"""
+import sys, numpy as np, bpy
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
+bpy.ops.wm.open_mainfile(filepath=sys.argv[-3])
+frames, curves = int(sys.argv[-2]), int(sys.argv[-1])
+arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+act = bpy.data.actions.new("cost")
+slot = act.slots.new("OBJECT", "cost")
+bag = act.layers.new("L").strips.new(type="KEYFRAME").channelbag(slot, ensure=True)
+arm.animation_data_create()
+arm.animation_data.action, arm.animation_data.action_slot = act, slot
+co = np.empty(2 * frames, np.float32)
+co[0::2] = np.arange(frames) + 1
+bones = [b.name for b in arm.pose.bones]
+r0 = rss()
+for c in range(curves):
+    fc = bag.fcurves.new(f'pose.bones["{bones[c % len(bones)]}"].rotation_quaternion', index=(c // len(bones)) % 4)
+    co[1::2] = np.random.rand(frames)
+    fc.keyframe_points.add(frames)
+    fc.keyframe_points.foreach_set("co", co)
+r1 = rss()
+bpy.context.scene.frame_set(1)
+print("KEYCOST", r1 - r0, rss() - r1)
+"""
+
+
+def key_cost(rig: Path, frames: int = 26_000, curves: int = 100) -> dict:
+    """Resident MB of ``curves`` f-curves keyed on ``frames`` frames (one
+    ``foreach_set`` each) in a fresh Blender, bytes per key, and what the
+    first depsgraph evaluation (``frame_set``) adds."""
+    r = subprocess.run([sys.executable, "-c", KEY_COST, str(rig), str(frames), str(curves)], capture_output=True,
+                       text=True, check=True)
+    keys_mb, eval_mb = (float(x) for x in next(ln for ln in r.stdout.splitlines() if ln.startswith("KEYCOST")).split()[1:])
+    return {"frames": frames, "curves": curves, "keys_mb": round(keys_mb, 1),
+            "bytes_per_key": round(keys_mb * 2**20 / (frames * curves), 1), "frame_set_mb": round(eval_mb, 1)}
+
+
 # --- measuring ----------------------------------------------------------------------------------
 
 def measure(argv, out: Path) -> dict:
@@ -259,12 +300,16 @@ def main(argv=None) -> int:
     ap.add_argument("--scales", default=",".join(map(str, SCALES)))
     ap.add_argument("--work", type=Path, help="folder for the inputs and outputs (default: a temporary one)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--key-cost", action="store_true", help="only measure what Blender holds per key")
     args = ap.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="rigmind-scaling-"))
     work.mkdir(parents=True, exist_ok=True)
     rig = work / "mannequin.blend"
     if not rig.exists():
         subprocess.run([str(RIGMIND), "mannequin", "--out", str(rig)], check=True, capture_output=True)
+    if args.key_cost:
+        print(json.dumps(key_cost(rig)))
+        return 0
     results, cmds = {}, {}
     for wl in args.workloads.split(","):
         results[wl] = {}
