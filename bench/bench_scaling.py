@@ -230,8 +230,10 @@ def key_cost(rig: Path, frames: int = 26_000, curves: int = 100) -> dict:
 # --- measuring ----------------------------------------------------------------------------------
 
 def measure(argv, out: Path) -> dict:
-    """Run ``argv`` once; wall seconds, its own peak RSS (MB), the exit
-    code, the ``rigmind-timing`` phases and the output's size."""
+    """Run ``argv`` once; wall seconds, CPU seconds (user + system, all its
+    threads: less sensitive than wall time to other jobs on a shared
+    machine), its own peak RSS (MB), the exit code, the ``rigmind-timing``
+    phases and the output's size."""
     if out.exists():
         out.unlink()
     env = dict(os.environ, RIGMIND_TIMINGS="1")
@@ -249,7 +251,8 @@ def measure(argv, out: Path) -> dict:
         if ln.startswith("rigmind-timing: "):
             _, name, sec = ln.split()
             phases[name] = round(float(sec), 2)
-    rec = {"seconds": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "rc": proc.returncode,
+    rec = {"seconds": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+           "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "rc": proc.returncode,
            "phases": phases, "out_bytes": out.stat().st_size if out.exists() else 0,
            "stdout_tail": stdout.strip().splitlines()[-3:]}
     if proc.returncode != 0:
@@ -257,11 +260,12 @@ def measure(argv, out: Path) -> dict:
     return rec
 
 
-def growth(rows: dict) -> dict:
-    """Ratios of one workload's runs: t16/t1, t4/t1, and the marginal
-    exponent log4((t16 - t4) / (t4 - t1)), 1 for linear cost after a fixed
-    start-up, 2 for quadratic (None where a run is missing)."""
-    t = {s: rows[s]["seconds"] for s in rows if rows[s]["rc"] == 0}
+def growth(rows: dict, key: str = "seconds") -> dict:
+    """Ratios of one workload's runs (``key``: "seconds" or "cpu_s"):
+    t16/t1, t4/t1, and the marginal exponent log4((t16 - t4) / (t4 - t1)),
+    1 for linear cost after a fixed start-up, 2 for quadratic (None where a
+    run is missing)."""
+    t = {s: rows[s][key] for s in rows if rows[s]["rc"] == 0 and key in rows[s]}
     res = {"t4_over_t1": None, "t16_over_t1": None, "exponent": None}
     if 1 in t and 4 in t:
         res["t4_over_t1"] = round(t[4] / t[1], 2)
@@ -274,20 +278,22 @@ def growth(rows: dict) -> dict:
 
 def _cell(rows: dict, scale: int, key: str) -> str:
     r = rows.get(scale)
-    if r is None:
+    if r is None or key not in r:
         return "–"
     return f"{r[key]:g}" if r["rc"] == 0 else f"rc {r['rc']}"
 
 
-def table(results: dict) -> str:
-    """The Markdown table: seconds and peak RSS (MB) at each scale, the
-    16x/1x time ratio, the marginal exponent and the 1.5 GB bound."""
-    lines = ["| workload | 1x s | 4x s | 16x s | 1x MB | 4x MB | 16x MB | 16x/1x | exponent | ≤ 1.5 GB |",
+def table(results: dict, key: str = "seconds") -> str:
+    """The Markdown table: seconds (``key``: wall "seconds" or "cpu_s") and
+    peak RSS (MB) at each scale, the 16x/1x time ratio, the marginal
+    exponent and the 1.5 GB bound."""
+    unit = "s" if key == "seconds" else "CPU s"
+    lines = [f"| workload | 1x {unit} | 4x {unit} | 16x {unit} | 1x MB | 4x MB | 16x MB | 16x/1x | exponent | ≤ 1.5 GB |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for wl, rows in results.items():
-        g = growth(rows)
+        g = growth(rows, key)
         peak = max((r["peak_rss_mb"] for r in rows.values()), default=0.0)
-        lines.append(f"| {wl} | " + " | ".join(_cell(rows, s, "seconds") for s in SCALES) + " | "
+        lines.append(f"| {wl} | " + " | ".join(_cell(rows, s, key) for s in SCALES) + " | "
                      + " | ".join(_cell(rows, s, "peak_rss_mb") for s in SCALES)
                      + f" | {g['t16_over_t1'] or '–'} | {g['exponent'] if g['exponent'] is not None else '–'}"
                      + f" | {'yes' if peak <= BOUND_MB else 'NO'} |")
@@ -323,11 +329,13 @@ def main(argv=None) -> int:
             if rec["rc"] != 0:
                 print("  " + "\n  ".join(rec.get("stderr_tail", [])), flush=True)
     print(table(results))
+    print(table(results, "cpu_s"))
     if args.json:
         doc = {"machine": machine(), "command": "bench/bench_scaling.py " + " ".join(argv or sys.argv[1:]),
                "bound_mb": BOUND_MB, "commands": cmds,
                "results": {wl: {f"{s}x": r for s, r in rows.items()} for wl, rows in results.items()},
-               "growth": {wl: growth(rows) for wl, rows in results.items()}}
+               "growth": {wl: growth(rows) for wl, rows in results.items()},
+               "growth_cpu": {wl: growth(rows, "cpu_s") for wl, rows in results.items()}}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"wrote {args.json}")
