@@ -36,6 +36,7 @@ import io
 import re
 import warnings
 from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -664,16 +665,57 @@ def identity_rest(motion: Motion) -> Motion:
     are rotated out of each joint's old rest frame. Returned unchanged when the
     rest rotations already are identity.
     """
-    sk = motion.skeleton
+    target = identity_rest_skeleton(motion.skeleton)
+    return motion if target is None else motion.with_rest(target)
+
+
+def identity_rest_skeleton(sk: Skeleton):
+    """:func:`identity_rest`'s skeleton for ``sk``: identity rest rotations,
+    the same rest world positions (offsets world-aligned, tails rotated out
+    of each joint's old rest frame); None when ``sk``'s rest rotations
+    already are identity."""
     if np.abs(sk.rest_rotations[:, 1:]).max(initial=0.0) < 1e-12:
-        return motion
+        return None
     rot_w, pos_w = sk.rest_world()
     offsets = pos_w.copy()
     nonroot = sk.parents >= 0
     offsets[nonroot] = pos_w[nonroot] - pos_w[sk.parents[nonroot]]
     tails = rotations.rotate(rot_w, sk.tails)
-    target = Skeleton(list(sk.names), sk.parents.copy(), offsets, None, tails, dict(sk.meta))
-    return motion.with_rest(target)
+    return Skeleton(list(sk.names), sk.parents.copy(), offsets, None, tails, dict(sk.meta))
+
+
+#: Frames converted and written at once by :func:`write_bvh`: its arrays
+#: are a block's, not the clip's (a 100 000-frame take at 120 fps would need
+#: a dozen [frames, joints, 3, 3] float64 temporaries at once).
+BLOCK_FRAMES = 2048
+
+
+def _file_blocks(motion: Motion, up: str):
+    """The clip as the file holds it, :data:`BLOCK_FRAMES` frames at a
+    time: on its identity-rest skeleton (:func:`identity_rest`, the
+    rotations' signs continuous across blocks) in the file's axes. The same
+    numbers as converting the whole clip at once: every step is per frame
+    but the sign continuity, which carries its last frame over."""
+    target = identity_rest_skeleton(motion.skeleton)
+    prev_q = prev_flip = None
+    for a in range(0, motion.num_frames, BLOCK_FRAMES):
+        m = motion.slice(a, min(a + BLOCK_FRAMES, motion.num_frames))
+        if target is not None:
+            local, trans = m.pose_on_rest(target)
+            local, prev_q, prev_flip = rotations.continue_signs(local, prev_q, prev_flip)
+            m = m.with_pose(local, trans, skeleton=target)
+        yield axes.from_blender(m, up)
+
+
+def _translation_spread(motion: Motion, up: str, sk: Skeleton):
+    """Per joint, the largest distance (m, per axis) its file translation
+    leaves its offset over the clip ``[J]``; None without translations."""
+    if motion.translations is None:
+        return None
+    spread = np.zeros(len(sk))
+    for m in _file_blocks(motion, up):
+        spread = np.maximum(spread, np.abs(m.translations - sk.offsets[None]).max(axis=(0, 2), initial=0.0))
+    return spread
 
 
 def _format_row(v, decimals):
@@ -690,31 +732,61 @@ def dumps_bvh(
     decimals=None,
 ) -> str:
     """BVH text for ``motion``; see :func:`write_bvh`."""
+    out = io.StringIO()
+    _write_planned(out, motion, _plan(motion, up, units, order, position_channels, decimals))
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class _FilePlan:
+    """What a BVH file of a clip holds besides its numbers: the file's up
+    axis, metres per unit and decimals, its skeleton ``sk`` (identity rest,
+    file axes), each joint's ``(channels, Euler order)`` and children, and
+    the joints in the file's (depth-first) order."""
+
+    up: str
+    scale: float
+    decimals: int
+    sk: Skeleton
+    layout: list
+    children: list
+    dfs: list
+
+
+def _plan(motion: Motion, up, units, order, position_channels, decimals) -> _FilePlan:
+    """The file's layout for ``motion`` with :func:`write_bvh`'s options
+    (bad ones raise ValueError here, before anything is written)."""
     bmeta = motion.skeleton.meta.get("bvh", {}) if isinstance(motion.skeleton.meta, dict) else {}
     src_channels = bmeta.get("channels")
     if src_channels is not None and len(src_channels) != len(motion.skeleton):
         src_channels = None
     up, scale, decimals, order, position_channels = _export_options(
         bmeta, src_channels, up, units, order, position_channels, decimals)
-    m = axes.from_blender(identity_rest(motion), up)
-    sk = m.skeleton
+    target = identity_rest_skeleton(motion.skeleton)
+    sk = axes.from_blender(motion.skeleton if target is None else target, up)
+    spread = _translation_spread(motion, up, sk)
     moving = np.zeros(len(sk), bool)
-    if position_channels == "moving" and m.translations is not None:
+    if position_channels == "moving" and spread is not None:
         # 1e-6 m: float32 noise of a scene's curves is not motion.
-        moving = np.abs(m.translations - sk.offsets[None]).max(axis=(0, 2), initial=0.0) > 1e-6
+        moving = spread > 1e-6
     layout = [_joint_channels(sk, j, src_channels, order, position_channels, moving) for j in range(len(sk))]
-    _warn_dropped_translations(m, layout)
+    _warn_dropped_translations(sk, spread, layout)
     children = [sk.children(j) for j in range(len(sk))]
-    data = _motion_columns(m, layout, _depth_first(sk, children), 1.0 / scale)
+    return _FilePlan(up, scale, decimals, sk, layout, children, _depth_first(sk, children))
 
-    out = io.StringIO()
+
+def _write_planned(out, motion: Motion, plan: _FilePlan) -> None:
+    """Write the BVH text of ``motion`` to the text stream ``out``, the
+    MOTION block a block of frames at a time (:func:`_file_blocks`)."""
+    sk, s = plan.sk, 1.0 / plan.scale
     out.write("HIERARCHY\n")
     for r in np.nonzero(sk.parents < 0)[0]:
-        _write_joint(out, sk, layout, children, int(r), 0, 1.0 / scale, decimals)
-    out.write(f"MOTION\nFrames: {m.num_frames}\nFrame Time: {1.0 / m.fps:.10g}\n")
-    if m.num_frames:
-        np.savetxt(out, data, fmt=f"%.{decimals}f", delimiter=" ")
-    return out.getvalue()
+        _write_joint(out, sk, plan.layout, plan.children, int(r), 0, s, plan.decimals)
+    out.write(f"MOTION\nFrames: {motion.num_frames}\nFrame Time: {1.0 / motion.fps:.10g}\n")
+    unwrap = _Unwrap(motion.num_frames > 1)
+    for m in _file_blocks(motion, plan.up):
+        np.savetxt(out, _motion_columns(m, plan.layout, plan.dfs, s, unwrap), fmt=f"%.{plan.decimals}f",
+                   delimiter=" ")
 
 
 def _export_options(bmeta, src_channels, up, units, order, position_channels, decimals) -> tuple:
@@ -768,15 +840,15 @@ def _joint_channels(sk: Skeleton, j: int, src_channels, order, position_channels
     return chans, rot_seq
 
 
-def _warn_dropped_translations(m: Motion, layout) -> None:
-    """Warn when joints without position channels have animated translations."""
-    if m.translations is None:
+def _warn_dropped_translations(sk: Skeleton, spread, layout) -> None:
+    """Warn when joints without position channels have animated translations
+    (``spread [J]``: :func:`_translation_spread`, None without translations)."""
+    if spread is None:
         return
-    sk = m.skeleton
     pos_joints = np.array(["position" in "".join(ch) for ch, _ in layout])
     fixed = ~pos_joints & (sk.parents >= 0)
     if np.any(fixed):
-        err = np.abs(m.translations[:, fixed] - sk.offsets[fixed]).max(initial=0.0)
+        err = spread[fixed].max(initial=0.0)
         if err > 1e-6:
             warnings.warn(
                 f"write_bvh: joint translations differ from the offsets by up to {err:.3g} m "
@@ -798,10 +870,45 @@ def _depth_first(sk: Skeleton, children) -> list:
     return dfs
 
 
-def _motion_columns(m: Motion, layout, dfs, s: float) -> np.ndarray:
+class _Unwrap:
+    """``np.unwrap(angles, period=360, axis=0)`` of a clip's Euler angles
+    (degrees) fed a block of frames at a time, per Euler order: each block
+    carries on from the previous one's last angles and summed correction,
+    so the numbers are those of unwrapping the whole clip. ``active``:
+    False for a one-frame clip (nothing to unwrap)."""
+
+    def __init__(self, active: bool):
+        self.active = active
+        self.last = {}
+
+    def __call__(self, key, p: np.ndarray) -> np.ndarray:
+        if not self.active:
+            return p
+        prev = self.last.get(key)
+        ext = p if prev is None else np.concatenate([prev[0][None], p])
+        dd = np.diff(ext, axis=0)
+        ddmod = np.mod(dd + 180.0, 360.0) - 180.0
+        np.copyto(ddmod, 180.0, where=(ddmod == -180.0) & (dd > 0))
+        correct = ddmod - dd
+        np.copyto(correct, 0, where=abs(dd) < 180.0)
+        up = np.array(p, copy=True, dtype=np.float64)
+        if prev is None:
+            total = correct.cumsum(axis=0)
+            up[1:] = p[1:] + total
+            carry = total[-1] if len(total) else np.zeros(p.shape[1:])
+        else:
+            total = np.concatenate([prev[1][None], correct]).cumsum(axis=0)[1:]
+            up[:] = p + total
+            carry = total[-1]
+        self.last[key] = (p[-1].copy(), carry.copy())
+        return up
+
+
+def _motion_columns(m: Motion, layout, dfs, s: float, unwrap) -> np.ndarray:
     """The MOTION block ``[F, channels]``: positions in file units (``s`` per
     metre) and Euler angles (degrees), one vectorised call per order, unwrapped
-    in time so curves do not jump by 360 degrees (the rotation is unchanged)."""
+    in time (``unwrap``: a :class:`_Unwrap`) so curves do not jump by 360
+    degrees (the rotation is unchanged)."""
     F = m.num_frames
     local_t = m.local_translations() * s  # [F, J, 3]
     euler = np.zeros((F, len(layout), 3))
@@ -809,10 +916,7 @@ def _motion_columns(m: Motion, layout, dfs, s: float) -> np.ndarray:
     for j, (_, seq) in enumerate(layout):
         by_order.setdefault(seq, []).append(j)
     for seq, idx in by_order.items():
-        e = np.rad2deg(rotations.to_euler(m.rotations[:, idx], seq, intrinsic=True))
-        if F > 1:
-            e = np.unwrap(e, period=360.0, axis=0)
-        euler[:, idx] = e
+        euler[:, idx] = unwrap(seq, np.rad2deg(rotations.to_euler(m.rotations[:, idx], seq, intrinsic=True)))
     columns = []
     for j in dfs:
         chans, seq = layout[j]
@@ -867,14 +971,21 @@ def write_bvh(path, motion: Motion, **options) -> Path:
     preserved, local rotations change meaning. Leaf joints get an End Site at
     their ``tails``.
     """
-    text = dumps_bvh(motion, **options)
+    opts = dict(up="Y", units="cm", order="ZXY", position_channels="root", decimals=None)
+    unknown = set(options) - set(opts)
+    if unknown:
+        raise TypeError(f"write_bvh() got unexpected options {sorted(unknown)}")
+    opts.update(options)
+    plan = _plan(motion, **opts)
     path = Path(path)
+    # Written as it is made (a long take's text is hundreds of MB, and a
+    # StringIO holds 4 bytes a character).
     if path.name.lower().endswith(".gz"):
         with gzip.open(path, "wt", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            _write_planned(fh, motion, plan)
     else:
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            _write_planned(fh, motion, plan)
     return path
 
 

@@ -121,9 +121,26 @@ class Motion:
             target = target.reorder(src.names)
         if not np.array_equal(target.parents, src.parents):
             raise ValueError("with_rest needs a skeleton with the same hierarchy (parents differ)")
-        rest_old, _ = src.rest_world()
+        local, trans = self.pose_on_rest(target)
+        return self.with_pose(rotations.make_continuous(local), trans, skeleton=target)
+
+    def world_rotations(self) -> np.ndarray:
+        """World rotations ``[F, J, 4]``: :meth:`world`'s, without the positions."""
+        f, n = self.rotations.shape[:2]
+        rot = np.empty((f, n, 4))
+        for j, p in enumerate(self.skeleton.parents):
+            rot[:, j] = self.rotations[:, j] if p < 0 else rotations.mul(rot[:, p], self.rotations[:, j])
+        return rot
+
+    def pose_on_rest(self, target: Skeleton) -> tuple:
+        """:meth:`with_rest`'s local ``rotations [F, J, 4]`` and
+        ``translations [F, J, 3]`` (or None) on ``target`` (the same joints,
+        in this skeleton's order), before their signs are made continuous in
+        time: each frame on its own, so a long clip can be converted a block
+        of frames at a time (``bvh.write_bvh``)."""
+        rest_old, _ = self.skeleton.rest_world()
         rest_new, _ = target.rest_world()
-        world_rot, _ = self.world()
+        world_rot = self.world_rotations()
         new_world = rotations.mul(rotations.mul(world_rot, rotations.inv(rest_old)), rest_new)
         local = np.empty_like(new_world)
         for j, p in enumerate(target.parents):
@@ -138,7 +155,7 @@ class Motion:
                     old_p = world_rot[:, p]
                     trans[:, j] = rotations.rotate(rotations.inv(new_world[:, p]),
                                                    rotations.rotate(old_p, self.translations[:, j]))
-        return self.with_pose(rotations.make_continuous(local), trans, skeleton=target)
+        return local, trans
 
     def with_pose(self, rotations, translations, skeleton: Skeleton = None) -> "Motion":
         """A copy with new local ``rotations [F, J, 4]`` and ``translations``

@@ -85,6 +85,39 @@ def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
     return np.moveaxis(q, 0, axis)
 
 
+def continue_signs(q: np.ndarray, prev_q=None, prev_flip=None) -> tuple:
+    """:func:`make_continuous` (time on axis 0) of frames ``q [F, ..., 4]``
+    that follow a frame ``prev_q [..., 4]`` (as it was given, before any
+    flip) whose sign flip was ``prev_flip [...]`` (±1; None: ``q`` starts
+    the clip). Returns ``(continuous q, q's last frame as given, its
+    flip)``: feeding a clip block by block gives :func:`make_continuous`'s
+    numbers exactly (the flips are products of ±1)."""
+    q = np.asarray(q, dtype=np.float64)
+    if prev_q is None:
+        out = make_continuous(q)
+        ext = q
+        first = np.ones(q.shape[1:-1])
+    else:
+        ext = np.concatenate([np.asarray(prev_q, dtype=np.float64)[None], q])
+        first = np.asarray(prev_flip, dtype=np.float64)
+    signs = np.where(np.sum(ext[1:] * ext[:-1], axis=-1) < 0.0, -1.0, 1.0)
+    flips = np.cumprod(np.concatenate([first[None], signs]), axis=0)
+    if prev_q is not None:
+        flips = flips[1:]
+        out = q * flips[..., None]
+    return out, q[-1].copy(), flips[-1].copy()
+
+
+def make_continuous_in_place(q: np.ndarray, block: int = 4096) -> np.ndarray:
+    """:func:`make_continuous` of ``q [F, ..., 4]`` (float64, time on axis
+    0) written into ``q`` itself, ``block`` frames at a time: the same
+    numbers without the whole clip's copy and products. Returns ``q``."""
+    prev_q = prev_flip = None
+    for a in range(0, len(q), block):
+        q[a:a + block], prev_q, prev_flip = continue_signs(q[a:a + block], prev_q, prev_flip)
+    return q
+
+
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(np.asarray(a) * np.asarray(b), axis=-1)
 

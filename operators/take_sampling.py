@@ -90,41 +90,48 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
         if bone in index:
             curves[(bone, fc.data_path.rsplit(".", 1)[1], fc.array_index)] = fc
 
-    loc = np.zeros((F, J, 3))
-    quat = np.zeros((F, J, 4))
+    # One bone at a time into the two results: a long take's [frames,
+    # bones] temporaries would be several times the take itself.
+    local = np.empty((F, J, 4))
+    trans = np.empty((F, J, 3))
     for j, name in enumerate(skel.names):
-        pb = arm_obj.pose.bones[name]
-        bone = arm_obj.data.bones[name]
-
-        def channel(prop, size, static):
-            out = np.empty((F, size))
-            for i in range(size):
-                fc = curves.get((name, prop, i))  # noqa: B023 - called within the iteration
-                out[:, i] = _curve_values(fc, frames) if fc is not None else static[i]
-            return out
-
-        if not bone.use_connect:  # a connected bone's head sits on its parent's tail
-            loc[:, j] = channel("location", 3, pb.location)
-        mode = pb.rotation_mode
-        if mode == "QUATERNION":
-            q = channel("rotation_quaternion", 4, pb.rotation_quaternion)
-            quat[:, j] = q / np.linalg.norm(q, axis=-1, keepdims=True)
-        elif mode == "AXIS_ANGLE":
-            aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
-            axis = aa[:, 1:] / np.maximum(np.linalg.norm(aa[:, 1:], axis=-1, keepdims=True), 1e-12)
-            quat[:, j] = rotations.from_axis_angle_pair(axis, aa[:, 0])
-        else:
-            e = channel("rotation_euler", 3, pb.rotation_euler)
-            quat[:, j] = rotations.from_euler(e, mode, intrinsic=False)  # Blender's modes: first axis first
-
-    local = rotations.mul(skel.rest_rotations[None], quat)
-    trans = skel.offsets[None] + rotations.rotate(skel.rest_rotations[None], loc)
+        loc, quat = _bone_basis(arm_obj, name, curves, frames)
+        local[:, j] = rotations.mul(skel.rest_rotations[j], quat)
+        trans[:, j] = skel.offsets[j] + rotations.rotate(skel.rest_rotations[j], loc)
     rot0, s0, t0 = object_transform(arm_obj)
     world_skel = skeleton_to_world(skel, rot0, s0, t0)
     roots = skel.parents < 0
-    trans = trans * s0
+    trans *= s0
     trans[:, roots] = rotations.rotate(rot0, trans[:, roots]) + t0
     local[:, roots] = rotations.mul(rot0, local[:, roots])
     name = arm_obj.animation_data.action.name
-    return Motion(world_skel, rotations.make_continuous(local), trans[:, np.nonzero(roots)[0][0]], fps, trans,
-                  name=name)
+    return Motion(world_skel, rotations.make_continuous_in_place(local), trans[:, np.nonzero(roots)[0][0]], fps,
+                  trans, name=name)
+
+
+def _bone_basis(arm_obj, name: str, curves: dict, frames: np.ndarray) -> tuple:
+    """Pose bone ``name``'s basis over ``frames``: ``(location [F, 3] m,
+    unit quaternion [F, 4])`` from its curves (``{(bone, property, index):
+    fcurve}``), its static values where a channel has none; a connected
+    bone's location is zero (its head sits on its parent's tail)."""
+    pb = arm_obj.pose.bones[name]
+    F = len(frames)
+
+    def channel(prop, size, static):
+        out = np.empty((F, size))
+        for i in range(size):
+            fc = curves.get((name, prop, i))
+            out[:, i] = _curve_values(fc, frames) if fc is not None else static[i]
+        return out
+
+    loc = np.zeros((F, 3)) if arm_obj.data.bones[name].use_connect else channel("location", 3, pb.location)
+    mode = pb.rotation_mode
+    if mode == "QUATERNION":
+        q = channel("rotation_quaternion", 4, pb.rotation_quaternion)
+        return loc, q / np.linalg.norm(q, axis=-1, keepdims=True)
+    if mode == "AXIS_ANGLE":
+        aa = channel("rotation_axis_angle", 4, pb.rotation_axis_angle)
+        axis = aa[:, 1:] / np.maximum(np.linalg.norm(aa[:, 1:], axis=-1, keepdims=True), 1e-12)
+        return loc, rotations.from_axis_angle_pair(axis, aa[:, 0])
+    e = channel("rotation_euler", 3, pb.rotation_euler)
+    return loc, rotations.from_euler(e, mode, intrinsic=False)  # Blender's modes: first axis first

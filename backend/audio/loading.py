@@ -66,8 +66,11 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
         _check_rate_and_length(path, rate, f.frames / rate if rate > 0 else 0.0)
         _check_channels(path, channels)
         stream = None if rate == sr else soxr.ResampleStream(rate, sr, 1, dtype="float32", quality="HQ")
-        out = []
         block = max(min(int(rate * block_seconds), MAX_BLOCK_BYTES // (4 * channels)), 1024)
+        # The blocks go straight into one array of the expected length (one
+        # block to spare), not a list joined at the end: a long file then
+        # holds its samples once, not twice.
+        out = _Samples(int(np.ceil(f.frames * sr / rate)) + int(np.ceil(block * sr / rate)) + 1)
         read = 0
         while True:
             x = f.read(block, dtype="float32", always_2d=True)
@@ -80,7 +83,26 @@ def _read_soundfile(path: Path, sr: int, block_seconds: float):
             out.append(mono if stream is None else stream.resample_chunk(mono, last=last))
             if last:
                 break
-    return np.concatenate(out) if out else np.zeros(0, np.float32), rate, channels
+    return out.samples(), rate, channels
+
+
+class _Samples:
+    """float32 samples appended block by block into an array of ``capacity``
+    (grown when a file holds more than its header said)."""
+
+    def __init__(self, capacity: int):
+        self.buf = np.empty(max(int(capacity), 0), np.float32)
+        self.n = 0
+
+    def append(self, x: np.ndarray) -> None:
+        if self.n + len(x) > len(self.buf):
+            self.buf = np.concatenate([self.buf[:self.n], np.empty(max(len(x), self.n), np.float32)])
+        self.buf[self.n:self.n + len(x)] = x
+        self.n += len(x)
+
+    def samples(self) -> np.ndarray:
+        """The samples appended ``[n]``."""
+        return self.buf[:self.n]
 
 
 def _check_rate_and_length(path: Path, rate: int, seconds: float) -> None:
@@ -124,37 +146,59 @@ def _read_librosa(path: Path, sr: int):
     return mono, int(rate), channels
 
 
+#: 50 ms frames measured at once by :func:`frame_rms` (1 minute): its
+#: float64 temporaries stay a few MB whatever the file's length.
+RMS_BLOCK_FRAMES = 1200
+
+
+def frame_rms(x: np.ndarray, hop: int) -> np.ndarray:
+    """RMS ``[len(x) // hop]`` of consecutive ``hop``-sample frames of ``x``
+    (float64), :data:`RMS_BLOCK_FRAMES` frames at a time."""
+    n = len(x) // hop
+    r = np.empty(n)
+    for a in range(0, n, RMS_BLOCK_FRAMES):
+        b = min(a + RMS_BLOCK_FRAMES, n)
+        frames = x[a * hop: b * hop].astype(np.float64).reshape(b - a, hop)
+        r[a:b] = np.sqrt(np.mean(frames**2, axis=1))
+    return r
+
+
+def peak_abs(x: np.ndarray, block: int = 1 << 22) -> float:
+    """``max |x|`` (0 for no samples), a block of samples at a time."""
+    return max((float(np.abs(x[a:a + block]).max()) for a in range(0, len(x), block)), default=0.0)
+
+
 def normalise_loudness(x: np.ndarray, sr: int = SAMPLE_RATE) -> tuple:
     """Scale so the RMS of the louder half of 50 ms frames sits at
     TARGET_RMS_DBFS (a cheap stand-in for gated loudness: pauses don't drag
-    it down), then cap the peak at 0.99. Returns ``(scaled, gain_db)``."""
+    it down), then cap the peak at 0.99. Returns ``(scaled float32, gain_db)``:
+    a new array; the float64 work is done in blocks, so a 30-minute file
+    costs one copy of its samples, not five."""
     hop = max(int(0.05 * sr), 1)
     n = len(x) // hop
     if n == 0:
         rms = float(np.sqrt(np.mean(x.astype(np.float64) ** 2)) + 1e-12)
     else:
-        frames = x[: n * hop].astype(np.float64).reshape(n, hop)
-        r = np.sqrt(np.mean(frames**2, axis=1))
-        r = np.sort(r)[n // 2:]
+        r = np.sort(frame_rms(x, hop))[n // 2:]
         rms = float(np.sqrt(np.mean(r**2)) + 1e-12)
     gain = 10 ** (TARGET_RMS_DBFS / 20) / rms
-    peak = float(np.abs(x).max()) * gain
+    peak = peak_abs(x) * gain
     if peak > 0.99:
         gain *= 0.99 / peak
-    return (x * gain).astype(np.float32), float(20 * np.log10(gain))
+    return (x * gain).astype(np.float32, copy=False), float(20 * np.log10(gain))
 
 
 def _level(x: np.ndarray, normalise: bool, sr: int) -> tuple:
     """Silence stays exact zeros (no gain: noise is never amplified into fake
     speech); anything else is loudness-normalised when asked.
     Returns ``(samples float32, gain_db, silent)``."""
-    silent = float(np.abs(x).max(initial=0.0)) < SILENCE_PEAK
+    silent = peak_abs(x) < SILENCE_PEAK
     gain_db = 0.0
     if silent:
         x = np.zeros_like(x)
     elif normalise:
         x, gain_db = normalise_loudness(x, sr)
-    return x.astype(np.float32), gain_db, silent
+    return x.astype(np.float32, copy=False), gain_db, silent
 
 
 def load_audio(path, *, sample_rate: int = SAMPLE_RATE, normalise: bool = True,

@@ -107,6 +107,10 @@ def encode(rot: np.ndarray, root: np.ndarray, fps: float, finger_basis=None, has
     return out
 
 
+#: Frames :func:`decode` turns into rotations at once.
+DECODE_BLOCK_FRAMES = 2048
+
+
 def decode(poses: np.ndarray, fps: float, finger_basis=None, *, base_root=None) -> Motion:
     """Poses ``[T, POSE_DIM]`` → a :class:`Motion` on the (approximate) SMPL-X
     rest skeleton, facing -Y, pelvis over ``base_root`` (default the rest
@@ -115,10 +119,14 @@ def decode(poses: np.ndarray, fps: float, finger_basis=None, *, base_root=None) 
     T = len(poses)
     sk = smplx_rest_skeleton()
     rot = np.tile(np.array([1.0, 0, 0, 0]), (T, len(sk.names), 1))
-    rot[:, body_index()] = rotations.from_6d(poses[:, :ROT_DIM].reshape(T, len(BODY), 6))
-    if finger_basis is not None:
-        aa = poses[:, FINGER_SLICE] @ finger_basis["components"] + finger_basis["mean"]
-        rot[:, finger_index()] = rotations.from_axis_angle(aa.reshape(T, 30, 3))
+    # A block of frames at a time: each frame decodes on its own, and the
+    # SVD's [frames, joints, 3, 3] temporaries of a 30-minute take are GBs.
+    for a in range(0, T, DECODE_BLOCK_FRAMES):
+        b = min(a + DECODE_BLOCK_FRAMES, T)
+        rot[a:b, body_index()] = rotations.from_6d(poses[a:b, :ROT_DIM].reshape(b - a, len(BODY), 6))
+        if finger_basis is not None:
+            aa = poses[a:b, FINGER_SLICE] @ finger_basis["components"] + finger_basis["mean"]
+            rot[a:b, finger_index()] = rotations.from_axis_angle(aa.reshape(b - a, 30, 3))
     base = standing_root() if base_root is None else np.asarray(base_root, dtype=np.float64)
     root = base + poses[:, ROOT_SLICE]
     return Motion(sk, rotations.normalize(rot), root, fps=fps, name="RigMind gesture")

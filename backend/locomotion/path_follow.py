@@ -90,6 +90,9 @@ class Path2D:
         self.s = np.linspace(0.0, self.length, n)
         self.ds = self.length / (n - 1)
         self.xy = np.stack([np.interp(self.s, knots, p[:, 0]), np.interp(self.s, knots, p[:, 1])], axis=1)
+        # Contiguous copies for at(): np.interp copies a strided column on
+        # every call, which made each frame's lookup cost the whole path.
+        self._x, self._y = np.ascontiguousarray(self.xy[:, 0]), np.ascontiguousarray(self.xy[:, 1])
         self.points = p
         # Heading of each dense segment, unwrapped, smoothed over arc length.
         d = np.diff(self.xy, axis=0)
@@ -107,7 +110,7 @@ class Path2D:
 
     def at(self, s) -> np.ndarray:
         s = np.clip(np.asarray(s, dtype=np.float64), 0.0, self.length)
-        return np.stack([np.interp(s, self.s, self.xy[:, 0]), np.interp(s, self.s, self.xy[:, 1])], axis=-1)
+        return np.stack([np.interp(s, self.s, self._x), np.interp(s, self.s, self._y)], axis=-1)
 
     def tangent_at(self, s) -> np.ndarray:
         s = np.clip(np.asarray(s, dtype=np.float64), 0.0, self.length)
@@ -134,16 +137,68 @@ class Path2D:
 
     def distance(self, xy) -> np.ndarray:
         """Distance (m) from each point ``xy [..., 2]`` to the polyline (the
-        nearest point anywhere on it)."""
+        nearest point anywhere on it).
+
+        The drawn segments, not the dense resampling (the same polyline),
+        measured :data:`DISTANCE_BLOCK` points at a time against only the
+        segments near each block (:func:`segment_distances`): a full
+        ``[points, segments]`` table grows with the walk's frames times the
+        path's points (gigabytes for a long 10 000-point path)."""
         xy = np.asarray(xy, dtype=np.float64)
-        # The drawn points, not the dense resampling: the same polyline, and
-        # [F, N] instead of [F, length / step] (2.6 s of a 60 s bake).
-        a, b = self.points[:-1], self.points[1:]
-        d = b - a
-        flat = xy.reshape(-1, 1, 2)
-        t = np.clip(np.sum((flat - a) * d, axis=-1) / np.maximum(np.sum(d * d, axis=-1), _EPS), 0.0, 1.0)
-        q = a + t[..., None] * d
-        return np.sqrt(np.min(np.sum((q - flat) ** 2, axis=-1), axis=1)).reshape(xy.shape[:-1])
+        flat = xy.reshape(-1, 2)
+        out = np.empty(len(flat))
+        segs = _Segments(self.points)
+        for i in range(0, len(flat), DISTANCE_BLOCK):
+            out[i:i + DISTANCE_BLOCK] = segs.nearest(flat[i:i + DISTANCE_BLOCK])
+        return out.reshape(xy.shape[:-1])
+
+
+#: Points measured at once by :meth:`Path2D.distance`: its temporaries are
+#: ``[DISTANCE_BLOCK, nearby segments]``.
+DISTANCE_BLOCK = 256
+#: First search margin (m) around a block of points (:meth:`_Segments.nearest`);
+#: a block farther from the path widens it once, to what it found.
+DISTANCE_MARGIN = 1.0
+
+
+def segment_distances(q, a, d) -> np.ndarray:
+    """Distance (m) from each point ``q [B, 2]`` to the nearest of the
+    segments ``a [S, 2] -> a + d`` (``d [S, 2]``): ``[B]``."""
+    flat = q[:, None, :]
+    t = np.clip(np.sum((flat - a) * d, axis=-1) / np.maximum(np.sum(d * d, axis=-1), _EPS), 0.0, 1.0)
+    p = a + t[..., None] * d
+    return np.sqrt(np.min(np.sum((p - flat) ** 2, axis=-1), axis=1))
+
+
+class _Segments:
+    """A polyline's segments (``points [N, 2]``, m) with their bounding
+    boxes, for the nearest-segment distance of blocks of points."""
+
+    def __init__(self, points):
+        self.a = points[:-1]
+        self.d = points[1:] - points[:-1]
+        self.lo = np.minimum(points[:-1], points[1:])
+        self.hi = np.maximum(points[:-1], points[1:])
+
+    def _near(self, q, margin: float) -> np.ndarray:
+        """Indices of the segments whose box comes within ``margin`` (m) of
+        the box around the points ``q [B, 2]``."""
+        qlo, qhi = q.min(axis=0) - margin, q.max(axis=0) + margin
+        return np.nonzero(np.all((self.lo <= qhi) & (self.hi >= qlo), axis=1))[0]
+
+    def nearest(self, q) -> np.ndarray:
+        """Distance (m) from each point ``q [B, 2]`` to the polyline, the
+        same numbers as measuring every segment: a segment left out is
+        farther than ``margin`` from every point of the block (its box is),
+        and ``margin`` is at least the largest distance found."""
+        margin = DISTANCE_MARGIN
+        while True:
+            idx = self._near(q, margin)
+            dist = segment_distances(q, self.a[idx], self.d[idx]) if len(idx) else np.full(len(q), np.inf)
+            worst = float(dist.max())
+            if worst <= margin:
+                return dist
+            margin = worst if np.isfinite(worst) else 2.0 * margin
 
 
 #: Slowest speed (m/s) asked for at a corner: a U-turn is walked as a

@@ -510,3 +510,28 @@ def test_a_plain_file_past_the_limit_is_refused_before_it_is_read(tmp_path, monk
     f.write_bytes(_clip_text() + b" " * 4096)
     with pytest.raises(bvh.BVHError, match="more than 0 MB|RigMind's limit"):
         bvh.read_bvh(f)
+
+
+# --- long clips: written a block of frames at a time ---------------------------------
+
+
+@pytest.mark.parametrize("channels", ["moving", "all"])
+def test_blocks_of_frames_write_the_same_file(tmp_out, monkeypatch, channels):
+    """write_bvh converts and writes BLOCK_FRAMES at a time (bounded memory);
+    the quaternion signs and the unwrapped angles carry over between blocks,
+    so the file is the one of converting the whole clip at once."""
+    m = random_motion(frames=41, seed=4, rest=True, translations=True)
+    flips = np.where(np.random.default_rng(5).random(m.rotations.shape[:2]) < 0.4, -1.0, 1.0)
+    m = Motion(m.skeleton, m.rotations * flips[..., None], m.root_positions, m.fps, m.translations, name=m.name)
+    monkeypatch.setattr(bvh, "BLOCK_FRAMES", 10**6)
+    whole = dumps_bvh(m, position_channels=channels)
+    monkeypatch.setattr(bvh, "BLOCK_FRAMES", 4)
+    write_bvh(tmp_out / "blocks.bvh", m, position_channels=channels)
+    assert (tmp_out / "blocks.bvh").read_text() == whole
+    assert dumps_bvh(m, position_channels=channels) == whole
+
+
+def test_bad_options_write_nothing(tmp_out):
+    with pytest.raises(ValueError):
+        write_bvh(tmp_out / "bad.bvh", random_motion(), position_channels="some")
+    assert not (tmp_out / "bad.bvh").exists()

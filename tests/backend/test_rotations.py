@@ -242,3 +242,14 @@ def test_between_opposite_vectors():
     # single (unbatched) input
     q1 = rotations.between_vectors(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1.0]))
     np.testing.assert_allclose(rotations.rotate(q1, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0], atol=1e-12)
+
+
+def test_continuous_signs_block_by_block():
+    """make_continuous_in_place (a block of frames at a time, the last
+    frame's flip carried over) gives make_continuous's numbers exactly."""
+    rng = np.random.default_rng(7)
+    q = rotations.normalize(rng.normal(size=(50, 3, 4)))
+    q *= np.where(rng.random((50, 3)) < 0.5, -1.0, 1.0)[..., None]
+    expected = rotations.make_continuous(q)
+    for block in (1, 7, 50, 64):
+        assert np.array_equal(rotations.make_continuous_in_place(q.copy(), block=block), expected)
