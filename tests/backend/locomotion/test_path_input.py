@@ -47,3 +47,14 @@ def test_a_bad_path_file_is_one_line(tmp_path, make, words):
     with pytest.raises(UserError) as e:
         path_input.read_path_argument(f"@{make(tmp_path)}")
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("value, words", [
+    ("@" + "x" * 5000, "cannot be opened (File name too long)"),   # the fuzz run's: OSError out of Path.is_file
+    ("@" + "a/" * 3000 + "p.txt", "cannot be opened (File name too long)"),
+    ("@p\x00.txt", "no such file"),
+])
+def test_a_path_file_name_no_file_can_have_is_one_line(value, words):
+    with pytest.raises(UserError) as e:
+        path_input.read_path_argument(value)
+    assert words in str(e.value) and "\n" not in str(e.value)
