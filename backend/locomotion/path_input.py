@@ -104,7 +104,10 @@ def dedupe_points(points: np.ndarray) -> np.ndarray:
     """``points [N, 2]`` (x, y) or ``[N, 3]`` (x, y, speed) without the rows
     whose ground-plane point repeats the one before (within 1 µm)."""
     keep = np.ones(len(points), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(points[:, :2], axis=0), axis=1) > 1e-6
+    # Points 1e308 apart overflow to an inf distance: distinct all the same, and
+    # numpy's warning would print above the one-line refusal of the path's limits.
+    with np.errstate(over="ignore"):
+        keep[1:] = np.linalg.norm(np.diff(points[:, :2], axis=0), axis=1) > 1e-6
     return points[keep]
 
 
