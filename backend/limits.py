@@ -34,7 +34,14 @@ class OutOfRange(UserError):
 
 
 def _fmt(v) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**20:
+        return f"a {len(str(abs(v)))}-digit number"  # the whole integer would fill the line
     return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _finite(value) -> bool:
+    # An int is finite at any size; math.isfinite would turn one past 1e308 into a float and overflow.
+    return isinstance(value, int) or math.isfinite(value)
 
 
 def check(name: str, value, *, option: str = None):
@@ -42,7 +49,7 @@ def check(name: str, value, *, option: str = None):
     :class:`OutOfRange` naming the option (``--name`` by default)."""
     lo, hi, unit = RANGES[name]
     option = option or "--" + name.replace("_", "-")
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and lo <= value <= hi
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value) and lo <= value <= hi
     if not ok:
         unit = f" {unit}" if unit else ""
         raise OutOfRange(f"{option} must be between {_fmt(lo)} and {_fmt(hi)}{unit}, got {_fmt(value)}")

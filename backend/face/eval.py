@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..audio import load_audio
+from ..errors import UserError
 from . import metrics
 from .generate import generate_face
 from .train import BEAT_TRAIN_FRACTION, beat_jaw, default_data, synth_item, synthesis_words
@@ -37,9 +38,28 @@ EVAL_SEED = 12345
 EVAL_LANGS = ("en-us", "de", "es", "fr", "it")
 
 
+class LJMetadataError(UserError):
+    """An LJSpeech metadata.csv that cannot be read (missing, not UTF-8 text)."""
+
+
+def read_lj_metadata(path) -> list:
+    """``[(clip id, transcript)]`` from an LJSpeech ``metadata.csv``: UTF-8,
+    one ``ID|transcript|normalised transcript`` a line (``|`` between
+    fields, no quoting); lines with fewer fields are skipped. The
+    transcript is the normalised one (numbers and abbreviations spelled
+    out)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise LJMetadataError(f"{path}: cannot be read as LJSpeech metadata ({type(e).__name__}); pass --data "
+                              "with the shared data folder, whose speech_english_ljspeech holds it") from None
+    rows = [line.split("|") for line in text.split("\n")]
+    return [(r[0], r[2]) for r in rows if len(r) >= 3]
+
+
 def _lj(data: Path):
-    rows = [ln.rstrip("\n").split("|") for ln in (data / "speech_english_ljspeech" / "metadata.csv").open(encoding="utf-8")]
-    return [(data / "speech_english_ljspeech" / "wavs" / f"{r[0]}.wav", r[2]) for r in rows if len(r) >= 3]
+    lj = data / "speech_english_ljspeech"
+    return [(lj / "wavs" / f"{clip}.wav", text) for clip, text in read_lj_metadata(lj / "metadata.csv")]
 
 
 def _silence_max(anim, speech_at_fps) -> float:

@@ -60,9 +60,15 @@ def read_path_argument(value: str) -> np.ndarray:
     from pathlib import Path
 
     path = Path(value[1:]).expanduser()
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+        size = path.stat().st_size if is_file else 0
+    except OSError as e:  # a name longer than the file system takes, a folder that may not be searched
+        raise UserError(f"--path {value}: cannot be opened ({e.strerror or type(e).__name__}); "
+                        "give @FILE with one point x,y[,speed] per line") from None
+    if not is_file:
         raise UserError(f"--path {value}: no such file; give @FILE with one point x,y[,speed] per line")
-    if path.stat().st_size > MAX_PATH_FILE_BYTES:
+    if size > MAX_PATH_FILE_BYTES:
         raise UserError(f"--path {value}: the file is larger than {MAX_PATH_FILE_BYTES // 2**20} MB; "
                         f"a path has at most {PATH_MAX_POINTS} points")
     try:
@@ -98,7 +104,10 @@ def dedupe_points(points: np.ndarray) -> np.ndarray:
     """``points [N, 2]`` (x, y) or ``[N, 3]`` (x, y, speed) without the rows
     whose ground-plane point repeats the one before (within 1 µm)."""
     keep = np.ones(len(points), dtype=bool)
-    keep[1:] = np.linalg.norm(np.diff(points[:, :2], axis=0), axis=1) > 1e-6
+    # Points 1e308 apart overflow to an inf distance: distinct all the same, and
+    # numpy's warning would print above the one-line refusal of the path's limits.
+    with np.errstate(over="ignore"):
+        keep[1:] = np.linalg.norm(np.diff(points[:, :2], axis=0), axis=1) > 1e-6
     return points[keep]
 
 

@@ -43,3 +43,29 @@ def test_running_mean_is_a_centred_box_with_edge_ends():
         got = running_mean(x, n)
         assert got.shape == x.shape and np.abs(got - want).max() < 1e-12
     assert np.abs(running_mean(x.T, 5, axis=1) - running_mean(x, 5).T).max() < 1e-12
+
+
+@pytest.mark.parametrize("n, sigma", [(1, 2.0), (2, 1.0), (3, 3e5), (5, 3.0), (5, 1e4), (60, 15.0), (61, 15.0)])
+def test_gaussian_filter1d_wider_than_the_signal(n, sigma):
+    """Taps past the edge of a short signal are folded into the edge tap
+    (nearest mode): the same values as scipy, for any sigma."""
+    from rigmind.backend.filters import gaussian_filter1d
+
+    x = np.random.default_rng(3).standard_normal((n, 2))
+    a = gaussian_filter1d(x, sigma, axis=0, mode="nearest")
+    b = ndi.gaussian_filter1d(x, sigma, axis=0, mode="nearest")
+    assert np.abs(a - b).max() < 1e-12
+
+
+def test_a_path_micrometres_long_smooths_its_heading_like_scipy():
+    # The fuzz run's (walk --pause on --path "0,0;0,0.0000011"): Path2D's heading filter had
+    # sigma 0.3 m / 1.1 um = 2.7e5 samples, a loop of 2.2 million taps over 2 samples.
+    from rigmind.backend.locomotion.path_follow import Path2D
+
+    for pts in ([[0, 0], [0, 0.0000011]], [[0, 0], [1e-6, 0], [2.1e-6, 0]]):
+        path = Path2D(pts)
+        sigma = max(0.3 / path.ds, 1e-3)
+        d = np.diff(path.xy, axis=0)
+        heading = np.unwrap(np.arctan2(d[:, 1], d[:, 0]))
+        heading = np.concatenate([heading, heading[-1:]])
+        assert np.abs(path.heading - ndi.gaussian_filter1d(heading, sigma, mode="nearest")).max() < 1e-12

@@ -97,3 +97,54 @@ def test_not_json_is_a_user_error(tmp_path):
     path.write_text("this is a text file")
     with pytest.raises(gltf_refs.GLTFReferenceError, match="could not be read .not glTF JSON"):
         gltf_refs.check_references(path)
+
+
+@pytest.mark.parametrize("uri", [
+    "mesh.bin#/../../outside.bin",        # the fuzz run's: passed as mesh.bin, Blender opened ../outside.bin
+    "mesh.bin?/../../outside.bin",
+    "data:/../../outside.bin",            # no ;base64,: Blender opens it as a file name
+    "data:x/../../outside.bin",
+])
+def test_a_uri_is_checked_as_the_path_blender_opens(tmp_path, uri):
+    home = tmp_path / "model"
+    home.mkdir()
+    (home / "mesh.bin").write_bytes(b"\0" * 4)
+    (tmp_path / "outside.bin").write_bytes(b"\0" * 4)
+    assert os.path.isfile(os.path.join(home, gltf_refs.blender_path(uri)))  # what Blender would read
+    with pytest.raises(gltf_refs.GLTFReferenceError):
+        gltf_refs.check_references(_gltf(home, uri, kind="images"))
+
+
+@pytest.mark.parametrize("uri, words", [
+    ("%%00", "not a file name this system can open (ValueError)"),         # a NUL once decoded
+    ("a\x00b", "not a file name this system can open (ValueError)"),
+    ("\ud800", "not a file name this system can open (UnicodeEncodeError)"),  # a lone surrogate
+    ("mesh.bin%ff" + "x" * 300, "not a file name this system can open (OSError)"),  # ENAMETOOLONG
+    ("//[abc", "absolute or remote"),                                       # urlsplit: "Invalid IPv6 URL"
+    ("http://[x/y", "absolute or remote"),
+    ("data:,hello", "data: URI without ';base64,'"),
+])
+def test_a_uri_no_file_can_have_is_refused_in_one_line(tmp_path, uri, words):
+    with pytest.raises(gltf_refs.GLTFReferenceError) as e:
+        gltf_refs.check_references(_gltf(tmp_path, uri))
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_json_nested_thousands_deep_is_refused(tmp_path):
+    # The fuzz run's: a buffer uri of {"a": ...} 3000 deep raised RecursionError out of json.loads.
+    raw = '{"asset":{"version":"2.0"},"buffers":[{"byteLength":4,"uri":' + '{"a":' * 3000 + "1" + "}" * 3000 + "}]}"
+    for path in (tmp_path / "deep.gltf", tmp_path / "deep.glb"):
+        data = raw.encode()
+        if path.suffix == ".glb":
+            data += b" " * (-len(data) % 4)
+            body = struct.pack("<II", len(data), 0x4E4F534A) + data
+            data = struct.pack("<4sII", b"glTF", 2, 12 + len(body)) + body
+        path.write_bytes(data)
+        with pytest.raises(gltf_refs.GLTFReferenceError, match="RecursionError"):
+            gltf_refs.check_references(path)
+
+
+def test_a_base64_data_uri_passes_unread(tmp_path):
+    # Blender decodes it (bad base64 fails there, as a RigFileError); nothing is opened.
+    gltf_refs.check_references(_gltf(tmp_path, "data:application/octet-stream;base64,!!!*"))
+

@@ -32,6 +32,16 @@ def test_every_range_accepts_its_ends_and_refuses_beyond(name):
             limits.check(name, bad)
 
 
+def test_an_integer_past_a_float_is_out_of_range_not_an_overflow():
+    # The fuzz run's (bench/fuzz_inputs.py, batch manifest): "speed": 1e400 written as 400 digits
+    # raised OverflowError out of math.isfinite.
+    for name in ("speed", "seed"):
+        for big in (10**400, -(10**400)):
+            with pytest.raises(limits.OutOfRange, match="got a 401-digit number"):
+                limits.check(name, big)
+    assert limits.check("seed", 2**32 - 1) == 2**32 - 1
+
+
 def test_path_limits():
     assert limits.check_path([[0, 0], [3, 0], [3, 3]], 1.3) == pytest.approx(6.0)
     with pytest.raises(limits.OutOfRange, match="up to 1000 m"):
@@ -60,6 +70,7 @@ CLI_CASES = [
     (["gesture", "--amount", "-0.5"], "--amount must be between 0 and 1, got -0.5"),
     (["gesture", "--start-frame", "-5"], "--start-frame must be between 0 and 1048574, got -5"),
     (["gesture", "--seed", "-1"], "--seed must be between 0 and 4294967295, got -1"),
+    (["walk", "--cycle", "--seed", "9" * 400], "--seed must be between 0 and 4294967295, got a 400-digit number"),
     (["render", "--resolution", "0x0"], "--resolution width must be between 16 and 8192 pixels a side, got 0"),
     (["render", "--resolution", "640x99999"], "--resolution height must be between 16 and 8192 pixels a side, got 99999"),
     (["render", "--frames", "10:1"], "--frames 10:1 ends before it starts"),

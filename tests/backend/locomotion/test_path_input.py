@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,23 @@ def test_a_bad_path_file_is_one_line(tmp_path, make, words):
     with pytest.raises(UserError) as e:
         path_input.read_path_argument(f"@{make(tmp_path)}")
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("value, words", [
+    ("@" + "x" * 5000, "cannot be opened (File name too long)"),   # the fuzz run's: OSError out of Path.is_file
+    ("@" + "a/" * 3000 + "p.txt", "cannot be opened (File name too long)"),
+    ("@p\x00.txt", "no such file"),
+])
+def test_a_path_file_name_no_file_can_have_is_one_line(value, words):
+    with pytest.raises(UserError) as e:
+        path_input.read_path_argument(value)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_points_far_apart_parse_without_a_numpy_warning():
+    # The fuzz run's: a point at -8.99e254 after one at -9.4 overflowed np.linalg.norm; numpy's
+    # RuntimeWarning printed above `rigmind walk`'s one-line "the path reaches ... m" refusal.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = path_input.parse_path("-9.415688606028706,0.5,1.3;-8.991345804529634e+254,-1.76e254;1e308,0;-1e308,0")
+    assert p.shape == (4, 3)
