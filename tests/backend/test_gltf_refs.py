@@ -148,3 +148,13 @@ def test_a_base64_data_uri_passes_unread(tmp_path):
     # Blender decodes it (bad base64 fails there, as a RigFileError); nothing is opened.
     gltf_refs.check_references(_gltf(tmp_path, "data:application/octet-stream;base64,!!!*"))
 
+
+
+def test_blender_path_is_the_path_blenders_importer_opens():
+    import bpy  # noqa: F401 - puts Blender's add-ons on sys.path (and marks only this test bpy)
+    from io_scene_gltf2.io.com.path import uri_to_path  # the importer's own
+
+    from support.fuzz_inputs import GLTF_URIS
+
+    for uri in GLTF_URIS:
+        assert gltf_refs.blender_path(uri) == uri_to_path(uri), uri

@@ -1,18 +1,20 @@
-"""Fuzzing the file readers (issue #17 item 7), short version for CI: a few
-hundred generated inputs each through the BVH reader, the SMPL-X npz reader
-and the audio loader; nothing may escape but the documented error types
-(BVHError, SMPLXFileError, AudioError). The full run (10^4 each) is
+"""Fuzzing the file readers (issue #17 item 7, issue #27 item 6), short
+version for CI: 300 generated inputs each through the BVH reader, the SMPL-X
+npz reader, the audio loader, ``rigmind walk``'s --path (text and @FILE) and
+--pause reading, a spreadsheet's CSV points file, the batch walk manifest,
+the glTF reference check and the face eval's LJSpeech metadata.csv; nothing
+may escape but the documented error types (BVHError, SMPLXFileError,
+AudioError, a UserError). The full run (10^4 each) is
 ``bench/fuzz_inputs.py``; its totals are in bench/results/robustness.md."""
 
 from __future__ import annotations
 
-import shutil
-
 import io
+import shutil
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 from support import fuzz_inputs as F
 
@@ -65,3 +67,83 @@ def _version_flipped_npz() -> bytes:
 
 def test_npz_with_an_unknown_zip_version_is_refused(folder):
     assert F.check_npz(_version_flipped_npz(), folder) == "refused"
+
+
+def _fuzz(strategy, check, folder, **overrides):
+    @settings(CI, **overrides)
+    @given(x=strategy)
+    def run(x):
+        check(x, folder)
+
+    run()
+
+
+def test_walk_path_reading_only_raises_usererror(folder):
+    _fuzz(F.walk_path_args(), F.check_walk_path, folder)
+
+
+def test_walk_pause_reading_only_raises_usererror(folder):
+    _fuzz(F.walk_pause_args(), F.check_walk_path, folder)
+
+
+def test_csv_points_file_only_raises_usererror(folder):
+    _fuzz(F.csv_point_files(), F.check_csv_points, folder)
+
+
+def test_gltf_reference_check_only_raises_gltfreferenceerror(folder):
+    _fuzz(F.gltf_files(), F.check_gltf, folder)
+
+
+def test_lj_metadata_reader_only_raises_ljmetadataerror(folder):
+    _fuzz(F.lj_metadata_files(), F.check_lj_metadata, folder)
+
+
+# batch.walk_items is another change's (batch.py); the bugs the fuzzing found
+# there are the xfails below, each with its input. Until they are fixed the
+# run fails on its first bad input: no shrinking, which would only slow it.
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")  # the failing input is 100 kB of JSON
+@pytest.mark.xfail(strict=True, reason="batch.walk_items: RecursionError, ValueError and OverflowError escape, "
+                                       "and strings or booleans are read as path coordinates (the xfails below)")
+def test_walk_manifest_reader_only_raises_batcherror(folder):
+    _fuzz(F.walk_manifests(), F.check_walk_manifest, folder, phases=[Phase.explicit, Phase.generate])
+
+
+# batch.walk_items' bugs, each in its smallest form; batch.py is another change's, so each is an
+# xfail until it is fixed there. The full run (bench/fuzz_inputs.py --readers manifest --seed 17)
+# found the first four and the empty point; the booleans it found with the generator before one
+# point of a good path was made odd; the objects were found by hand while writing the check.
+_NESTED = "[" * 50_000 + "]" * 50_000
+WALK_MANIFEST_BUGS = [
+    pytest.param('[{"name": "a", "path": "0,0;3,0", "style": ' + _NESTED + "}]", id="nested-50000-deep",
+                 marks=pytest.mark.xfail(strict=True, raises=RecursionError,
+                                         reason="walk_items: json.loads' RecursionError is not caught")),
+    pytest.param('[{"name": "a", "path": "0,0;3,0", "speed": ' + "1" * 5000 + "}]", id="integer-of-5000-digits",
+                 marks=pytest.mark.xfail(strict=True, raises=ValueError,
+                                         reason="walk_items: json.loads' ValueError past 4300 digits is not a "
+                                                "JSONDecodeError, and is not caught")),
+    pytest.param('[{"name": "a", "path": [[' + "1" * 400 + ", 0], [3, 0]]}]", id="coordinate-of-400-digits",
+                 marks=pytest.mark.xfail(strict=True, raises=OverflowError,
+                                         reason="walk_items: float() of a path coordinate past 1e308 overflows")),
+    pytest.param('[{"name": "a", "path": ["12", "34"]}]', id="points-as-strings",
+                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads each character of a string point "
+                                                             "as a coordinate: the path 1,2;3,4")),
+    pytest.param('[{"name": "a", "path": [[true, false], [3, 0]]}]', id="booleans-as-coordinates",
+                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads true/false as 1/0: the path 1,0;3,0")),
+    pytest.param('[{"name": "a", "path": [[0, 0], [3, 0], []]}]', id="an-empty-point",
+                 marks=pytest.mark.xfail(strict=True, reason="walk_items writes [] as an empty point, which "
+                                                             "parse_path then skips: the path 0,0;3,0;")),
+    pytest.param('[{"name": "a", "path": [{"3": 1}, {"0": 2}]}]', id="points-as-objects",
+                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads an object's keys as coordinates: "
+                                                             "the path 3;0")),
+]
+
+
+@pytest.mark.parametrize("text", WALK_MANIFEST_BUGS)
+def test_walk_manifest_bug_is_a_batcherror(tmp_path, text):
+    from rigmind import batch
+    from rigmind.backend.errors import UserError
+
+    path = tmp_path / "walks.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError):
+        batch.walk_items(path)
