@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import stat
@@ -55,6 +56,8 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".a
 ENGINES = ("local", "ray")
 REPORT_NAME = "batch_report.json"
 PARTIAL_SUFFIX = ".partial"
+# A walk manifest is read whole; 10 000 walks of 1 000 points fit in this.
+MAX_MANIFEST_BYTES = 64 * 2**20
 #: A local batch's scratch folder in the system's temp folder: this, the driver's pid, "-", random letters.
 SCRATCH_PREFIX = "rigmind-batch-"
 
@@ -188,12 +191,24 @@ def walk_items(manifest) -> list:
     the manifest, naming the entry."""
     manifest = Path(manifest)
     try:
-        entries = json.loads(manifest.read_text(encoding="utf-8"))
+        size = manifest.stat().st_size
+        if size > MAX_MANIFEST_BYTES:
+            raise BatchError(f"--paths {manifest}: {size} bytes, over the {MAX_MANIFEST_BYTES // 2**20} MB "
+                             "a walk manifest may have; split it into several batches")
+        with manifest.open("rb") as f:  # bounded even if the file grows after the stat
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise BatchError(f"--paths {manifest}: over the {MAX_MANIFEST_BYTES // 2**20} MB a walk manifest "
+                             "may have; split it into several batches")
+        entries = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise BatchError(f"--paths {manifest}: file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BatchError(f"--paths {manifest}: not a JSON file ({e}); write a JSON list of "
-                         "{{\"name\": ..., \"path\": \"0,0;4,0\"}}") from None
+    # ValueError covers JSONDecodeError and integers past Python's digit
+    # limit; RecursionError a list nested thousands deep.
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        reason = "nested too deep" if isinstance(e, RecursionError) else str(e)[:200]
+        raise BatchError(f"--paths {manifest}: not a JSON file ({reason}); write a JSON list of "
+                         "{\"name\": ..., \"path\": \"0,0;4,0\"}") from None
     if not isinstance(entries, list) or not entries:
         raise BatchError(f"--paths {manifest}: expected a non-empty JSON list of walks")
     items, seen = [], set()
@@ -220,10 +235,7 @@ def _walk_params(entry: dict, where: str) -> dict:
     path by the walk command's own parser and limits."""
     path = entry.get("path")
     if isinstance(path, list):
-        try:
-            path = ";".join(",".join(f"{float(c):.9g}" for c in pt) for pt in path)
-        except (TypeError, ValueError):
-            raise BatchError(f"{where}: 'path' must be [[x, y], ...] numbers") from None
+        path = ";".join(_point_text(pt, where) for pt in path)
     if not isinstance(path, str) or not path.strip():
         raise BatchError(f"{where}: 'path' is missing; give \"x,y;x,y;...\" in metres")
     params = {"path": path}
@@ -243,6 +255,28 @@ def _walk_params(entry: dict, where: str) -> dict:
                 raise BatchError(f"{where}: unknown {key} {entry[key]!r}; use one of {', '.join(names)}")
     _check_walk_path(path, params.get("speed"), where)
     return params
+
+
+def _point_text(point, where: str) -> str:
+    """One ``[x, y]`` or ``[x, y, speed]`` point of a manifest's list path
+    as ``rigmind walk --path`` text. Only JSON numbers count: a string,
+    boolean or object is refused rather than read character by character
+    or key by key, and a number past float range rather than overflowing."""
+    bad = BatchError(f"{where}: 'path' must be [[x, y], ...] or [[x, y, speed], ...] numbers (metres, m/s)")
+    if not isinstance(point, list) or len(point) not in (2, 3):
+        raise bad
+    coords = []
+    for c in point:
+        if isinstance(c, bool) or not isinstance(c, (int, float)):
+            raise bad
+        try:
+            c = float(c)
+        except OverflowError:
+            raise bad from None
+        if not math.isfinite(c):
+            raise bad
+        coords.append(f"{c:.17g}")
+    return ",".join(coords)
 
 
 def _check_walk_path(text: str, speed, where: str) -> None:

@@ -98,48 +98,29 @@ def test_lj_metadata_reader_only_raises_ljmetadataerror(folder):
     _fuzz(F.lj_metadata_files(), F.check_lj_metadata, folder)
 
 
-# batch.walk_items is another change's (batch.py); the bugs the fuzzing found
-# there are the xfails below, each with its input. Until they are fixed the
-# run fails on its first bad input: no shrinking, which would only slow it.
-@pytest.mark.filterwarnings("ignore:Generating overly large repr")  # the failing input is 100 kB of JSON
-@pytest.mark.xfail(strict=True, reason="batch.walk_items: RecursionError, ValueError and OverflowError escape, "
-                                       "and strings or booleans are read as path coordinates (the xfails below)")
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")  # a failing input may be 100 kB of JSON
 def test_walk_manifest_reader_only_raises_batcherror(folder):
     _fuzz(F.walk_manifests(), F.check_walk_manifest, folder, phases=[Phase.explicit, Phase.generate])
 
 
-# batch.walk_items' bugs, each in its smallest form; batch.py is another change's, so each is an
-# xfail until it is fixed there. The full run (bench/fuzz_inputs.py --readers manifest --seed 17)
-# found the first four and the empty point; the booleans it found with the generator before one
-# point of a good path was made odd; the objects were found by hand while writing the check.
+# What the fuzzing found in batch.walk_items, each in its smallest form (the full run,
+# bench/fuzz_inputs.py --readers manifest --seed 17, found the first four and the empty point;
+# the booleans came from the generator, the objects by hand): each is now a one-line refusal.
 _NESTED = "[" * 50_000 + "]" * 50_000
 WALK_MANIFEST_BUGS = [
-    pytest.param('[{"name": "a", "path": "0,0;3,0", "style": ' + _NESTED + "}]", id="nested-50000-deep",
-                 marks=pytest.mark.xfail(strict=True, raises=RecursionError,
-                                         reason="walk_items: json.loads' RecursionError is not caught")),
-    pytest.param('[{"name": "a", "path": "0,0;3,0", "speed": ' + "1" * 5000 + "}]", id="integer-of-5000-digits",
-                 marks=pytest.mark.xfail(strict=True, raises=ValueError,
-                                         reason="walk_items: json.loads' ValueError past 4300 digits is not a "
-                                                "JSONDecodeError, and is not caught")),
-    pytest.param('[{"name": "a", "path": [[' + "1" * 400 + ", 0], [3, 0]]}]", id="coordinate-of-400-digits",
-                 marks=pytest.mark.xfail(strict=True, raises=OverflowError,
-                                         reason="walk_items: float() of a path coordinate past 1e308 overflows")),
-    pytest.param('[{"name": "a", "path": ["12", "34"]}]', id="points-as-strings",
-                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads each character of a string point "
-                                                             "as a coordinate: the path 1,2;3,4")),
-    pytest.param('[{"name": "a", "path": [[true, false], [3, 0]]}]', id="booleans-as-coordinates",
-                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads true/false as 1/0: the path 1,0;3,0")),
-    pytest.param('[{"name": "a", "path": [[0, 0], [3, 0], []]}]', id="an-empty-point",
-                 marks=pytest.mark.xfail(strict=True, reason="walk_items writes [] as an empty point, which "
-                                                             "parse_path then skips: the path 0,0;3,0;")),
-    pytest.param('[{"name": "a", "path": [{"3": 1}, {"0": 2}]}]', id="points-as-objects",
-                 marks=pytest.mark.xfail(strict=True, reason="walk_items reads an object's keys as coordinates: "
-                                                             "the path 3;0")),
+    pytest.param('[{"name": "a", "path": "0,0;3,0", "style": ' + _NESTED + "}]", id="nested-50000-deep"),
+    pytest.param('[{"name": "a", "path": "0,0;3,0", "speed": ' + "1" * 5000 + "}]", id="integer-of-5000-digits"),
+    pytest.param('[{"name": "a", "path": [[' + "1" * 400 + ", 0], [3, 0]]}]", id="coordinate-of-400-digits"),
+    pytest.param('[{"name": "a", "path": ["12", "34"]}]', id="points-as-strings"),
+    pytest.param('[{"name": "a", "path": [[true, false], [3, 0]]}]', id="booleans-as-coordinates"),
+    pytest.param('[{"name": "a", "path": [[0, 0], [3, 0], []]}]', id="an-empty-point"),
+    pytest.param('[{"name": "a", "path": [{"3": 1}, {"0": 2}]}]', id="points-as-objects"),
+    pytest.param('[{"name": "a", "path": [[0, 0, 1, 2], [3, 0]]}]', id="a-point-of-four-numbers"),
 ]
 
 
 @pytest.mark.parametrize("text", WALK_MANIFEST_BUGS)
-def test_walk_manifest_bug_is_a_batcherror(tmp_path, text):
+def test_walk_manifest_bad_entry_is_a_batcherror(tmp_path, text):
     from rigmind import batch
     from rigmind.backend.errors import UserError
 
