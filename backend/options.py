@@ -17,8 +17,15 @@ CONTROLLER_KINDS = ("auto", "neural", "motion_matching")
 #: locomotion model's style inputs in this order.
 STYLES = ("active", "elderly", "exhausted", "feminine", "masculine", "normal", "youthful")
 
-#: Gaits a style has clips (and its own speed) for.
-GAITS = ("walk", "run")
+#: Gaits a walk can take: a style's walk and run (from its own clips), and
+#: the crouched sneak (the walk slowed and lowered, backend/locomotion/actions).
+GAITS = ("walk", "run", "crouch")
+
+#: How a path walk starts: standing, or lying face up / face down and getting up.
+START_POSES = ("standing", "lying-up", "lying-down")
+
+#: What `--action` can ask for along a path.
+ACTIONS = ("jump", "crouch")
 
 #: Lip-sync without a transcript: the learned model, word recognition, or
 #: the phone-table baseline.
@@ -56,9 +63,15 @@ RANGES = {
     "cycle_seconds": (1.0, 60.0, "s"),
     # walk --path: the longest take, and the path itself.
     "path_seconds": (1.0, 3600.0, "s"),
+    # A jump's hips apex above their standing height, and the hips' travel
+    # from take-off to touch-down: what people do from a walk or a standstill
+    # (a standing vertical jump lifts the hips 0.3-0.6 m; a standing broad
+    # jump covers 1.5-2.5 m; the DeepMimic clip: 0.25 m, and 1.07 m for the whole jump).
+    "jump_height": (0.1, 0.7, "m"),
+    "jump_length": (0.0, 2.5, "m"),
 }
 
 __all__ = [
     "ROOT_MODES", "CONTROLLER_KINDS", "STYLES", "GAITS", "FACE_METHODS", "RUNTIMES", "EXPORT_PRESETS",
-    "EXPORT_FORMATS", "GESTURE_BASES", "RANGES",
+    "EXPORT_FORMATS", "GESTURE_BASES", "RANGES", "START_POSES", "ACTIONS",
 ]

@@ -27,7 +27,7 @@ from . import ModelFileError
 MODELS_DIR = paths.MODELS_DIR
 MANIFEST_NAME = "MANIFEST.sha256"
 #: The suffixes of model files the manifest covers.
-MODEL_SUFFIXES = (".pt", ".onnx")
+MODEL_SUFFIXES = (".pt", ".onnx", ".npz")
 
 
 def file_sha256(path) -> str:
