@@ -185,11 +185,54 @@ def clip_on(skeleton, name: str, models_dir=None) -> Motion:
         if key in _ON:
             return _ON[key]
     src = bank.clips[name]
-    res = retarget(src, match_preset(src.skeleton, "deepmimic"), skeleton, bandai_bone_map(skeleton), RetargetConfig())
+    res = retarget(src, match_preset(src.skeleton, "deepmimic").bones, skeleton, bandai_bone_map(skeleton).bones,
+                   RetargetConfig())
     with _LOCK:
         _ON[key] = res.motion
     return res.motion
 
 
+def clip_leg_length() -> float:
+    """The DeepMimic skeleton's mean hip-to-ankle leg length (m): a clip on a
+    rig travels (and rises) by the rig's leg length over this."""
+    from ...bone_mapping import match_preset
+    from ...deepmimic_motion import deepmimic_rest_skeleton
+    from ...retarget import joint_indices, leg_length
+
+    sk = deepmimic_rest_skeleton()
+    return float(leg_length(sk, joint_indices(dict(match_preset(sk, "deepmimic").bones), sk, "source")))
+
+
+def default_jump(rig_leg_m: float, models_dir=None) -> tuple:
+    """``(height, length)`` (m) of the clip's jump on a rig whose legs are
+    ``rig_leg_m`` long: the hips' apex over standing and their air travel."""
+    jump = load_clip_bank(models_dir).meta["jump"]
+    k = float(rig_leg_m) / clip_leg_length()
+    return jump["apex_rise"] * k, jump["flight_length"] * k
+
+
+def main_build(argv=None) -> int:
+    """``rigmind train actions [--data DIR] [--out-dir DIR]``: rebuild the bank."""
+    import argparse
+
+    from ..controllers import default_data_dir
+
+    ap = argparse.ArgumentParser(prog="rigmind train actions",
+                                 description="Rebuild models/locomotion_actions.npz from ../shared/data/deepmimic_motions")
+    ap.add_argument("--data", help="folder holding deepmimic_motions (default $RIGMIND_DATA or ../shared/data)")
+    ap.add_argument("--out-dir", help="folder to write into (default: the package's models/)")
+    args = ap.parse_args(argv)
+    data = Path(args.data) if args.data else default_data_dir()
+    if not (data / "deepmimic_motions").is_dir():
+        from ...errors import UserError
+
+        raise UserError(f"--data {data}: no deepmimic_motions folder in it; give the folder that holds it")
+    if args.out_dir:
+        Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    out = build_clip_bank(data, args.out_dir)
+    print(f"wrote {out} ({out.stat().st_size} bytes); measures: {json.dumps(load_clip_bank(args.out_dir).meta)}")
+    return 0
+
+
 __all__ = ["CLIPS", "BANK_FPS", "BANK_FILE", "FLIGHT_CLEARANCE_M", "ClipBank", "bank_path", "read_clips",
-           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "clip_on"]
+           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "clip_on", "clip_leg_length", "default_jump", "main_build"]
