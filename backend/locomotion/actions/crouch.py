@@ -322,6 +322,10 @@ def apply_crouch(motion: Motion, weights, layer: CrouchLayer, config: CrouchConf
     trans[:, h] = rotations.rotate(rotations.inv(src_world[0][:, parent]), hips - src_world[1][:, parent])
     posed = motion.with_pose(rot, trans)
     _solve_legs(rot, src_world, posed, names)
+    # Uncrouched frames exactly as they came (the leg solve's pole fades the
+    # foot's direction in on straight legs: a few hundredths of a millimetre).
+    rest = w == 0.0
+    rot[rest], trans[rest] = motion.rotations[rest], motion.local_translations()[rest]
     return motion.with_pose(rotations.make_continuous(rotations.normalize(rot), axis=0), trans)
 
 
