@@ -179,6 +179,8 @@ def crouch_layer(skeleton) -> CrouchLayer:
         knee_flexion=knee_angles(sneak).mean(axis=0),
         walk_knee_flexion=knee_angles(walk).mean(axis=0),
     )
+    for a in (layer.offsets, layer.knee_flexion, layer.walk_knee_flexion):
+        a.flags.writeable = False  # shared by every caller through the cache
     with _LOCK:
         _LAYERS[key] = layer
     return layer
