@@ -185,7 +185,8 @@ def clip_on(skeleton, name: str, models_dir=None) -> Motion:
         if key in _ON:
             return _ON[key]
     src = bank.clips[name]
-    res = retarget(src, match_preset(src.skeleton, "deepmimic"), skeleton, bandai_bone_map(skeleton), RetargetConfig())
+    res = retarget(src, match_preset(src.skeleton, "deepmimic").bones, skeleton, bandai_bone_map(skeleton).bones,
+                   RetargetConfig())
     with _LOCK:
         _ON[key] = res.motion
     return res.motion
