@@ -79,6 +79,9 @@ class JumpConfig:
     #: walking pose turning into the crouch, short enough to be done before
     #: the take-off push (~0.5 s after the crouch starts).
     blend_in_seconds: float = 0.3
+    #: The same from a standing pause (s): nothing hurries there, and the
+    #: arms go from hanging to the clip's wind-up more calmly.
+    stand_blend_seconds: float = 0.5
     #: Decay of the clip's offset back into the walk after the landing (s).
     blend_out_seconds: float = 0.35
     #: Clip frames kept at least before take-off (the crouch and push, ~0.3 s).
@@ -94,6 +97,10 @@ class JumpConfig:
     #: Weight (s) of the joints' velocity mismatch in the splice cost (a
     #: velocity error of 1 m/s counts as this many metres).
     velocity_weight: float = 0.1
+    #: Cost (m) of each of the walk's four foot joints not planted at the
+    #: hand-over (mean over them): hand over in double support, where the
+    #: feet are slow and the clip's stance is nearest.
+    support_weight: float = 0.1
     #: A clip foot joint is planted below this height over its standing
     #: height (m) ...
     contact_height: float = 0.03
@@ -104,6 +111,8 @@ class JumpConfig:
     root_smooth_seconds: float = 0.1
     #: A jump whose arc is within this (m) of a paused frame's is a standing jump.
     pause_radius_m: float = 0.3
+    #: ... and the character stands there where its hips are slower than this (m/s).
+    stand_speed: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -361,11 +370,13 @@ def _walk_arrays(res: PathResult) -> tuple:
     return feet, hips
 
 
-def _best_pair(w_feet, w_hips, c_feet, c_hips, w_frames, c_frames, fps: float, cfg: JumpConfig) -> tuple:
+def _best_pair(w_feet, w_hips, c_feet, c_hips, w_frames, c_frames, fps: float, cfg: JumpConfig,
+               w_contacts=None) -> tuple:
     """``(walk frame, clip frame)`` among ``w_frames`` x ``c_frames`` whose
     feet ``[., 4, 3]`` and hips ``[., 3]`` are nearest (mean foot distance
     plus ``hips_weight`` x the hips', and the same of their velocities
-    weighted by ``velocity_weight``)."""
+    weighted by ``velocity_weight``; with the walk's ``w_contacts [F, 4]``,
+    ``support_weight`` x its share of foot joints in the air)."""
     w, c = np.asarray(w_frames), np.asarray(c_frames)
     assert len(w) and len(c)
 
@@ -378,6 +389,8 @@ def _best_pair(w_feet, w_hips, c_feet, c_hips, w_frames, c_frames, fps: float, c
     total = (cost(w_feet[w], c_feet[c], 1.0) + cost(w_hips[w], c_hips[c], cfg.hips_weight)
              + cost(vel(w_feet, w), vel(c_feet, c), cfg.velocity_weight)
              + cost(vel(w_hips, w), vel(c_hips, c), cfg.velocity_weight * cfg.hips_weight))
+    if w_contacts is not None:
+        total = total + cfg.support_weight * np.mean(1.0 - np.clip(w_contacts[w], 0.0, 1.0), axis=1)[:, None]
     i, j = np.unravel_index(int(np.argmin(total)), total.shape)
     return int(w[i]), int(c[j])
 
@@ -425,10 +438,14 @@ def _two_before(rot, root, trans, i: int) -> tuple:
 
 
 def _standing_frames(res: PathResult, arc: float, cfg: JumpConfig) -> np.ndarray:
-    """The paused frames standing at ``arc`` (m along the path), or empty."""
-    if res.paused is None:
+    """The paused frames standing still at ``arc`` (m along the path): the
+    hips slower than ``stand_speed`` (a pause's frames include its braking
+    and its blend into the stand), or empty."""
+    if res.paused is None or not np.any(res.paused):
         return np.zeros(0, dtype=int)
-    return np.nonzero(res.paused & (np.abs(res.arc - arc) <= cfg.pause_radius_m))[0]
+    hips = _walk_arrays(res)[1]
+    speed = np.linalg.norm(np.gradient(hips[:, :2], axis=0), axis=-1) * res.motion.fps
+    return np.nonzero(res.paused & (np.abs(res.arc - arc) <= cfg.pause_radius_m) & (speed < cfg.stand_speed))[0]
 
 
 def _jump_yaw(res: PathResult, clip: JumpClip, arc: float) -> float:
@@ -466,14 +483,14 @@ def _splice_frames(res: PathResult, placed: Placed, warped: Warped, standing, st
         c_range = np.arange(0, warped.take_off - cfg.min_prep_frames + 1)
         if not len(w_range):
             raise UserError(f"the jump at {c_arc[0]:.2f} m: the walk does not pass there")
-        w_in, s_in = _best_pair(w_feet, w_hips, placed.feet, placed.hips, w_range, c_range, fps, cfg)
+        w_in, s_in = _best_pair(w_feet, w_hips, placed.feet, placed.hips, w_range, c_range, fps, cfg, res.contacts)
     after = frames[(frames > w_in + 2) & (np.abs(arc - c_arc[1]) <= cfg.search_m) & ~_paused(res)]
     after = after[after >= 2]
     if not len(after):
         raise UserError(f"the jump's landing at {c_arc[1]:.2f} m: the walk does not get there "
                         f"(it reaches {float(np.max(arc)):.2f} m)")
     c_out = np.arange(warped.land_start + cfg.min_land_frames, len(placed.hips))
-    w_out, s_out = _best_pair(w_feet, w_hips, placed.feet, placed.hips, after, c_out, fps, cfg)
+    w_out, s_out = _best_pair(w_feet, w_hips, placed.feet, placed.hips, after, c_out, fps, cfg, res.contacts)
     return w_in, s_in, w_out, s_out
 
 
@@ -490,9 +507,14 @@ def _splice_one(res: PathResult, clip: JumpClip, jump, start_frame: int, cfg: Ju
     standing = _standing_frames(res, jump.arc, cfg)
     yaw = _jump_yaw(res, clip, jump.arc)
     if len(standing):
-        # Standing: the clip's first frame on the standing character's hips.
-        w_hips = _walk_arrays(res)[1]
-        placed = place(clip, warped, yaw, 0, w_hips[standing[len(standing) // 2], :2], cfg.root_smooth_seconds)
+        # Standing: the clip's first frame on the standing character's feet
+        # (their mean), so the blend from the stand turns them in place
+        # rather than sliding them.
+        w_feet, w_hips = _walk_arrays(res)
+        w = standing[len(standing) // 2]
+        placed = place(clip, warped, yaw, 0, w_hips[w, :2], cfg.root_smooth_seconds)
+        nudge = w_feet[w, :, :2].mean(axis=0) - placed.feet[0, :, :2].mean(axis=0)
+        placed = place(clip, warped, yaw, 0, w_hips[w, :2] + nudge, cfg.root_smooth_seconds)
     else:
         placed = place(clip, warped, yaw, warped.take_off, Path2D(res.path_xy).at(jump.arc), cfg.root_smooth_seconds)
     path = Path2D(res.path_xy)
@@ -507,7 +529,7 @@ def _splice_one(res: PathResult, clip: JumpClip, jump, start_frame: int, cfg: Ju
         c_rot, c_root, c_tr,
         ((m.rotations[w_in - 2:w_in], m.root_positions[w_in - 2:w_in], m.translations[w_in - 2:w_in]),
          _two_before(placed.rotations, placed.root, placed.translations, s_in)),
-        cfg.blend_in_seconds * fps)
+        (cfg.stand_blend_seconds if len(standing) else cfg.blend_in_seconds) * fps)
     # Back into the walk.
     w_rot, w_root, w_tr = m.rotations[w_out:], m.root_positions[w_out:], m.translations[w_out:]
     b_rot, b_root, b_tr = _inertialize(
@@ -520,17 +542,19 @@ def _splice_one(res: PathResult, clip: JumpClip, jump, start_frame: int, cfg: Ju
     trans = np.concatenate([m.translations[:w_in], j_tr, b_tr])
     motion = Motion(m.skeleton, rot, root, fps, trans, name=m.name)
     n_clip = len(j_rot)
-    out = _arrays(res, motion, (w_in, w_out, n_clip), warped.contacts[s_in:s_out + 1], cfg)
+    blend_in = (cfg.stand_blend_seconds if len(standing) else cfg.blend_in_seconds) * fps
+    out = _arrays(res, motion, (w_in, w_out, n_clip), warped.contacts[s_in:s_out + 1], blend_in)
     info = {"w_in": w_in, "s_in": s_in, "w_out": w_out, "s_out": s_out, "flight": warped.flight,
             "airborne": np.nonzero(warped.airborne[s_in:s_out + 1])[0] + w_in, "frames": (w_in, w_in + n_clip),
             "shift": n_clip - (w_out - w_in), "standing": bool(len(standing))}
     return out, w_in + n_clip + int(math.ceil(cfg.blend_out_seconds * fps)), info
 
 
-def _arrays(res: PathResult, motion: Motion, cut: tuple, clip_contacts: np.ndarray, cfg: JumpConfig) -> PathResult:
+def _arrays(res: PathResult, motion: Motion, cut: tuple, clip_contacts: np.ndarray, blend_in: float) -> PathResult:
     """The per-frame arrays of the spliced ``motion``: the walk's before
     ``w_in`` and (time-shifted) from ``w_out``; the clip's in between
-    (``n_clip`` frames); feet and root-derived arrays recomputed."""
+    (``n_clip`` frames); feet and root-derived arrays recomputed
+    (``blend_in``: the blend into the clip, frames)."""
     w_in, w_out, n_clip = cut
     fps = motion.fps
     path = Path2D(res.path_xy)
@@ -553,7 +577,7 @@ def _arrays(res: PathResult, motion: Motion, cut: tuple, clip_contacts: np.ndarr
         # The walk's feet where it says, moved with the blend; the clip's
         # feet its own, plus the walk's predicted-minus-posed difference at
         # the hand-over decaying with the pose's offset.
-        h0 = _decayed(n_clip, cfg.blend_in_seconds * fps)[0]
+        h0 = _decayed(n_clip, blend_in)[0]
         mid = fk[w_in:w_in + n_clip] + h0[:, None, None] * (res.feet[w_in - 1] - old_fk[w_in - 1])[None]
         shifted = fk[w_in + n_clip:] - old_fk[w_out:]
         feet = np.concatenate([res.feet[:w_in], mid, res.feet[w_out:] + shifted])
