@@ -183,10 +183,13 @@ _SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 
 
 def walk_items(manifest) -> list:
-    """Items from a JSON list of ``{name, path, style, speed, gait}``: ``path``
-    is ``"x,y;x,y;..."`` (a point may add its speed, ``x,y,speed``) or
-    ``[[x, y], ...]`` in metres (Blender world XY); ``style``/``speed``/``gait``
-    are optional (the walk command's defaults). Every entry is checked as
+    """Items from a JSON list of ``{name, path, style, speed, gait, actions,
+    start}``: ``path`` is ``"x,y;x,y;..."`` (a point may add its speed,
+    ``x,y,speed``) or ``[[x, y], ...]`` in metres (Blender world XY);
+    ``style``/``speed``/``gait`` are optional (the walk command's defaults),
+    ``actions`` is ``"jump@3; crouch@7-10"`` or a list of such strings and
+    ``start`` ``standing``/``lying-up``/``lying-down`` (``rigmind walk
+    --action/--start``). Every entry is checked as
     ``rigmind walk`` checks its options, before any take: a bad one refuses
     the manifest, naming the entry."""
     manifest = Path(manifest)
@@ -222,7 +225,7 @@ def walk_items(manifest) -> list:
         if name in seen:
             raise BatchError(f"{where}: name {name!r} used twice")
         seen.add(name)
-        unknown = set(e) - {"name", "path", "style", "speed", "gait"}
+        unknown = set(e) - {"name", "path", "style", "speed", "gait", "actions", "start"}
         if unknown:
             raise BatchError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
         items.append(BatchItem(name=name, params=_walk_params(e, where)))
@@ -244,6 +247,7 @@ def _walk_params(entry: dict, where: str) -> dict:
             if not isinstance(entry[key], kind) or isinstance(entry[key], bool):
                 raise BatchError(f"{where}: {key!r} has the wrong type")
             params[key] = entry[key]
+    params.update(_walk_actions(entry, where))
     if "speed" in params:  # the walk command's range (backend/limits.py), refused before any take
         limits.check("speed", params["speed"], option=f"{where}: 'speed'")
     where = f"{where} ({entry['name']!r})"
@@ -255,6 +259,34 @@ def _walk_params(entry: dict, where: str) -> dict:
                 raise BatchError(f"{where}: unknown {key} {entry[key]!r}; use one of {', '.join(names)}")
     _check_walk_path(path, params.get("speed"), where)
     return params
+
+
+def _walk_actions(entry: dict, where: str) -> dict:
+    """A manifest entry's ``actions`` (a string ``"jump@3; crouch@7-10"`` or a
+    list of such strings) and ``start`` (``options.START_POSES``), read as
+    ``rigmind walk --action/--start`` reads them (their fit to the path and
+    the rig is the walk job's check)."""
+    from .backend.locomotion.actions.action_plan import parse_actions
+
+    out = {}
+    actions = entry.get("actions")
+    if actions is not None:
+        if isinstance(actions, str):
+            actions = [actions]
+        if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+            raise BatchError(f"{where}: 'actions' must be a string like \"jump@3; crouch@7-10\" or a list of them")
+        out["actions"] = list(actions)
+    start = entry.get("start")
+    if start is not None and not isinstance(start, str):
+        raise BatchError(f"{where}: 'start' must be one of {', '.join(options.START_POSES)}")
+    if start is not None:
+        out["start"] = start.lower()
+    if out:
+        try:
+            parse_actions(out.get("actions", ()), out.get("start", "standing"))
+        except UserError as e:
+            raise BatchError(f"{where}: {e}") from None
+    return out
 
 
 def _point_text(point, where: str) -> str:

@@ -57,6 +57,7 @@ from .backend.options import (  # noqa: E402
     GESTURE_BASES,
     ROOT_MODES,
     RUNTIMES,
+    START_POSES,
     STYLES,
 )
 
@@ -165,6 +166,12 @@ def _add_walk_parser(sub) -> None:
                                     'the points from a text file, one x,y[,speed] per line')
     p.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
                    help='--path: stop ARC metres along the path and stand SECONDS there, e.g. "4,1.5"; repeatable')
+    p.add_argument("--action", action="append", default=[], metavar="ACTION",
+                   help='--path: jump@ARC[,height=M][,length=M] (take off ARC metres along the path; the hips\' apex '
+                        'above standing and their travel in the air, default the clip\'s) or crouch@A-B (crouched '
+                        'from A to B metres), e.g. --action jump@3 --action crouch@7-10; repeatable')
+    p.add_argument("--start", type=str.lower, default="standing", choices=START_POSES,
+                   help="--path: start standing (default), or lying face up / face down and get up into the walk")
     p.add_argument("--in-place", action="store_true",
                    help="no horizontal root motion (--path: the path's walk, turns included, on the spot)")
     p.add_argument("--seconds", type=float, help="--cycle: seconds of steady walking searched for the loop (default 6); "
@@ -226,8 +233,9 @@ def _add_gesture_parser(sub) -> None:
 
 
 def _add_train_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face)", add_help=False)
-    p.add_argument("what", type=str.lower, choices=MODELS, help="which model")
+    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face; actions: "
+                                     "rebuild the jump/crouch/get-up clips)", add_help=False)
+    p.add_argument("what", type=str.lower, choices=MODELS + ("actions",), help="which model")
 
 
 def _add_eval_parser(sub) -> None:
@@ -432,13 +440,25 @@ def _walk_request(args, points):
     if points is not None:
         check_path(path_xy(points), args.speed, args.seconds)
     pauses = _walk_pauses(args.pause, points)
+    actions = _walk_actions(args.action, args.start, points)
     # Own weights mean the neural controller: no silent fall-back to motion matching.
     kind = "neural" if _weights_folder(args.weights) and args.controller == "auto" else args.controller
     common = dict(style=args.style, gait=args.gait, speed=args.speed, in_place=args.in_place,
                   controller=ControllerChoice(kind=kind, models_dir=args.weights, data_dir=args.data))
     if points is None:
         return WalkCycleRequest(seconds=args.seconds or CYCLE_SECONDS, **common)
-    return WalkPathRequest(points=points, pauses=tuple(pauses), max_seconds=args.seconds, **common)
+    return WalkPathRequest(points=points, pauses=tuple(pauses), max_seconds=args.seconds, actions=actions, **common)
+
+
+def _walk_actions(texts, start, points):
+    """``--action`` and ``--start`` as an action plan (checked against the
+    path and the rig by the walk job, once the rig's size is known)."""
+    from .backend.locomotion.actions.action_plan import parse_actions
+
+    if points is None and (texts or start != "standing"):
+        raise UserError(f"{'--action' if texts else '--start'} needs --path (a cycle walks in place); "
+                        "for a crouched cycle use --gait crouch")
+    return parse_actions(texts, start)
 
 
 def _walk_pauses(texts, points) -> list:
@@ -739,6 +759,11 @@ def cmd_eval(args, extra) -> int:
 
 
 def cmd_train(args, extra) -> int:
+    if args.what == "actions":
+        # Not a trained network: the locomotion actions' reference clips, rebuilt from the data.
+        from .backend.locomotion.actions.clip_bank import main_build
+
+        return main_build(extra)
     return _model_tool("train", args, extra)
 
 

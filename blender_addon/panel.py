@@ -26,7 +26,8 @@ OPERATORS = {
 
 # Scene properties each sub-panel shows; tests check that every name exists.
 CHARACTER_PROPS = ("target_armature",)
-LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_place", "path_object", "path_pauses")
+LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_place", "path_object", "path_pauses", "path_actions",
+                    "path_start")
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
 GENERATION_PROPS = ("seed", "start_frame")
 EXPORT_PROPS = ("export_format", "export_path")
@@ -118,6 +119,8 @@ class VIEW3D_PT_rigmind_locomotion(_RigMindSubPanel, bpy.types.Panel):
         if props.mode == "PATH":
             col.prop(props, "path_object")
             col.prop(props, "path_pauses")
+            col.prop(props, "path_actions")
+            col.prop(props, "path_start")
             _button(layout, "walk_along_path", icon="CURVE_PATH")
         else:
             _button(layout, "bake_walk_cycle", icon="ARMATURE_DATA")

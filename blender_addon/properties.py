@@ -96,6 +96,7 @@ def _items(ids, key: str) -> tuple:
 
 
 GAIT_ITEMS = _items(options.GAITS, "gaits")
+START_POSE_ITEMS = _items(options.START_POSES, "start_poses")
 FACE_METHOD_ITEMS = _items(options.FACE_METHODS, "face_methods")
 BASE_ITEMS = _items(options.GESTURE_BASES, "gesture_bases")
 EXPORT_FORMAT_ITEMS = _items(options.EXPORT_FORMATS, "export_formats")
@@ -160,7 +161,7 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     style: EnumProperty(name="Style",
                         description="Movement style of the walk or run (a Bandai Namco motion-capture style; each "
                                     "has its own speed)", items=STYLE_ITEMS, default="normal")
-    gait: EnumProperty(name="Gait", description="Walk or run: picks the style's clips and its own speed",
+    gait: EnumProperty(name="Gait", description="Walk, run or crouch: picks the style's clips and its own speed",
                        items=GAIT_ITEMS, default="walk")
     speed_from_style: BoolProperty(name="Style's Speed",
                                    description="Walk (or run) at the style's own speed, the median of its "
@@ -175,6 +176,13 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
     path_pauses: StringProperty(name="Pauses", default="",
                                 description="Stops along the path: metres along it and seconds to stand there, "
                                             "pauses separated by ';' (e.g. 4,1.5; 9,2); empty: no stop")
+    path_actions: StringProperty(name="Actions", default="",
+                                 description="Jumps and crouches along the path, in metres along it, separated by "
+                                             "';': jump@4 (take off 4 m along; jump@4,height=0.3,length=1.2 sets the "
+                                             "hips' rise and air travel), crouch@7-10 (crouched from 7 to 10 m); "
+                                             "empty: walk only")
+    path_start: EnumProperty(name="Start", description="How the walk along the path begins",
+                             items=START_POSE_ITEMS, default="standing")
     path_object: PointerProperty(name="Path", description="Curve, or animated empty, that the character follows",
                                  type=bpy.types.Object, poll=poll_path_object)
     in_place: BoolProperty(name="In Place",

@@ -253,11 +253,14 @@ class TakeWorker:
         from ..backend.locomotion.path_input import parse_path
         from ..backend.requests.walk import ControllerChoice, WalkPathRequest
 
+        from ..backend.locomotion.actions.action_plan import parse_actions
+
         style, gait, speed = params.get("style", "normal"), params.get("gait", "walk"), params.get("speed")
         if style not in D2_STYLES:
             raise UserError(f"unknown style {style!r}; use one of {', '.join(D2_STYLES)}")
         return WalkPathRequest(points=parse_path(params["path"]), style=style, gait=gait,
                                speed=None if speed is None else float(speed),
+                               actions=parse_actions(params.get("actions", ()), params.get("start", "standing")),
                                controller=ControllerChoice(kind=self.config.controller, data_dir=self.config.data))
 
     def close(self) -> None:

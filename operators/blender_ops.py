@@ -413,7 +413,7 @@ class _LocomotionOperator(ModalJobMixin):
     armature: _armature_prop()
     style: EnumProperty(options={"SKIP_SAVE"}, name="Style", description="Movement style (a Bandai Namco motion-capture style)",
                         items=properties.STYLE_ITEMS, default="normal")
-    gait: EnumProperty(options={"SKIP_SAVE"}, name="Gait", description="Walk or run: the style's clips and own speed", items=properties.GAIT_ITEMS,
+    gait: EnumProperty(options={"SKIP_SAVE"}, name="Gait", description="Walk, run or crouch: the style's clips and own speed", items=properties.GAIT_ITEMS,
                        default="walk")
     speed_from_style: BoolProperty(options={"SKIP_SAVE"}, name="Style's Speed", default=True,
                                    description="Move at the style's own speed (its clips' median, scaled to the "
@@ -472,17 +472,25 @@ class RIGMIND_OT_walk_along_path(_LocomotionOperator, bpy.types.Operator):
     pauses: StringProperty(options={"SKIP_SAVE"}, name="Pauses", default="",
                            description="Stops along the path: metres along it and seconds to stand there, pauses "
                                        "separated by ';' (e.g. 4,1.5; 9,2); empty: no stop")
-    scene_props = dict(_LocomotionOperator.scene_props, pauses="path_pauses")
+    actions: StringProperty(options={"SKIP_SAVE"}, name="Actions", default="",
+                            description="Jumps and crouches along the path, in metres along it, separated by ';': "
+                                        "jump@4 (jump@4,height=0.3,length=1.2), crouch@7-10; empty: walk only")
+    start: EnumProperty(options={"SKIP_SAVE"}, name="Start", description="How the walk begins",
+                        items=properties.START_POSE_ITEMS, default="standing")
+    scene_props = dict(_LocomotionOperator.scene_props, pauses="path_pauses", actions="path_actions", start="path_start")
 
     def make_job(self, context):
+        from ..backend.locomotion.actions.action_plan import parse_actions
         from ..backend.locomotion.path_follow import parse_pauses
         from ..backend.requests.walk import WalkPathRequest
         from . import locomotion_scene
 
         arm = _armature_or_error(context, self.armature)
         pauses = parse_pauses(self.pauses)   # bad text fails before the curve is read
+        actions = parse_actions(self.actions, self.start)
         points = locomotion_scene.curve_to_polyline(_path_object(context, self.path), list(context.selected_objects or []))
-        return locomotion_scene.walk_path_job(arm, WalkPathRequest(points=points, pauses=pauses, **self._request_fields(context)))
+        return locomotion_scene.walk_path_job(arm, WalkPathRequest(points=points, pauses=pauses, actions=actions,
+                                                                   **self._request_fields(context)))
 
 
 def _absolute_audio(props: dict) -> dict:

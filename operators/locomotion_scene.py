@@ -32,11 +32,14 @@ import numpy as np
 
 from ..backend.errors import UserError
 from ..backend.limits import check_path
+from ..backend.locomotion.actions.action_plan import check_plan
+from ..backend.locomotion.actions.clip_bank import default_crouch_speed, default_jump
 from ..backend.locomotion.controllers import bandai_bone_map, controller_leg_length, load_chosen
 from ..backend.locomotion.cycle import close_loop, shift_xy
 from ..backend.locomotion.path_follow import Path2D, check_pauses
 from ..backend.locomotion.path_input import dedupe_points, ordered_chains, path_xy
-from ..backend.locomotion.walk_generation import CLEAN_END, generate_path, generate_walk_cycle, report_progress
+from ..backend.locomotion.walk_generation import (CLEAN_END, PathOptions, generate_path, generate_walk_cycle,
+                                                   report_progress)
 from ..backend.locomotion.walk_names import cycle_action_name, path_action_name
 from ..backend.locomotion.walk_speeds import check_rig_scale, path_speeds, resolve_speed
 from ..backend.motion import Motion
@@ -268,20 +271,24 @@ def walk_cycle_job(arm, request: WalkCycleRequest, *, controller=None, progress=
     action as ``rigmind_warning``)."""
     check_armature(arm)
     checked(request)
-    speed, warning = resolve_speed(request.speed, request.style, request.gait)
+    if request.gait != "crouch":  # the crouch's speed is the controller skeleton's, known once it loads
+        resolve_speed(request.speed, request.style, request.gait)
     name = arm.name
 
     def work(report, stop):
         ctl = _controller_for(request, controller)
-        return generate_walk_cycle(ctl, style=request.style, speed=speed, in_place=request.in_place,
-                                   seconds=request.seconds, progress=report, cancel=stop)
+        crouch = default_crouch_speed(controller_leg_length(ctl)) if request.gait == "crouch" else None
+        speed, warning = resolve_speed(request.speed, request.style, request.gait, crouch_speed=crouch)
+        loop = generate_walk_cycle(ctl, style=request.style, speed=speed, in_place=request.in_place,
+                                   gait=request.gait, seconds=request.seconds, progress=report, cancel=stop)
+        return loop, speed, warning
 
     # Checked above, on the call; the generator below runs on the first next().
-    return _cycle_job(with_callbacks(work, progress, cancel), name, request, speed, warning)
+    return _cycle_job(with_callbacks(work, progress, cancel), name, request)
 
 
-def _cycle_job(work, name, request, speed, warning):
-    loop = yield from run_in_thread(work, "rigmind-walk-cycle")
+def _cycle_job(work, name, request):
+    loop, speed, warning = yield from run_in_thread(work, "rigmind-walk-cycle")
     yield CLEAN_END
     action = apply_cycle(_armature_by_name(name), loop, name=cycle_action_name(request.style, speed, request.gait),
                          in_place=request.in_place, frame_start=request.start_frame, user_scene=request.user_scene)
@@ -302,20 +309,26 @@ def walk_path_job(arm, request: WalkPathRequest, *, controller=None, progress=No
     # Bounded time and memory (backend.limits) before anything is built from the path.
     xy_path = path_xy(points)
     speed = request.speed
-    check_path(xy_path, float(speed) if speed is not None else resolve_speed(None, request.style, request.gait)[0],
-               request.max_seconds)
-    check_pauses(Path2D(xy_path), request.pauses)  # a bad path fails now, before the modal starts
-    checked(request)
     name = arm.name
     leg = rig_leg_length(arm)
     check_rig_scale(leg, name)
+    crouch = default_crouch_speed(leg) if request.gait == "crouch" else None  # world m/s on this rig
+    check_path(xy_path, float(speed) if speed is not None else
+               resolve_speed(None, request.style, request.gait, crouch_speed=crouch)[0], request.max_seconds)
+    check_pauses(Path2D(xy_path), request.pauses)  # a bad path fails now, before the modal starts
+    checked(request)
+    # The actions' fit to the path: a jump's default air travel is the clip's on this rig's legs.
+    check_plan(request.actions, Path2D(xy_path).length, default_jump(leg)[1], request.gait)
 
     def work(report, stop):
         ctl = _controller_for(request, controller)
         scale = leg / controller_leg_length(ctl)
-        xy, sp, warning = path_speeds(points, speed, request.style, request.gait, scale)
-        motion, _ = generate_path(ctl, xy, style=request.style, speed=sp, scale=scale, max_seconds=request.max_seconds,
-                                  progress=report, cancel=stop, pauses=request.pauses)
+        xy, sp, warning = path_speeds(points, speed, request.style, request.gait, scale,
+                                      None if crouch is None else crouch / scale)
+        options = PathOptions(pauses=request.pauses, actions=request.actions, crouched=request.gait == "crouch",
+                              max_seconds=request.max_seconds)
+        motion, _ = generate_path(ctl, xy, style=request.style, speed=sp, scale=scale, options=options,
+                                  progress=report, cancel=stop)
         return motion, scale, sp, warning
 
     return _path_job(with_callbacks(work, progress, cancel), name, request)

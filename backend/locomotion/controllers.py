@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import options, paths
 from ..bone_mapping import match_preset
 from ..errors import UserError
+from .gaits import controller_gait
 
 #: Where the trained neural controller's weights are looked for by default.
 MODELS_DIR = paths.MODELS_DIR
@@ -107,7 +108,7 @@ def load_chosen(choice, style, gait: str):
     :class:`~rigmind.backend.requests.walk.ControllerChoice`, with only the
     ``style`` and ``gait`` walked (the motion-matching database's clips)."""
     return load_controller(choice.kind, choice.data_dir, engine=choice.engine, models_dir=choice.models_dir,
-                           styles=(style,), gait=gait)
+                           styles=(style,), gait=controller_gait(gait))
 
 
 def _neural(weights: Path, engine):

@@ -35,6 +35,12 @@ def _entry(style: str, gait: str) -> dict:
     return styles.get(style, styles["normal"]).get("run" if gait == "run" else "walk", {})
 
 
+def controller_gait(gait: str) -> str:
+    """The gait the controller walks for ``gait``: "run" for a run, "walk"
+    otherwise (a crouch is the walk slowed and lowered)."""
+    return "run" if gait == "run" else "walk"
+
+
 def is_grounded_run(style: str, gait: str) -> bool:
     """True when ``gait`` is "run" and ``style``'s run clips have (almost) no
     flight phase."""
@@ -42,7 +48,9 @@ def is_grounded_run(style: str, gait: str) -> bool:
 
 
 def gait_title(style: str, gait: str) -> str:
-    """The gait's name for an action: "Walk", "Run" or "Grounded Run"."""
+    """The gait's name for an action: "Walk", "Crouch", "Run" or "Grounded Run"."""
+    if gait == "crouch":
+        return "Crouch"
     if gait != "run":
         return "Walk"
     return "Grounded Run" if is_grounded_run(style, gait) else "Run"
@@ -59,4 +67,4 @@ def gait_warning(style: str, gait: str):
             f"made a grounded run (a shuffling jog), not a run with flight")
 
 
-__all__ = ["speeds_table", "is_grounded_run", "gait_title", "gait_warning", "MIN_FLIGHT_SHARE"]
+__all__ = ["controller_gait", "speeds_table", "is_grounded_run", "gait_title", "gait_warning", "MIN_FLIGHT_SHARE"]

@@ -15,6 +15,7 @@ face -Y at the start.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,10 +23,14 @@ from ..errors import Cancelled
 from ..limits import check_all, check_path
 from ..motion import Motion
 from ..requests.walk import CYCLE_SECONDS
+from .actions.action_plan import ActionPlan, Crouch, Jump
+from .actions.crouch import CrouchConfig, apply_crouch, crouch_cycle, crouch_layer, crouch_speeds, crouch_weights, smootherstep
+from .actions.getup import prepend_getup
+from .actions.jump import splice_jumps
 from .cleanup import pin_feet
-from .controllers import GENERATE_LOCK, controller_fps
+from .controllers import GENERATE_LOCK, controller_fps, controller_skeleton
 from .cycle import extract_cycle
-from .path_follow import FollowConfig, Path2D, check_pauses, follow_path, snap_to_path, walk_cycle
+from .path_follow import FollowConfig, Path2D, check_pauses, follow_path, snap_to_path, standing_pose, walk_cycle
 from .path_pin import path_pin_config
 
 #: Frames between progress reports / cancel checks (1 s at 30 fps).
@@ -86,6 +91,7 @@ def generate_walk_cycle(
     style: str = "normal",
     speed: float = 1.3,
     in_place: bool = False,
+    gait: str = "walk",
     seconds: float = CYCLE_SECONDS,
     warmup_seconds: float = CYCLE_WARMUP_SECONDS,
     progress=None,
@@ -94,7 +100,8 @@ def generate_walk_cycle(
     """A seamless loop (Bandai skeleton, world space) of steady locomotion
     at ``speed`` (m/s) facing -Y: record ``seconds`` after a warm-up, pin
     the planted feet, cut the best loop (``cycle.extract_cycle``; its root
-    still, ``in_place``, or moving on)."""
+    still, ``in_place``, or moving on). ``gait`` "crouch": the loop
+    crouched (``actions.crouch.crouch_cycle``; ``speed`` the crouch's)."""
     check_all("speed", speed, option="speed")
     check_cancel(cancel)
     total = (seconds + warmup_seconds) * controller_fps(controller)
@@ -111,9 +118,33 @@ def generate_walk_cycle(
     clip = pin_feet(clip, predicted=record.get("contacts"), feet=record.get("feet"))
     check_cancel(cancel)
     loop = extract_cycle(clip, root="in_place" if in_place else "root_motion")
+    if gait == "crouch":  # the slow walk's loop, crouched frame by frame: still seamless
+        with GENERATE_LOCK:
+            stand = standing_pose(controller, (0.0, 0.0), 0.0, style)
+        loop = crouch_cycle(loop, crouch_layer(controller_skeleton(controller), stand))
     report_progress(progress, CLEAN_END)
     check_cancel(cancel)
     return loop
+
+
+@dataclass(frozen=True)
+class PathOptions:
+    """What a path walk does besides walking its path, in the world's units.
+
+    - ``pauses``: ``((arc length m, seconds), ...)``: where the character
+      stops and stands (``path_follow.follow_path``).
+    - ``actions``: :class:`~.actions.action_plan.ActionPlan`: jumps,
+      crouched ranges and the start pose (metres along the path), already
+      checked against it (``action_plan.check_plan``); :func:`add_actions`.
+    - ``crouched``: the whole path crouched (the crouched gait; the speed
+      asked is then the crouch's).
+    - ``max_seconds``: a cap on the take's length; None: what the path needs.
+    """
+
+    pauses: tuple = ()
+    actions: ActionPlan = ActionPlan()
+    crouched: bool = False
+    max_seconds: float | None = None
 
 
 def generate_path(
@@ -123,10 +154,9 @@ def generate_path(
     style: str = "normal",
     speed=1.3,
     scale: float = 1.0,
-    max_seconds: float = None,
+    options: PathOptions = PathOptions(),
     progress=None,
     cancel=None,
-    pauses=(),
 ):
     """``(motion, path_result)``: the controller walked along the polyline
     ``points_xy [N, 2]`` (world XY, m) with ``path_follow.follow_path``,
@@ -141,10 +171,10 @@ def generate_path(
     retarget scales the hips' travel back by it (``root_scale``) the rig's
     hips are on the drawn path in scene metres, with strides and cadence
     that fit the rig's legs. The returned motion and result are in the
-    controller's (scaled) frame. ``pauses``: ``((arc length m, seconds),
-    ...)`` in the world, where the character stops and stands
-    (``path_follow.follow_path``)."""
+    controller's (scaled) frame. ``options``: :class:`PathOptions` (the
+    pauses, actions, crouched gait and time cap)."""
     check_all("speed", speed, option="speed")
+    max_seconds, pauses = options.max_seconds, options.pauses
     # Bounded time and memory (backend.limits), at the path's mean asked speed.
     check_path(points_xy, float(np.mean(np.atleast_1d(np.asarray(speed, dtype=np.float64)))), max_seconds)
     scale = float(scale)
@@ -155,23 +185,84 @@ def generate_path(
     if sp.ndim and len(sp) != len(path.points):
         raise ValueError(f"{len(sp)} speeds for {len(path.points)} distinct path points")
     stops = scaled_pauses(points_xy, pauses, scale)
+    plan = scaled_plan(options.actions, scale)
+    crouches = (Crouch(0.0, path.length),) if options.crouched else plan.crouches
+    layer = None
+    if crouches:
+        with GENERATE_LOCK:  # standing_pose resets the controller
+            layer = crouch_layer(controller_skeleton(controller), standing_pose(controller, (0.0, 0.0), 0.0, style))
+    points = path.points
+    if plan.crouches:  # slow to the crouch's speed through each range (the crouched gait walks at it throughout)
+        points, sp = crouch_speeds(path.points, sp, plan.crouches, layer)
     check_cancel(cancel)
     # Expected duration: the path at the requested speed, plus start-up and the stop (and the pauses).
     total = (path.length / float(np.mean(sp)) + 2.5 + sum(t + 2.0 for _, t in stops)) * controller_fps(controller)
     with GENERATE_LOCK:
         result = follow_path(
             ChunkedController(controller, total, progress, cancel, (0.0, GENERATE_END)),
-            path.points, speed=float(sp) if sp.ndim == 0 else sp, style=style,
+            points, speed=float(sp) if sp.ndim == 0 else sp, style=style,
             config=FollowConfig(max_seconds=max_seconds), pauses=stops,
         )
     check_cancel(cancel)
     result = snap_to_path(result, path.points)
+    result, standing = add_actions(result, plan)
+    check_cancel(cancel)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
     motion = pin_feet(result.motion, predicted=result.contacts, feet=result.feet, config=path_pin_config(style))
+    if crouches:
+        weights = crouch_weights(result.arc, crouches, motion.fps) * upright_mask(standing, motion.num_frames, motion.fps)
+        if result.stopped_at is not None:
+            # Arrived, the character stands up: the crouch's hips sit behind
+            # the feet, and the take ends with the hips on the end point.
+            weights *= upright_mask([(motion.num_frames, motion.num_frames + 1)], motion.num_frames, motion.fps)
+        motion = apply_crouch(motion, weights, layer)
     report_progress(progress, CLEAN_END)
     check_cancel(cancel)
     return motion, result
+
+
+def scaled_plan(plan: ActionPlan, scale: float) -> ActionPlan:
+    """``plan`` (world metres) in the controller's frame: every arc, range,
+    height and length divided by ``scale`` (the rig's legs over the
+    controller's), as the path is."""
+    def div(v):
+        return None if v is None else float(v) / scale
+
+    return ActionPlan(tuple(Jump(j.arc / scale, div(j.height), div(j.length)) for j in plan.jumps),
+                      tuple(Crouch(c.start / scale, c.end / scale) for c in plan.crouches), plan.start)
+
+
+def add_actions(result, plan: ActionPlan) -> tuple:
+    """``(result, upright)``: the walked path ``result`` (after
+    ``snap_to_path``) with ``plan``'s jumps spliced in
+    (``actions.jump.splice_jumps``) and its get-up put before it
+    (``actions.getup.prepend_getup``); ``upright``: the output frame ranges
+    ``[(first, end), ...]`` that are clips played whole (the jumps, the
+    get-up), which a crouch must leave as they are."""
+    info = []
+    result = splice_jumps(result, plan.jumps, info=info)
+    upright = [one["frames"] for one in info]
+    before = result.motion.num_frames
+    result = prepend_getup(result, plan.start)
+    k = result.motion.num_frames - before
+    if k:
+        upright = [(0, k)] + [(a + k, b + k) for a, b in upright]
+    return result, upright
+
+
+def upright_mask(frames, num_frames: int, fps: float, ramp_seconds: float = CrouchConfig.ramp_seconds) -> np.ndarray:
+    """``[F]`` in 0..1: 0 on each ``(first, end)`` frame range of ``frames``
+    and 1 away from them, with :func:`~.actions.crouch.smootherstep` ramps
+    of ``ramp_seconds`` on both sides: a crouch rises out of the way of a
+    jump or a get-up and goes down again after it."""
+    t = np.arange(num_frames, dtype=np.float64)
+    n = max(ramp_seconds * fps, 1e-6)
+    mask = np.ones(num_frames)
+    for a, b in frames:
+        dist = np.maximum(np.maximum(a - t, t - (b - 1)), 0.0)
+        mask = np.minimum(mask, smootherstep(dist / n))
+    return mask
 
 
 def scaled_pauses(points_xy, pauses, scale: float) -> list:
@@ -185,5 +276,6 @@ def scaled_pauses(points_xy, pauses, scale: float) -> list:
 
 __all__ = [
     "CHUNK_FRAMES", "CYCLE_SECONDS", "CYCLE_WARMUP_SECONDS", "GENERATE_END", "CLEAN_END", "check_cancel",
-    "report_progress", "ChunkedController", "generate_walk_cycle", "generate_path", "scaled_pauses",
+    "report_progress", "ChunkedController", "generate_walk_cycle", "generate_path", "scaled_pauses", "PathOptions", "scaled_plan",
+    "add_actions", "upright_mask",
 ]

@@ -51,21 +51,34 @@ def check_rig_scale(leg_m: float, rig: str) -> None:
                         f"{fix} and try again")
 
 
-def style_speeds(style: str, gait: str = "walk") -> tuple:
+#: The crouched gait's speeds (m/s, the controller skeleton's legs): what
+#: the controller walks slowly and still on its speed (asked 0.3-0.8 m/s, it
+#: walks within 0.04 m/s of it); the default is the sneak clip's
+#: (``actions.crouch.crouch_speed``).
+CROUCH_SPEED_RANGE = (0.25, 1.0)
+
+
+def style_speeds(style: str, gait: str = "walk", crouch_speed: float = None) -> tuple:
     """``(default, (low, high))`` m/s of ``style`` walking or running, from
-    its training clips, for a character with the controller skeleton's legs."""
+    its training clips, for a character with the controller skeleton's legs;
+    for the crouched gait ``crouch_speed`` (the sneak's) and
+    :data:`CROUCH_SPEED_RANGE`."""
+    if gait == "crouch":
+        if crouch_speed is None:
+            raise ValueError("the crouched gait's speed comes from the crouch layer (actions.crouch.crouch_speed)")
+        return float(crouch_speed), CROUCH_SPEED_RANGE
     styles = speeds_table()
     entry = styles.get(style, styles["normal"]).get("run" if gait == "run" else "walk")
     return float(entry["default"]), (float(entry["range"][0]), float(entry["range"][1]))
 
 
-def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
+def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0, crouch_speed: float = None):
     """``(speed, warning)``: ``speed`` (m/s, a number or one per point; None
     = the style's default for the gait) in the world of a rig whose legs
     are ``scale`` x the controller skeleton's, clamped to what the style's
     clips cover; ``warning`` says what was clamped and the range (and when a
     "run" of the style is a grounded run, :func:`~.gaits.gait_warning`), else None."""
-    default, (lo, hi) = style_speeds(style, gait)
+    default, (lo, hi) = style_speeds(style, gait, crouch_speed)
     lo, hi = lo * scale, hi * scale
     if speed is None:
         return round(default * scale, 3), gait_warning(style, gait)
@@ -74,25 +87,26 @@ def resolve_speed(speed, style: str, gait: str = "walk", scale: float = 1.0):
     warning = None
     if np.any(np.abs(clamped - sp) > 1e-9):
         asked = np.unique(np.round(sp[np.abs(clamped - sp) > 1e-9], 2))
-        warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {style} "
-                   f"{'run' if gait == 'run' else 'walk'} clips cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
+        what = "crouched walk" if gait == "crouch" else f"{style} {'run' if gait == 'run' else 'walk'} clips"
+        warning = (f"speed {', '.join(f'{a:g}' for a in asked)} m/s is outside what the {what} "
+                   f"cover on this rig ({lo:.2f}-{hi:.2f} m/s): clamped")
     warning = "; ".join(w for w in (warning, gait_warning(style, gait)) if w) or None
     return (float(clamped) if clamped.ndim == 0 else clamped), warning
 
 
-def path_speeds(points, speed, style: str, gait: str, scale: float):
+def path_speeds(points, speed, style: str, gait: str, scale: float, crouch_speed: float = None):
     """``(xy [N, 2], speeds, warning)``: the path's points (``[N, 2]``, or
     ``[N, 3]`` with a speed per point, NaN = ``speed``), its speeds in world
     m/s (a number, or one per point) with the defaults filled in and clamped
     (:func:`resolve_speed`, for a rig ``scale`` x the controller's legs),
     and the warning."""
-    base, warning = resolve_speed(speed, style, gait, scale)
+    base, warning = resolve_speed(speed, style, gait, scale, crouch_speed)
     xy, sp = path_points_and_speeds(points, base)
     if not np.isscalar(sp):
-        sp, w2 = resolve_speed(sp, style, gait, scale)
+        sp, w2 = resolve_speed(sp, style, gait, scale, crouch_speed)
         warning = warning or w2
     check_all("speed", sp, option="speed")
     return xy, sp, warning
 
 
-__all__ = ["style_speeds", "resolve_speed", "path_speeds"]
+__all__ = ["CROUCH_SPEED_RANGE", "style_speeds", "resolve_speed", "path_speeds"]

@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..locomotion.actions.action_plan import ActionPlan
 from . import JobRequest
 
 #: Seconds of steady walking a cycle is cut from (after the warm-up).
@@ -49,8 +50,9 @@ class ControllerChoice:
 class WalkRequest(JobRequest):
     """What both walk jobs take.
 
-    - ``style``: a Bandai Namco style (``options.STYLES``); ``gait``: "walk"
-      or "run" (the style's own speed, and the action's name).
+    - ``style``: a Bandai Namco style (``options.STYLES``); ``gait``: "walk",
+      "run" (the style's own speed, and the action's name) or "crouch" (the
+      style's walk, slowed and crouched: ``locomotion/actions/crouch.py``).
     - ``speed``: m/s; None: the style's own for the gait (its clips' median,
       scaled to the rig's legs on a path), clamped to what the clips cover.
     - ``in_place``: no horizontal root motion.
@@ -93,6 +95,9 @@ class WalkPathRequest(WalkRequest):
     - ``pauses``: ``((arc length m, seconds), ...)``: stop that far along the
       path and stand that long.
     - ``max_seconds``: a cap on the take's length; None: what the path needs.
+    - ``actions``: :class:`~rigmind.backend.locomotion.actions.action_plan.ActionPlan`:
+      jumps and crouched stretches along the path (world metres of arc
+      length) and the start pose (standing, or lying and getting up).
     """
 
     RANGED: ClassVar[dict] = dict(WalkRequest.RANGED, max_seconds="path_seconds")
@@ -100,6 +105,7 @@ class WalkPathRequest(WalkRequest):
     points: tuple = ()
     pauses: tuple = ()
     max_seconds: float | None = None
+    actions: ActionPlan = ActionPlan()
 
     def __post_init__(self):
         p = np.asarray(self.points, dtype=np.float64)

@@ -87,7 +87,7 @@ def test_walk_manifest(tmp_path):
     ('[{"name": "a", "path": "0,0;1,0", "speed": "fast"}]', "'speed' has the wrong type"),
     # Style, gait and path are checked as `rigmind walk` checks them, naming the entry.
     ('[{"name": "a", "path": "0,0;1,0"}, {"name": "b", "path": "0,0;1,0", "gait": "hop"}]',
-     r"entry 1 \('b'\): unknown gait 'hop'; use one of walk, run"),
+     r"entry 1 \('b'\): unknown gait 'hop'; use one of walk, run, crouch"),
     ('[{"name": "a", "path": "0,0;1,0", "style": "zombie"}]', r"entry 0 \('a'\): unknown style 'zombie'; use one of active"),
     ('[{"name": "a", "path": "0,0;1,0", "style": 3}]', "'style' has the wrong type"),
     ('[{"name": "nowhere", "path": "0,0"}]', r"entry 0 \('nowhere'\): 'path' '0,0': needs at least two distinct points"),
@@ -95,13 +95,25 @@ def test_walk_manifest(tmp_path):
     ('[{"name": "a", "path": "0,0;3,0,99"}]', r"point 2 '3,0,99': speed must be between 0\.1 and 8 m/s"),
     ('[{"name": "a", "path": [[0, 0], [20000, 0]]}]', "keep its points within"),
     ('[{"name": "a", "path": "0,0;900,0", "speed": 0.1}]', "takes are limited to 3600 s"),
-    ('[{"name": "a", "path": "0,0;1,0", "actions": ["wave"]}]', "unknown keys actions"),
+    ('[{"name": "a", "path": "0,0;1,0", "actions": ["wave@1"]}]', r"entry 0: --action 'wave@1': unknown action 'wave'"),
+    ('[{"name": "a", "path": "0,0;1,0", "actions": 3}]', "'actions' must be a string"),
+    ('[{"name": "a", "path": "0,0;1,0", "start": "sitting"}]', "--start 'sitting': use one of standing, lying-up"),
+    ('[{"name": "a", "path": "0,0;1,0", "emotion": "happy"}]', "unknown keys emotion"),
 ])
 def test_bad_walk_manifest(tmp_path, content, words):
     m = tmp_path / "paths.json"
     m.write_text(content)
     with pytest.raises(batch.BatchError, match=words):
         batch.walk_items(m)
+
+
+def test_walk_manifest_takes_actions_and_a_start(tmp_path):
+    m = tmp_path / "paths.json"
+    m.write_text(json.dumps([{"name": "a", "path": "0,0;9,0", "actions": "jump@3; crouch@5-7", "start": "Lying-Up"},
+                             {"name": "b", "path": "0,0;9,0", "actions": ["jump@3", "crouch@5-7"], "gait": "crouch"}]))
+    a, b = batch.walk_items(m)
+    assert a.params == {"path": "0,0;9,0", "actions": ["jump@3; crouch@5-7"], "start": "lying-up"}
+    assert b.params == {"path": "0,0;9,0", "actions": ["jump@3", "crouch@5-7"], "gait": "crouch"}
 
 
 def test_walk_manifest_takes_names_as_the_walk_command(tmp_path):
@@ -120,7 +132,7 @@ def test_bad_walk_manifest_is_refused_before_any_take(tmp_path):
     r = _rigmind("batch", "walk", "--paths", m, "--rig", rig, "--out-dir", tmp_path / "o", timeout=120)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines() == [f"rigmind batch: --paths {m}: entry 1 ('odd'): unknown gait 'hop'; "
-                                             "use one of walk, run"]
+                                             "use one of walk, run, crouch"]
     assert not (tmp_path / "o").exists()
 
 

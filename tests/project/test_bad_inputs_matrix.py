@@ -247,7 +247,8 @@ class Inputs:
         # Walk manifests, each with one bad entry, and DeepMimic clips.
         manifests = {"manifest_gait": {"gait": "hop"}, "manifest_style": {"style": "zombie"},
                      "manifest_path": {"path": "0,0"}, "manifest_speed": {"path": "0,0;3,0,9"},
-                     "manifest_actions": {"actions": ["jump@1"]}}
+                     "manifest_unknown_key": {"emotion": "happy"}, "manifest_action": {"actions": ["fly@1"]},
+                     "manifest_start": {"start": "sitting"}}
         for name, entry in manifests.items():
             walk = {"name": "good", "path": "0,0;3,0"}
             setattr(self, name, self._text(d / f"{name}.json", json.dumps([walk, {"name": "bad", "path": "0,0;3,0", **entry}])))
@@ -587,12 +588,25 @@ CASES += [
     ("batch-manifest-unknown-style", lambda i, o: ["batch", "walk", "--paths", i.manifest_style, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
     ("batch-manifest-one-point", lambda i, o: ["batch", "walk", "--paths", i.manifest_path, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
     ("batch-manifest-point-speed", lambda i, o: ["batch", "walk", "--paths", i.manifest_speed, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1", None),
-    ("batch-manifest-unknown-key", lambda i, o: ["batch", "walk", "--paths", i.manifest_actions, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "unknown keys actions", None),
+    ("batch-manifest-unknown-key", lambda i, o: ["batch", "walk", "--paths", i.manifest_unknown_key, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "unknown keys emotion", None),
+    ("batch-manifest-unknown-action", lambda i, o: ["batch", "walk", "--paths", i.manifest_action, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1: --action 'fly@1': unknown action 'fly'", None),
+    ("batch-manifest-unknown-start", lambda i, o: ["batch", "walk", "--paths", i.manifest_start, "--rig", i.mannequin, "--out-dir", o.parent / "batch"], 2, "entry 1: --start 'sitting'", None),
     ("deepmimic-nan", lambda i, o: ["retarget", "--src", i.dm_nan, "--rig", i.mannequin, "--out", o], 2, "dm_nan.txt", INTACT),
     ("deepmimic-short-frame", lambda i, o: ["retarget", "--src", i.dm_short_frame, "--rig", i.mannequin, "--out", o], 2, "frame 1", INTACT),
     ("deepmimic-no-frames", lambda i, o: ["retarget", "--src", i.dm_no_frames, "--rig", i.mannequin, "--out", o], 2, "Frames", INTACT),
     ("deepmimic-dt-zero", lambda i, o: ["retarget", "--src", i.dm_dt_zero, "--rig", i.mannequin, "--out", o], 2, "dm_dt0.txt", INTACT),
     ("path-cm-rig-with-speed", lambda i, o: ["walk", "--path", "0,0;3,0", "--speed", "1.2", "--rig", i.cm_rig, "--out", o], 2, "has legs", INTACT),
+    # path actions (issue #28): refused in one line before any generation
+    ("action-past-the-end", lambda i, o: ["walk", "--path", "0,0;6,0", "--action", "jump@5.8", "--rig", i.mannequin, "--out", o], 2, "past the path's end", INTACT),
+    ("action-crouch-past-the-end", lambda i, o: ["walk", "--path", "0,0;6,0", "--action", "crouch@4-9", "--rig", i.mannequin, "--out", o], 2, "the path is 6.00 m long", INTACT),
+    ("action-ranges-overlap", lambda i, o: ["walk", "--path", "0,0;9,0", "--action", "crouch@1-4", "--action", "crouch@3-6", "--rig", i.mannequin, "--out", o], 2, "overlap", INTACT),
+    ("action-jump-in-crouch", lambda i, o: ["walk", "--path", "0,0;9,0", "--action", "crouch@1-6", "--action", "jump@3", "--rig", i.mannequin, "--out", o], 2, "inside or next to the crouch", INTACT),
+    ("action-unknown", lambda i, o: ["walk", "--path", "0,0;9,0", "--action", "backflip@3", "--rig", i.mannequin, "--out", o], 2, "unknown action 'backflip'", INTACT),
+    ("action-jump-too-high", lambda i, o: ["walk", "--path", "0,0;9,0", "--action", "jump@3,height=2", "--rig", i.mannequin, "--out", o], 2, "height must be between 0.1 and 0.7 m", INTACT),
+    ("action-no-place", lambda i, o: ["walk", "--path", "0,0;9,0", "--action", "jump", "--rig", i.mannequin, "--out", o], 2, "say where along the path", INTACT),
+    ("action-on-a-cycle", lambda i, o: ["walk", "--cycle", "--action", "jump@3", "--rig", i.mannequin, "--out", o], 2, "--action needs --path", INTACT),
+    ("start-on-a-cycle", lambda i, o: ["walk", "--cycle", "--start", "lying-up", "--rig", i.mannequin, "--out", o], 2, "--start needs --path", INTACT),
+    ("crouch-gait-with-ranges", lambda i, o: ["walk", "--path", "0,0;9,0", "--gait", "crouch", "--action", "crouch@2-4", "--rig", i.mannequin, "--out", o], 2, "already crouches the whole path", INTACT),
 ]
 
 
@@ -839,6 +853,12 @@ def _same(bpy, arm):
     return arm
 
 
+def _short_curve(bpy, arm):
+    """The mannequin and a 4 m curve named "ShortPath" to walk."""
+    _poly_curve(bpy, "ShortPath", 4.0)
+    return arm
+
+
 def _crane_and_curve(bpy, arm):
     """The crane and a 4 m curve named "ShortPath" to walk."""
     _poly_curve(bpy, "ShortPath", 4.0)
@@ -863,6 +883,12 @@ GENERATING_CASES = [
      "RigMind walks paths up to 1000 m"),
     ("walk-path-not-humanoid", _crane_and_curve, "walk_along_path", lambda i: dict(path="ShortPath"),
      "RigMind needs a humanoid"),
+    ("walk-path-action-past-the-end", _short_curve, "walk_along_path",
+     lambda i: dict(path="ShortPath", actions="jump@3.8"), "past the path's end"),
+    ("walk-path-unknown-action", _short_curve, "walk_along_path",
+     lambda i: dict(path="ShortPath", actions="jump@1; fly@2"), "unknown action 'fly'"),
+    ("walk-path-actions-overlap", _short_curve, "walk_along_path",
+     lambda i: dict(path="ShortPath", actions="crouch@0.5-2; crouch@1.5-3"), "overlap"),
     ("face-missing-audio", _same, "generate_face", lambda i: dict(audio_path=str(i.root / "nope.wav")),
      "audio file not found"),
     ("render-unknown-suffix", _same, "render", lambda i: dict(filepath=str(i.root / "x.gif")),

@@ -171,25 +171,48 @@ def load_clip_bank(models_dir=None) -> ClipBank:
         return bank
 
 
-def clip_on(skeleton, name: str, models_dir=None) -> Motion:
+def standing_rest(skeleton, stand: Motion):
+    """``skeleton`` with the one-frame pose ``stand`` (on it, standing) as
+    its rest pose, facing -Y (the root joint's rotation left out). The
+    retarget matches the source's standing pose to the target's rest pose,
+    bone rolls and foot soles included; the controller's Bandai skeleton
+    has every bone laid along X at rest, so without this the clips come out
+    with the pelvis turned ~35 degrees from the feet and the feet a few cm
+    into the floor."""
+    import dataclasses
+
+    from ... import rotations
+
+    if stand.skeleton is not skeleton and tuple(stand.skeleton.names) != tuple(skeleton.names):
+        raise ValueError("the standing pose is on another skeleton")
+    rest = np.asarray(stand.rotations[0], dtype=np.float64).copy()
+    rest[0] = rotations.identity()
+    return dataclasses.replace(skeleton, rest_rotations=rest, meta=dict(skeleton.meta))
+
+
+def clip_on(skeleton, name: str, stand: Motion, models_dir=None) -> Motion:
     """Clip ``name`` on ``skeleton`` (the controller's, mapped by the Bandai
     preset), retargeted (``backend.retarget``; the root's travel scaled by
-    the leg-length ratio), cached per skeleton."""
+    the leg-length ratio) onto its standing pose ``stand`` (one frame, e.g.
+    a walk's first; :func:`standing_rest`); cached per skeleton and pose."""
     from ...bone_mapping import match_preset
     from ...retarget import RetargetConfig, retarget
     from ..controllers import bandai_bone_map
 
     bank = load_clip_bank(models_dir)
-    key = (id(skeleton), tuple(skeleton.names), name, str(bank_path(models_dir)))
+    pose = np.ascontiguousarray(np.asarray(stand.rotations[0], dtype=np.float64)[1:])
+    key = (id(skeleton), tuple(skeleton.names), name, str(bank_path(models_dir)), pose.round(9).tobytes())
     with _LOCK:
         if key in _ON:
             return _ON[key]
     src = bank.clips[name]
-    res = retarget(src, match_preset(src.skeleton, "deepmimic").bones, skeleton, bandai_bone_map(skeleton).bones,
-                   RetargetConfig())
+    res = retarget(src, match_preset(src.skeleton, "deepmimic").bones, standing_rest(skeleton, stand),
+                   bandai_bone_map(skeleton).bones, RetargetConfig())
+    r = res.motion
+    motion = Motion(skeleton, r.rotations, r.root_positions, r.fps, r.translations, name=name)
     with _LOCK:
-        _ON[key] = res.motion
-    return res.motion
+        _ON[key] = motion
+    return motion
 
 
 def clip_leg_length() -> float:
@@ -209,6 +232,12 @@ def default_jump(rig_leg_m: float, models_dir=None) -> tuple:
     jump = load_clip_bank(models_dir).meta["jump"]
     k = float(rig_leg_m) / clip_leg_length()
     return jump["apex_rise"] * k, jump["flight_length"] * k
+
+
+def default_crouch_speed(leg_m: float, models_dir=None) -> float:
+    """The sneak clip's speed (m/s) on legs ``leg_m`` long (a rig's, or the
+    controller skeleton's): the crouched gait's own speed."""
+    return load_clip_bank(models_dir).meta["sneak"]["speed"] * float(leg_m) / clip_leg_length()
 
 
 def main_build(argv=None) -> int:
@@ -235,4 +264,5 @@ def main_build(argv=None) -> int:
 
 
 __all__ = ["CLIPS", "BANK_FPS", "BANK_FILE", "FLIGHT_CLEARANCE_M", "ClipBank", "bank_path", "read_clips",
-           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "clip_on", "clip_leg_length", "default_jump", "main_build"]
+           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "standing_rest", "clip_on", "clip_leg_length", "default_jump", "default_crouch_speed",
+           "main_build"]

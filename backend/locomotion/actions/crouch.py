@@ -35,6 +35,7 @@ from ...foot_lock import knee_pole
 from ...motion import Motion
 from ..cleanup import BANDAI_LEGS, knee_angles
 from ..inertialize import decay_value
+from .clip_bank import clip_on
 
 #: The joints the crouch leans (its learned offsets): hips tilt, spine,
 #: neck and head (the sneak leans forward and keeps the head up).
@@ -65,6 +66,10 @@ class CrouchConfig:
       and arm offsets to apply (0: none, the walk's own posture).
     - ``hips_back`` (1.0): how much of the sneak's shift of the hips back
       over the feet (``CrouchLayer.hips_back`` m) to apply.
+    - ``margin_m`` (0.2): the range is held this much wider at both ends
+      (m along the path): the walk's progress is its smoothed hips' track,
+      and the hips themselves sway up to ~0.1 m ahead of it and behind it
+      in each step, so without it they rise a step before the range ends.
     """
 
     hips_ratio: float = 0.75
@@ -73,6 +78,7 @@ class CrouchConfig:
     lean: float = 1.0
     arms: float = 1.0
     hips_back: float = 1.0
+    margin_m: float = 0.2
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,20 +107,6 @@ class CrouchLayer:
 
 _LOCK = threading.Lock()
 _LAYERS = {}
-
-
-def _clip(skeleton, name: str) -> Motion:
-    """Clip ``name`` of the bank on ``skeleton`` (the Bandai preset), as
-    ``clip_bank.clip_on`` does, with the bone maps passed as the plain
-    dicts ``retarget`` takes."""
-    from ...bone_mapping import match_preset
-    from ...retarget import RetargetConfig, retarget
-    from ..controllers import bandai_bone_map
-    from .clip_bank import load_clip_bank
-
-    src = load_clip_bank().clips[name]
-    src_map = dict(match_preset(src.skeleton, "deepmimic").bones)
-    return retarget(src, src_map, skeleton, dict(bandai_bone_map(skeleton).bones), RetargetConfig()).motion
 
 
 def mean_rotation(q) -> np.ndarray:
@@ -154,15 +146,16 @@ def _skeleton_key(skeleton) -> tuple:
             np.asarray(skeleton.rest_rotations).tobytes())
 
 
-def crouch_layer(skeleton) -> CrouchLayer:
+def crouch_layer(skeleton, stand: Motion) -> CrouchLayer:
     """The :class:`CrouchLayer` of ``skeleton`` (the controller's): the
-    sneak and walk clips retargeted onto it and compared. Cached per
-    skeleton (names, offsets, rest)."""
-    key = _skeleton_key(skeleton)
+    sneak and walk clips retargeted onto its standing pose ``stand`` (one
+    frame, ``clip_bank.clip_on``) and compared. Cached per skeleton (names,
+    offsets, rest) and pose."""
+    key = _skeleton_key(skeleton) + (np.asarray(stand.rotations[0, 1:]).round(9).tobytes(),)
     with _LOCK:
         if key in _LAYERS:
             return _LAYERS[key]
-    sneak, walk = _clip(skeleton, "sneak"), _clip(skeleton, "walk")
+    sneak, walk = clip_on(skeleton, "sneak", stand), clip_on(skeleton, "walk", stand)
     names = list(skeleton.names)
     joints = tuple(n for n in LEAN_JOINTS + ARM_JOINTS if n in names)
     ix = [names.index(n) for n in joints]
@@ -221,7 +214,8 @@ def crouch_weights(arc, crouches, fps: float, config: CrouchConfig = CrouchConfi
     ``arc [F]`` (m along the path, ``PathResult.arc``, in the same metres as
     the ``crouches``' ``start``/``end``) at ``fps``: 1 from the time the
     walk reaches a range's start to the time it leaves its end (and at every
-    frame whose arc is inside it), a :func:`smootherstep` ramp of
+    frame whose arc is inside it; both ends ``config.margin_m`` further
+    out), a :func:`smootherstep` ramp of
     ``config.ramp_seconds`` before that (the body is down when the range
     starts) and after it (it stays down to the range's end). A range the
     walk never reaches adds nothing; overlapping ramps take the larger."""
@@ -229,14 +223,16 @@ def crouch_weights(arc, crouches, fps: float, config: CrouchConfig = CrouchConfi
     t = np.arange(len(arc)) / float(fps)
     ramp = max(float(config.ramp_seconds), 1e-6)
     w = np.zeros(len(arc))
+    margin = max(float(config.margin_m), 0.0)
     for c in crouches:
-        if not np.any(arc >= c.start) or not np.any(arc <= c.end):
+        start, end = c.start - margin, c.end + margin
+        if not np.any(arc >= start) or not np.any(arc <= end):
             continue
-        t_in = _crossing_time(arc, t, c.start, last=False)
-        t_out = max(_crossing_time(arc, t, c.end, last=True), t_in)
+        t_in = _crossing_time(arc, t, start, last=False)
+        t_out = max(_crossing_time(arc, t, end, last=True), t_in)
         wc = np.where(t < t_in, smootherstep((t - t_in + ramp) / ramp),
                       np.where(t > t_out, smootherstep((t_out + ramp - t) / ramp), 1.0))
-        wc[(arc >= c.start) & (arc <= c.end)] = 1.0
+        wc[(arc >= start) & (arc <= end)] = 1.0
         w = np.maximum(w, wc)
     return w
 

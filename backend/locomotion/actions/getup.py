@@ -232,15 +232,16 @@ def reroot(world_rot, world_pos, skeleton, yaw: float, fps: float, cfg: GetUpCon
             rotations.rotate(inv_root, world_pos[:, hips] - root_pos))
 
 
-def getup_clip(skeleton, start: str, heading: float, position, reference: Motion = None,
+def getup_clip(skeleton, start: str, heading: float, position, reference: Motion,
                config: GetUpConfig = GetUpConfig()) -> Motion:
     """The get-up clip for ``start`` ("lying-up"/"lying-down") on the
     controller's ``skeleton``, ending standing with its hips over
     ``position`` (m, XY) facing ``heading`` (rad, yaw; 0 faces -Y), the body
     on the floor, the root under the hips. ``reference``: a one-frame
-    standing pose on the same skeleton (the walk's first frame; default the
-    clip's own end) whose bone rolls and foot soles the clip adopts."""
-    m = clip_on(skeleton, GETUP_CLIPS[check_start(start)])
+    standing pose on the same skeleton (the walk's first frame): the clip
+    is retargeted onto it (``clip_bank.clip_on``) and adopts its bone rolls
+    and foot soles."""
+    m = clip_on(skeleton, GETUP_CLIPS[check_start(start)], reference)
     rot, pos = m.world()
     hips = _index(skeleton, (HIPS,))[0]
     turn = float(heading) - float(facing_yaw(pos[-1], skeleton))

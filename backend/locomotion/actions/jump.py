@@ -597,7 +597,8 @@ def _arrays(res: PathResult, motion: Motion, cut: tuple, clip_contacts: np.ndarr
 def jump_clip(result: PathResult, models_dir=None) -> JumpClip:
     """The bank's jump on ``result``'s skeleton, standing on its first frame's feet."""
     m = result.motion
-    return prepare_clip(clip_on(m.skeleton, "jump", models_dir), m.slice(0, 1))
+    stand = m.slice(0, 1)
+    return prepare_clip(clip_on(m.skeleton, "jump", stand, models_dir), stand)
 
 
 def splice_jumps(result: PathResult, jumps, config: JumpConfig = JumpConfig(), *, clip: JumpClip = None,

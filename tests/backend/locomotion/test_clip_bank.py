@@ -59,10 +59,26 @@ def test_the_bank_rebuilds_from_the_data(tmp_path, data_dir):
 
 def test_clips_go_onto_the_controller_skeleton():
     from rigmind.backend.locomotion.controllers import controller_skeleton, load_controller
+    from rigmind.backend.locomotion.path_follow import standing_pose
 
-    sk = controller_skeleton(load_controller("neural", styles=["normal"], gait="walk"))
-    jump = clip_bank.clip_on(sk, "jump")
+    ctl = load_controller("neural", styles=["normal"], gait="walk")
+    sk = controller_skeleton(ctl)
+    stand = standing_pose(ctl, (0.0, 0.0), 0.0, "normal")
+    jump = clip_bank.clip_on(sk, "jump", stand)
     assert jump.skeleton is sk and jump.num_frames == clip_bank.load_clip_bank().clips["jump"].num_frames
-    assert clip_bank.clip_on(sk, "jump") is jump  # cached
-    hips = jump.world_positions()[:, sk.names.index("Hips"), 2]
+    assert clip_bank.clip_on(sk, "jump", stand) is jump  # cached
+    pos = jump.world_positions()
+    names = list(sk.names)
+    hips = pos[:, names.index("Hips"), 2]
     assert hips.max() - np.median(hips[:3]) > 0.15  # still a jump on the Bandai legs
+    # On the standing pose as its rest, the pelvis faces where the feet point
+    # (on the Bandai rest, every bone along X, it came out turned ~35 degrees).
+    side = (pos[:, names.index("UpperLeg_L")] - pos[:, names.index("UpperLeg_R")])[:, :2]
+    pelvis = np.arctan2(-side[:, 0], side[:, 1])
+    for s in "LR":
+        toe = (pos[:, names.index(f"Toes_{s}")] - pos[:, names.index(f"Foot_{s}")])[:, :2]
+        turn = np.degrees(np.angle(np.exp(1j * (np.arctan2(toe[:, 1], toe[:, 0]) - pelvis))))
+        assert abs(np.median(turn)) < 15, np.median(turn)
+    # ... and stands on the pose's feet (ankles within 1 cm of the stand's at the start)
+    ankle = pos[0, names.index("Foot_L"), 2]
+    assert abs(ankle - stand.world_positions()[0, names.index("Foot_L"), 2]) < 0.01

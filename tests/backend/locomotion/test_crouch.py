@@ -47,7 +47,9 @@ def layer(controller):
 
     if not bank_path().is_file():
         pytest.skip("no action clip bank in models/ (`rigmind train actions`)")
-    return C.crouch_layer(controller_skeleton(controller))
+    from rigmind.backend.locomotion.path_follow import standing_pose
+
+    return C.crouch_layer(controller_skeleton(controller), standing_pose(controller, (0.0, 0.0), 0.0, "normal"))
 
 
 def _walk(controller, layer, style):
@@ -116,11 +118,19 @@ def test_layer_is_the_sneak_over_the_walk(layer):
     assert np.all(layer.knee_flexion > layer.walk_knee_flexion + np.radians(20.0))
 
 
+def test_the_margin_holds_the_crouch_past_the_range():
+    fps = 30.0
+    arc = np.arange(300) / fps * 0.5
+    w = C.crouch_weights(arc, (Crouch(1.5, 3.0),), fps, C.CrouchConfig(margin_m=0.2))
+    assert np.all(w[(arc >= 1.3) & (arc <= 3.2)] == 1.0) and w[arc < 1.3].max() < 1.0
+
+
 def test_weights_ramp_outside_the_range_and_are_smooth():
     """Weight 1 at every frame whose arc is inside the range, 0 a ramp's
     time before and after, quintic in between: the first difference is
-    continuous and at most the quintic's peak slope (1.875 / ramp)."""
-    fps, cfg = 30.0, C.CrouchConfig(ramp_seconds=0.6)
+    continuous and at most the quintic's peak slope (1.875 / ramp). (The
+    margin's own test is below.)"""
+    fps, cfg = 30.0, C.CrouchConfig(ramp_seconds=0.6, margin_m=0.0)
     arc = np.arange(300) / fps * 0.5  # 0.5 m/s for 10 s
     w = C.crouch_weights(arc, (Crouch(1.5, 3.0),), fps, cfg)
     inside = (arc >= 1.5) & (arc <= 3.0)

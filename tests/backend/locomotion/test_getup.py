@@ -117,9 +117,12 @@ def test_standing_unchanged_and_unknown_refused(walked):
 
 def test_getup_clip_alone():
     from rigmind.backend.locomotion.controllers import controller_skeleton
+    from rigmind.backend.locomotion.path_follow import standing_pose
 
-    sk = controller_skeleton(load_controller("auto", styles=["normal"], gait="walk"))
-    m = getup.getup_clip(sk, "lying-down", heading=0.0, position=(2.0, 1.0))
+    ctl = load_controller("auto", styles=["normal"], gait="walk")
+    sk = controller_skeleton(ctl)
+    m = getup.getup_clip(sk, "lying-down", heading=0.0, position=(2.0, 1.0),
+                         reference=standing_pose(ctl, (0.0, 0.0), 0.0, "normal"))
     p = m.world_positions()
     hips = list(sk.names).index("Hips")
     assert np.linalg.norm(p[-1, hips, :2] - [2.0, 1.0]) < 1e-6
