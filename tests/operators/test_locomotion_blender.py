@@ -279,3 +279,58 @@ def test_cli_walk_bad_path(tmp_path):
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rigmind walk:") and "'3,x'" in lines[0], r.stderr
+
+
+def _straight_curve(bpy, name: str, length: float):
+    """A two-point poly curve ``name`` along +X, ``length`` metres."""
+    curve = bpy.data.curves.new(name, "CURVE")
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co, spline.points[1].co = (0, 0, 0, 1), (length, 0, 0, 1)
+    ob = bpy.data.objects.new(name, curve)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def test_walk_along_path_actions_from_the_panel(bpy_clean):
+    """The panel's Actions field and Start (issue #28): a jump and a crouch
+    along a curve, read back from the evaluated pose; a bad field is one
+    ERROR line and the scene keeps its actions."""
+    import rigmind
+
+    bpy = bpy_clean
+    rigmind.register()
+    try:
+        bpy.ops.rigmind.add_mannequin()
+        s = bpy.context.scene.rigmind
+        arm = s.target_armature
+        s.mode, s.path_object = "PATH", _straight_curve(bpy, "Road", 10.0)
+        s.path_actions = "jump@2.5; crouch@5.5-8"
+        assert call_as_panel("rigmind.walk_along_path") == {"FINISHED"}
+        action = arm.animation_data.action
+        first, last = (int(round(f)) for f in action.frame_range)
+        frames = list(range(first, last + 1))
+        hips = _heads(arm, frames)[:, [b.name for b in arm.pose.bones].index("Hips")]
+        x, z = hips[:, 0], hips[:, 2]
+        walking = np.median(z[(x > 0.5) & (x < 1.8)])
+        jump = (x > 2.5) & (x < 4.0)
+        assert z[jump].max() > walking + 0.12
+        crouched = (x > 5.5) & (x < 8.0)
+        assert z[crouched].max() < 0.8 * walking
+        assert abs(x[-1] - 10.0) < 0.1
+        with pytest.raises(RuntimeError, match="unknown action 'fly'"):
+            s.path_actions = "fly@2"
+            call_as_panel("rigmind.walk_along_path")
+        assert arm.animation_data.action == action
+        s.path_actions, s.path_start = "", "lying-down"
+        assert call_as_panel("rigmind.walk_along_path") == {"FINISHED"}
+        lying = arm.animation_data.action
+        assert lying != action
+        first = int(round(lying.frame_range[0]))
+        start_z = _heads(arm, [first])[0, [b.name for b in arm.pose.bones].index("Hips"), 2]
+        assert start_z < 0.4  # starts on the floor
+        s.mode, s.gait, s.path_start = "CYCLE", "crouch", "standing"
+        assert call_as_panel("rigmind.bake_walk_cycle") == {"FINISHED"}
+        assert arm.animation_data.action.name.startswith("RigMind Crouch · normal · ")
+    finally:
+        rigmind.unregister()
