@@ -152,8 +152,20 @@ path = bpy.data.objects.new("RM Path", curve)
 scene.collection.objects.link(path)
 before = set(bpy.data.actions)
 out["path"] = sorted(bpy.ops.rigmind.walk_along_path(armature=arm.name, path=path.name, style="elderly",
-                                                     gait="walk", controller="neural", start_frame=1))
+                                                     gait="walk", controller="neural", start_frame=1,
+                                                     actions="jump@1.2"))
 out["path_actions"] = new_actions(before)
+# The jump's clip comes from the extension's own models/locomotion_actions.npz.
+first, last = (int(round(f)) for f in arm.animation_data.action.frame_range)
+hips_z = []
+for f in range(first, last + 1):
+    scene.frame_set(f)
+    hips_z.append((arm.matrix_world @ arm.pose.bones["Hips"].head).z)
+out["path_hips_rise"] = max(hips_z) - sorted(hips_z)[len(hips_z) // 2]
+before = set(bpy.data.actions)
+out["crouch"] = sorted(bpy.ops.rigmind.bake_walk_cycle(armature=arm.name, style="normal", gait="crouch",
+                                                       controller="neural", start_frame=1))
+out["crouch_actions"] = new_actions(before)
 
 {speech}
 
@@ -264,6 +276,8 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert res["walk"] == ["FINISHED"] and len(res["walk_actions"]) == 1
     assert res["walk_actions"][0].startswith("RigMind Walk")
     assert res["path"] == ["FINISHED"] and len(res["path_actions"]) == 1
+    assert res["path_hips_rise"] > 0.12, res["path_hips_rise"]   # the jump, from the installed clip bank
+    assert res["crouch"] == ["FINISHED"] and res["crouch_actions"][0].startswith("RigMind Crouch")
     assert res["gesture"] == ["FINISHED"]
     assert any(n.startswith("RigMind Gesture") for n in res["gesture_actions"])
     assert res["armature_action"].startswith("RigMind Gesture")
