@@ -151,7 +151,8 @@ def test_property_ranges_and_enums(registered):
     assert (rna["speed"].soft_min, rna["speed"].soft_max) == pytest.approx((0.2, 6.0))
     assert (rna["gesture_amount"].hard_min, rna["gesture_amount"].hard_max) == (0.0, 1.0)
     assert [i.identifier for i in rna["style"].enum_items] == list(properties.STYLES)
-    assert [i.identifier for i in rna["gait"].enum_items] == ["walk", "run"]
+    assert [i.identifier for i in rna["gait"].enum_items] == ["walk", "run", "crouch"]
+    assert [i.identifier for i in rna["path_start"].enum_items] == ["standing", "lying-up", "lying-down"]
     assert [i.identifier for i in rna["mode"].enum_items] == ["CYCLE", "PATH"]
     assert [i.identifier for i in rna["export_format"].enum_items] == ["BVH", "FBX", "GLB"]
     assert [i.identifier for i in rna["render_engine"].enum_items] == list(properties.RENDER_ENGINES)
