@@ -451,9 +451,14 @@ def _rotations(vals, joints, cols_per_joint, n_frames):
     return rotations.normalize(rot)
 
 
+#: End sites may widen the frame-0 box at most this many times the joints' own.
+END_SITE_SPAN = 2.0
+
+
 def _frame0_size(motion: Motion) -> float:
-    """Longest bounding-box side of frame 0 (non-root joints + end sites),
-    in file units; see :func:`guess_units`."""
+    """Longest bounding-box side of frame 0 (non-root joints + end sites,
+    the end sites only while they widen it at most :data:`END_SITE_SPAN`
+    times), in file units; see :func:`guess_units`."""
     sk = motion.skeleton
     if motion.num_frames:
         rot, pos = motion.slice(0, 1).world()
@@ -463,8 +468,13 @@ def _frame0_size(motion: Motion) -> float:
     keep = sk.parents >= 0
     if not np.any(keep):
         keep = np.ones(len(sk), dtype=bool)
+    joints = float(np.max(np.ptp(pos[keep], axis=0)))
     pts = np.concatenate([pos[keep], (pos + rotations.rotate(rot, sk.tails))[keep]])
-    return float(np.max(np.ptp(pts, axis=0)))
+    with_ends = float(np.max(np.ptp(pts, axis=0)))
+    # An end site is a leaf bone's tail, and some exporters write display
+    # lengths there (Blender's glTF import of X Bot: a 23 m head-top); the
+    # end sites count only while they stay within the joints' own scale.
+    return joints if 0.0 < joints and END_SITE_SPAN * joints < with_ends else with_ends
 
 
 def _motion_header(lines, motion_ln, src):

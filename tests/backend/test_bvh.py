@@ -155,6 +155,24 @@ def test_auto_units_rule():
     np.testing.assert_allclose(m.root_positions[0], [0, 0, 0.01])
 
 
+def test_auto_units_ignore_end_sites_far_outside_the_joints():
+    """A 170 cm figure whose head-top end site is 2310 units long (the
+    display length Blender's glTF import gives X Bot's leaf bone) still
+    reads as centimetres, not millimetres; end sites within the joints'
+    scale still count."""
+    def figure(end):
+        return ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation "
+                "Yrotation\n JOINT Spine\n {\n  OFFSET 0 20 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  JOINT Head\n"
+                "  {\n   OFFSET 0 150 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n   End Site\n   {\n    OFFSET 0 "
+                f"{end} 0\n   }}\n  }}\n }}\n}}\nMOTION\nFrames: 1\nFrame Time: 0.0333333\n0 90 0 0 0 0 0 0 0 0 0 0\n")
+
+    assert loads_bvh(figure(2310)).skeleton.meta["bvh"]["units"] == "cm"
+    assert loads_bvh(figure(20)).skeleton.meta["bvh"]["units"] == "cm"
+    assert loads_bvh(figure(1000)).skeleton.meta["bvh"]["units"] == "cm"
+    # a figure in millimetres with a sane head-top still reads as mm
+    assert loads_bvh(figure(200).replace("OFFSET 0 150 0", "OFFSET 0 1500 0")).skeleton.meta["bvh"]["units"] == "mm"
+
+
 @pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
 def test_channel_orders_give_the_same_world(order):
     src = random_motion(seed=1)
