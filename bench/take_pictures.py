@@ -264,6 +264,9 @@ def main():
     ap.add_argument("--style", default="normal")
     ap.add_argument("--pause", action="append", default=[], metavar="ARC,SECONDS",
                     help="stop this far along the path (m) for this long (s); repeatable")
+    ap.add_argument("--action", action="append", default=[], help="jump@ARC / crouch@A-B along the path (issue #28)")
+    ap.add_argument("--start", default="standing", help="standing, lying-up or lying-down")
+    ap.add_argument("--window", default=None, metavar="FROM:TO", help="seconds of the take the sheet covers (default all)")
     ap.add_argument("--every", type=float, default=0.5, help="seconds between contact-sheet frames")
     ap.add_argument("--facing-every", type=float, default=0.5, help="seconds between the top plot's facing ticks")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
@@ -281,6 +284,10 @@ def main():
         kw = {} if args.speed is None else {"speed": args.speed}
         if pauses:
             kw["pauses"] = pauses
+        if args.action or args.start != "standing":
+            from rigmind.backend.locomotion.actions.action_plan import parse_actions
+
+            kw["actions"] = parse_actions(args.action, args.start)
         walk_pts = pts if np.isfinite(pts[:, 2]).any() else pts[:, :2]
         action = locomotion_scene.walk_along_path(arm, WalkPathRequest(points=walk_pts, style=args.style, **kw), controller=controllers.load_controller("neural"))
     else:
@@ -294,7 +301,11 @@ def main():
     frames = list(range(a, b + 1))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    s = contact_sheet(arm, frames, fps, args.every, out.with_name(out.name + "_sheet.png"))
+    sheet_frames = frames
+    if args.window:
+        lo, hi = (float(v) for v in args.window.split(":"))
+        sheet_frames = [f for f in frames if lo <= (f - a) / fps <= hi]
+    s = contact_sheet(arm, sheet_frames, fps, args.every, out.with_name(out.name + "_sheet.png"))
     marks = [at_arc(pts[:, :2], a) for a, _ in pauses]
     t = top_plot(arm, frames, fps, pts[:, :2], out.with_name(out.name + "_top.png"), marks=marks,
                  facing_every=args.facing_every)
