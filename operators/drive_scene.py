@@ -39,7 +39,10 @@ import time
 import numpy as np
 
 from ..backend.locomotion import drive_input
-from ..backend.locomotion.actions import crouch
+from ..backend.locomotion.actions import crouch, live_jump
+from ..backend.locomotion.actions.live_crouch import LiveCrouch
+from ..backend.locomotion.actions.live_jump import LiveJump, prepare_jump
+from ..backend.locomotion.features import CONTACT_INDEX as FEET_INDEX
 from ..backend.locomotion.controllers import (GENERATE_LOCK, ControllerError, bandai_bone_map, controller_leg_length,
                                               load_controller)
 from ..backend.motion import Motion
@@ -181,6 +184,11 @@ class DriveSession:
             # The standing pose is the retarget's reference for the preview and the take alike.
             self.reference = calib.slice(0, 1)
             self._setup_crouch(calib)
+            # The jump clip on the controller's standing feet, its flight made ballistic (once, ~0.2 s).
+            self.jump_prepared = live_jump.prepare_jump(calib.skeleton, self.reference)
+            self.jump = None  # the LiveJump playing, or None
+            self._blend_out = None  # the landing's hand-back to the controller, or None
+            self.jumps = []  # (controller frame of the press, flight seconds) of each jump, for the record
             self.live = LiveRetarget.calibrate(calib, dict(src_map.bones), world, dict(tgt_map.bones),
                                                object_rotation=rot, object_scale=scale, object_translation=trans,
                                                reference=self.reference)
@@ -196,7 +204,10 @@ class DriveSession:
             self.steps = 0
             self.take = None  # {"poses", "contacts", "feet", "styles" (in the order used)} while / after recording
             self.recording = False
-            self.last_pose = self.ctl.pose()
+            self.last_pose = self.prev_pose = self.ctl.pose()
+            self.jump = None  # the LiveJump playing, if any
+            self._blend_out = None  # the hand-back after a jump, while it decays
+            self.jumps = 0
             self.timings = {"step": [], "crouch": [], "map": [], "write": []}
             self.closed = False
             self.consumed = False
@@ -230,6 +241,9 @@ class DriveSession:
 
         self.crouch_config = crouch.CrouchConfig()
         self.crouch_layer = crouch.crouch_layer(calib.skeleton, self.reference)
+        self.live_crouch = LiveCrouch(calib.skeleton, self.crouch_layer, self.crouch_config)
+        # The jump clip, placed on the controller's standing feet once (~0.3 s).
+        self.prepared_jump = prepare_jump(calib.skeleton, self.reference)
         speed = default_crouch_speed(controller_leg_length(self.ctl))
         self.input.config = dataclasses.replace(self.input.config, crouch_speed=float(speed))
         self._crouch_u = 0.0  # the crouch ramp's linear phase, 0 standing .. 1 down
@@ -269,6 +283,11 @@ class DriveSession:
         starts a new take (replacing an earlier one), off ends it."""
         cmd = self.input.handle(event)
         self.consumed = self.input.consumed
+        if cmd == drive_input.CROUCH and self.jump is not None:
+            self.input.crouched = not self.input.crouched  # no crouching in the air: the toggle is ignored
+        if cmd == drive_input.JUMP and (self.jump is not None or self.input.crouched or self.crouch_weight > 0.0):
+            # A jump during a jump, or from a crouch (the clip starts standing tall), is ignored.
+            self.input.take_jump()
         if cmd == drive_input.RECORD:
             if self.input.recording:
                 self._start_take()
@@ -279,7 +298,7 @@ class DriveSession:
         ctl = self.ctl
         self.take = {"poses": [self.last_pose], "contacts": [np.array(ctl.contacts, dtype=np.float64)],
                      "feet": [np.array(ctl.feet, dtype=np.float64)], "styles": [self.input.style],
-                     "crouch": [self.crouch_weight]}
+                     "crouch": [self.crouch_weight], "jumping": [self.jump is not None]}
 
     # -- the loop --------------------------------------------------------------------
     def tick(self, dt: float, view_forward=(0.0, 1.0)) -> dict:
@@ -294,16 +313,16 @@ class DriveSession:
         due = int(np.floor(self.game_time * self.fps + 1e-6)) - self.steps
         t0 = time.perf_counter()
         for _ in range(max(due, 0)):
-            control = self.input.control(view_forward, 1.0 / self.fps)
-            pose = self.ctl.step(control)
+            pose, contacts, feet = self._next_frame(view_forward)
             self._advance_crouch(1.0 / self.fps)
             self.steps += 1
-            self.last_pose = pose
+            self.prev_pose, self.last_pose = self.last_pose, pose
             if self.recording and self.take is not None:
                 self.take["crouch"].append(self.crouch_weight)
                 self.take["poses"].append(pose)
-                self.take["contacts"].append(np.array(self.ctl.contacts, dtype=np.float64))
-                self.take["feet"].append(np.array(self.ctl.feet, dtype=np.float64))
+                self.take["contacts"].append(contacts)
+                self.take["feet"].append(feet)
+                self.take["jumping"].append(self.jump is not None)
                 # Keys 1-7 change the style mid-take: the take is named after every style it used.
                 if self.input.style != self.take["styles"][-1]:
                     self.take["styles"].append(self.input.style)
@@ -316,7 +335,7 @@ class DriveSession:
             # Only the pose shown is crouched live: the controller keeps
             # stepping its own upright walk (it has no crouched data), and
             # the take re-applies the layer after the foot cleanup.
-            pose = crouch.apply_crouch(pose, [w], self.crouch_layer, self.crouch_config)
+            pose = self.live_crouch.apply(pose, w)
         t2 = time.perf_counter()
         t_map, t_write = self._write(pose)
         out = {"steps": due, "step_s": (t1 - t0) / due, "crouch_s": t2 - t1, "map_s": t_map, "write_s": t_write}
@@ -325,6 +344,71 @@ class DriveSession:
         self.timings["map"].append(t_map)
         self.timings["write"].append(t_write)
         return out
+
+    def _next_frame(self, view_forward) -> tuple:
+        """The next controller frame: ``(pose, contacts [4], feet [4, 3])``.
+        A jump asked for (Space) starts here; while it plays its frames come
+        from the clip and the controller waits; when it ends the controller
+        is reset where it landed and the clip's last pose decays onto its
+        frames (:mod:`~rigmind.backend.locomotion.actions.live_jump`)."""
+        dt = 1.0 / self.fps
+        if self.jump is None and self.input.take_jump():
+            self.jump = LiveJump(self.prepared_jump, self.prev_pose, self.last_pose, self.speed)
+            self.jumps += 1
+        if self.jump is not None:
+            self.input.advance(dt)  # the style blend goes on in the air
+            pose, contacts, feet = self.jump.next_frame()
+            if self.jump.done:
+                xy, yaw = self.jump.landing()
+                self.ctl.reset(position=tuple(xy), yaw=yaw, style=self.input.style_weights.copy())
+                self._blend_out = self.jump.blend_out(self.ctl.pose())
+                self.jump = None
+            return pose, contacts, feet
+        pose = self.ctl.step(self.input.control(view_forward, dt))
+        contacts, feet = np.array(self.ctl.contacts, dtype=np.float64), np.array(self.ctl.feet, dtype=np.float64)
+        if self._blend_out is not None:
+            # The landing's pose decaying onto the controller's: the feet
+            # recorded are the shown pose's (the controller's own are
+            # those of its stance, not yet where the blend has them).
+            pose = self._blend_out.apply(pose)
+            feet = pose.world_positions()[0, list(FEET_INDEX)]
+            if self._blend_out.done:
+                self._blend_out = None
+        return pose, contacts, feet
+
+    def _next_frame(self, view_forward):
+        """The next controller frame ``(pose, contacts [4], feet [4, 3])``:
+        the jump's while one plays (a press of the jump key starts it from
+        the current pose; it is ignored while crouched or already jumping),
+        else the controller stepped with the input's control, the landing's
+        blend added for a moment after a jump."""
+        control = self.input.control(view_forward, 1.0 / self.fps)
+        if self.input.take_jump() and self.jump is None and self._crouch_u == 0.0:
+            self.jump = live_jump.LiveJump(self.jump_prepared, self._prev_pose, self.last_pose, self.speed)
+            self._blend_out = None
+            self.jumps.append((self.steps, float(self.jump.flight.time)))
+        if self.jump is not None:
+            pose, contacts, feet = self.jump.next_frame()
+            if self.jump.done:
+                self._land()
+            return pose, contacts, feet
+        pose = self.ctl.step(control)
+        if self._blend_out is not None:
+            pose = self._blend_out.apply(pose)
+            self._blend_out = None if self._blend_out.done else self._blend_out
+        return pose, np.array(self.ctl.contacts, dtype=np.float64), np.array(self.ctl.feet, dtype=np.float64)
+
+    def _land(self) -> None:
+        """The jump is over: the controller starts again standing where it
+        landed (facing the jump's way, in the current style blend), the
+        clip's last pose blending into it."""
+        from ..backend.locomotion.vector_layout import STYLES
+
+        xy, _ = self.jump.landing()
+        yaw = self.jump.start_yaw
+        self.ctl.reset(position=tuple(xy), yaw=yaw, style=dict(zip(STYLES, self.input.style_weights.tolist())))
+        self._blend_out = self.jump.blend_out(self.ctl.pose())
+        self.jump = None
 
     def _write(self, pose: Motion):
         """Map ``pose`` onto the rig and write it to the pose bones;
