@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from ..backend.locomotion import drive_input
-from ..backend.locomotion.actions import crouch, live_jump
+from ..backend.locomotion.actions import crouch
 from ..backend.locomotion.actions.live_crouch import LiveCrouch
 from ..backend.locomotion.actions.live_jump import LiveJump, prepare_jump
 from ..backend.locomotion.features import CONTACT_INDEX as FEET_INDEX
@@ -184,11 +184,6 @@ class DriveSession:
             # The standing pose is the retarget's reference for the preview and the take alike.
             self.reference = calib.slice(0, 1)
             self._setup_crouch(calib)
-            # The jump clip on the controller's standing feet, its flight made ballistic (once, ~0.2 s).
-            self.jump_prepared = live_jump.prepare_jump(calib.skeleton, self.reference)
-            self.jump = None  # the LiveJump playing, or None
-            self._blend_out = None  # the landing's hand-back to the controller, or None
-            self.jumps = []  # (controller frame of the press, flight seconds) of each jump, for the record
             self.live = LiveRetarget.calibrate(calib, dict(src_map.bones), world, dict(tgt_map.bones),
                                                object_rotation=rot, object_scale=scale, object_translation=trans,
                                                reference=self.reference)
@@ -375,40 +370,6 @@ class DriveSession:
             if self._blend_out.done:
                 self._blend_out = None
         return pose, contacts, feet
-
-    def _next_frame(self, view_forward):
-        """The next controller frame ``(pose, contacts [4], feet [4, 3])``:
-        the jump's while one plays (a press of the jump key starts it from
-        the current pose; it is ignored while crouched or already jumping),
-        else the controller stepped with the input's control, the landing's
-        blend added for a moment after a jump."""
-        control = self.input.control(view_forward, 1.0 / self.fps)
-        if self.input.take_jump() and self.jump is None and self._crouch_u == 0.0:
-            self.jump = live_jump.LiveJump(self.jump_prepared, self._prev_pose, self.last_pose, self.speed)
-            self._blend_out = None
-            self.jumps.append((self.steps, float(self.jump.flight.time)))
-        if self.jump is not None:
-            pose, contacts, feet = self.jump.next_frame()
-            if self.jump.done:
-                self._land()
-            return pose, contacts, feet
-        pose = self.ctl.step(control)
-        if self._blend_out is not None:
-            pose = self._blend_out.apply(pose)
-            self._blend_out = None if self._blend_out.done else self._blend_out
-        return pose, np.array(self.ctl.contacts, dtype=np.float64), np.array(self.ctl.feet, dtype=np.float64)
-
-    def _land(self) -> None:
-        """The jump is over: the controller starts again standing where it
-        landed (facing the jump's way, in the current style blend), the
-        clip's last pose blending into it."""
-        from ..backend.locomotion.vector_layout import STYLES
-
-        xy, _ = self.jump.landing()
-        yaw = self.jump.start_yaw
-        self.ctl.reset(position=tuple(xy), yaw=yaw, style=dict(zip(STYLES, self.input.style_weights.tolist())))
-        self._blend_out = self.jump.blend_out(self.ctl.pose())
-        self.jump = None
 
     def _write(self, pose: Motion):
         """Map ``pose`` onto the rig and write it to the pose bones;
