@@ -11,7 +11,10 @@ event sequence:
   controller steps at its own rate (30 fps) for every frame that falls in
   the interval, each recorded while recording is on, and the latest pose is
   written straight to the pose bones (no keyframes) through
-  :class:`~rigmind.backend.live_retarget.LiveRetarget`;
+  :class:`~rigmind.backend.live_retarget.LiveRetarget`; a crouch (C) is
+  the crouch layer on the shown pose, ramped per frame, and a jump (Space)
+  plays the prepared jump clip from the current pose, the controller reset
+  where it lands (see docs/drive.md, "Crouch and jump");
 - :meth:`DriveSession.finish` restores the scene as it was and, when a take
   was recorded, bakes it exactly like Walk Along Path: the controller's
   predicted contacts and feet go to the foot cleanup
