@@ -37,8 +37,10 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product ``a * b`` (apply ``b`` first, then ``a``), broadcast."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    # Components by indexing (not np.moveaxis: its axis bookkeeping costs
+    # more than the product on one frame's joints).
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,
@@ -62,8 +64,17 @@ def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of 3-vectors ``[..., 3]``, broadcast, written out: the
+    same arithmetic without ``np.cross``'s axis handling, which costs more
+    than the product itself on the small arrays of per-frame (live) FK."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def canonical(q: np.ndarray) -> np.ndarray:

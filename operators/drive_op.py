@@ -40,7 +40,7 @@ def _view_forward(context):
 
 
 class RIGMIND_OT_drive(bpy.types.Operator):
-    """Steer the target armature live with the keyboard (WASD / arrows relative to the view, Shift run, Ctrl slow, 1-7 style) or a SpaceMouse; R records, Enter or right-click keeps the take as a new action, Esc leaves the scene as it was"""
+    """Steer the target armature live with the keyboard (WASD / arrows relative to the view, Shift run, Ctrl slow, C crouch, Space jump, 1-7 style) or a SpaceMouse; R records, Enter or right-click keeps the take as a new action, Esc leaves the scene as it was"""
 
     bl_idname = "rigmind.drive"
     bl_label = "Drive"

@@ -11,7 +11,10 @@ event sequence:
   controller steps at its own rate (30 fps) for every frame that falls in
   the interval, each recorded while recording is on, and the latest pose is
   written straight to the pose bones (no keyframes) through
-  :class:`~rigmind.backend.live_retarget.LiveRetarget`;
+  :class:`~rigmind.backend.live_retarget.LiveRetarget`; a crouch (C) is
+  the crouch layer on the shown pose, ramped per frame, and a jump (Space)
+  plays the prepared jump clip from the current pose, the controller reset
+  where it lands (see docs/drive.md, "Crouch and jump");
 - :meth:`DriveSession.finish` restores the scene as it was and, when a take
   was recorded, bakes it exactly like Walk Along Path: the controller's
   predicted contacts and feet go to the foot cleanup
@@ -33,12 +36,18 @@ Units: metres, seconds; Blender Z-up; ground = world XY.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 
 from ..backend.locomotion import drive_input
-from ..backend.locomotion.controllers import GENERATE_LOCK, ControllerError, bandai_bone_map, load_controller
+from ..backend.locomotion.actions import crouch
+from ..backend.locomotion.actions.live_crouch import LiveCrouch
+from ..backend.locomotion.actions.live_jump import LiveJump, prepare_jump
+from ..backend.locomotion.features import CONTACT_INDEX as FEET_INDEX
+from ..backend.locomotion.controllers import (GENERATE_LOCK, ControllerError, bandai_bone_map, controller_leg_length,
+                                              load_controller)
 from ..backend.motion import Motion
 from ..backend.requests.walk import ControllerChoice
 from . import locomotion_scene
@@ -177,6 +186,7 @@ class DriveSession:
 
             # The standing pose is the retarget's reference for the preview and the take alike.
             self.reference = calib.slice(0, 1)
+            self._setup_crouch(calib)
             self.live = LiveRetarget.calibrate(calib, dict(src_map.bones), world, dict(tgt_map.bones),
                                                object_rotation=rot, object_scale=scale, object_translation=trans,
                                                reference=self.reference)
@@ -192,8 +202,11 @@ class DriveSession:
             self.steps = 0
             self.take = None  # {"poses", "contacts", "feet", "styles" (in the order used)} while / after recording
             self.recording = False
-            self.last_pose = self.ctl.pose()
-            self.timings = {"step": [], "map": [], "write": []}
+            self.last_pose = self.prev_pose = self.ctl.pose()
+            self.jump = None  # the LiveJump playing, if any
+            self._blend_out = None  # the hand-back after a jump, while it decays
+            self.jumps = 0
+            self.timings = {"step": [], "crouch": [], "map": [], "write": []}
             self.closed = False
             self.consumed = False
             self._prepare_rig()
@@ -218,6 +231,34 @@ class DriveSession:
         pose = self.ctl.pose()
         return concat_poses([pose] * int(round(CALIBRATION_SECONDS * self.fps)), self.fps)
 
+    def _setup_crouch(self, calib: Motion) -> None:
+        """The crouch layer on the controller's standing pose (cached per
+        skeleton and pose by :func:`~...actions.crouch.crouch_layer`) and the
+        input's speed cap set to the sneak's on the controller's legs."""
+        from ..backend.locomotion.actions.clip_bank import default_crouch_speed
+
+        self.crouch_config = crouch.CrouchConfig()
+        self.crouch_layer = crouch.crouch_layer(calib.skeleton, self.reference)
+        self.live_crouch = LiveCrouch(calib.skeleton, self.crouch_layer, self.crouch_config)
+        # The jump clip, placed on the controller's standing feet once (~0.3 s).
+        self.prepared_jump = prepare_jump(calib.skeleton, self.reference)
+        speed = default_crouch_speed(controller_leg_length(self.ctl))
+        self.input.config = dataclasses.replace(self.input.config, crouch_speed=float(speed))
+        self._crouch_u = 0.0  # the crouch ramp's linear phase, 0 standing .. 1 down
+
+    @property
+    def crouch_weight(self) -> float:
+        """How crouched the character is now (0..1): the smootherstep of the
+        ramp's phase, as :func:`~...actions.crouch.crouch_weights` ramps an
+        offline crouch."""
+        return float(crouch.smootherstep(self._crouch_u))
+
+    def _advance_crouch(self, dt: float) -> None:
+        """Move the crouch ramp ``dt`` seconds toward down (toggled on) or
+        up, a whole ramp taking ``CrouchConfig.ramp_seconds``."""
+        step = dt / max(self.crouch_config.ramp_seconds, 1e-6)
+        self._crouch_u = min(self._crouch_u + step, 1.0) if self.input.crouched else max(self._crouch_u - step, 0.0)
+
     def _prepare_rig(self) -> None:
         arm = self.arm
         ad = arm.animation_data
@@ -240,6 +281,11 @@ class DriveSession:
         starts a new take (replacing an earlier one), off ends it."""
         cmd = self.input.handle(event)
         self.consumed = self.input.consumed
+        if cmd == drive_input.CROUCH and self.jump is not None:
+            self.input.crouched = not self.input.crouched  # no crouching in the air: the toggle is ignored
+        if cmd == drive_input.JUMP and (self.jump is not None or self.input.crouched or self.crouch_weight > 0.0):
+            # A jump during a jump, or from a crouch (the clip starts standing tall), is ignored.
+            self.input.take_jump()
         if cmd == drive_input.RECORD:
             if self.input.recording:
                 self._start_take()
@@ -249,38 +295,84 @@ class DriveSession:
     def _start_take(self) -> None:
         ctl = self.ctl
         self.take = {"poses": [self.last_pose], "contacts": [np.array(ctl.contacts, dtype=np.float64)],
-                     "feet": [np.array(ctl.feet, dtype=np.float64)], "styles": [self.input.style]}
+                     "feet": [np.array(ctl.feet, dtype=np.float64)], "styles": [self.input.style],
+                     "crouch": [self.crouch_weight], "jumping": [self.jump is not None]}
 
     # -- the loop --------------------------------------------------------------------
     def tick(self, dt: float, view_forward=(0.0, 1.0)) -> dict:
         """Advance game time by ``dt`` seconds (capped at
         :data:`MAX_TICK_SECONDS`): step the controller for every controller
         frame due, record them, write the last pose to the rig. Returns
-        ``{"steps", "step_s", "map_s", "write_s"}`` (seconds spent)."""
+        ``{"steps", "step_s", "crouch_s", "map_s", "write_s"}`` (seconds
+        spent; ``crouch_s`` the crouch layer on the shown pose, 0 standing).
+        While crouched (C), the pose shown has the crouch layer applied at
+        :attr:`crouch_weight`, ramped per controller frame."""
         self.game_time += min(max(float(dt), 0.0), MAX_TICK_SECONDS)
         due = int(np.floor(self.game_time * self.fps + 1e-6)) - self.steps
         t0 = time.perf_counter()
         for _ in range(max(due, 0)):
-            control = self.input.control(view_forward, 1.0 / self.fps)
-            pose = self.ctl.step(control)
+            pose, contacts, feet = self._next_frame(view_forward)
+            self._advance_crouch(1.0 / self.fps)
             self.steps += 1
-            self.last_pose = pose
+            self.prev_pose, self.last_pose = self.last_pose, pose
             if self.recording and self.take is not None:
+                self.take["crouch"].append(self.crouch_weight)
                 self.take["poses"].append(pose)
-                self.take["contacts"].append(np.array(self.ctl.contacts, dtype=np.float64))
-                self.take["feet"].append(np.array(self.ctl.feet, dtype=np.float64))
+                self.take["contacts"].append(contacts)
+                self.take["feet"].append(feet)
+                self.take["jumping"].append(self.jump is not None)
                 # Keys 1-7 change the style mid-take: the take is named after every style it used.
                 if self.input.style != self.take["styles"][-1]:
                     self.take["styles"].append(self.input.style)
         t1 = time.perf_counter()
         if due <= 0:
-            return {"steps": 0, "step_s": 0.0, "map_s": 0.0, "write_s": 0.0}
-        t_map, t_write = self._write(self.last_pose)
-        out = {"steps": due, "step_s": (t1 - t0) / due, "map_s": t_map, "write_s": t_write}
+            return {"steps": 0, "step_s": 0.0, "crouch_s": 0.0, "map_s": 0.0, "write_s": 0.0}
+        pose = self.last_pose
+        w = self.crouch_weight
+        if w > 0.0:
+            # Only the pose shown is crouched live: the controller keeps
+            # stepping its own upright walk (it has no crouched data), and
+            # the take re-applies the layer after the foot cleanup.
+            pose = self.live_crouch.apply(pose, w)
+        t2 = time.perf_counter()
+        t_map, t_write = self._write(pose)
+        out = {"steps": due, "step_s": (t1 - t0) / due, "crouch_s": t2 - t1, "map_s": t_map, "write_s": t_write}
         self.timings["step"].append(out["step_s"])
+        self.timings["crouch"].append(out["crouch_s"])
         self.timings["map"].append(t_map)
         self.timings["write"].append(t_write)
         return out
+
+    def _next_frame(self, view_forward) -> tuple:
+        """The next controller frame: ``(pose, contacts [4], feet [4, 3])``.
+        A jump asked for (Space) starts here; while it plays its frames come
+        from the clip and the controller waits; when it ends the controller
+        is reset where it landed and the clip's last pose decays onto its
+        frames (:mod:`~rigmind.backend.locomotion.actions.live_jump`)."""
+        dt = 1.0 / self.fps
+        if self.jump is None and self.input.take_jump():
+            self.jump = LiveJump(self.prepared_jump, self.prev_pose, self.last_pose, self.speed)
+            self.jumps += 1
+        if self.jump is not None:
+            self.input.advance(dt)  # the style blend goes on in the air
+            pose, contacts, feet = self.jump.next_frame()
+            if self.jump.done:
+                xy, yaw = self.jump.landing()
+                self.ctl.reset(position=tuple(xy), yaw=yaw, style=self.input.style_weights.copy())
+                self._blend_out = self.jump.blend_out(self.ctl.pose())
+                self.jump = None
+            return pose, contacts, feet
+        pose = self.ctl.step(self.input.control(view_forward, dt))
+        contacts, feet = np.array(self.ctl.contacts, dtype=np.float64), np.array(self.ctl.feet, dtype=np.float64)
+        if self._blend_out is not None:
+            # The landing's pose decaying onto the controller's: the feet
+            # recorded are the shown pose's (the controller's own are
+            # those of its stance, not yet where the blend has them).
+            pose = self._blend_out.apply(pose)
+            feet = pose.world_positions()[0, list(FEET_INDEX)]
+            if self._blend_out.done:
+                self._blend_out = None
+        return pose, contacts, feet
 
     def _write(self, pose: Motion):
         """Map ``pose`` onto the rig and write it to the pose bones;
@@ -309,7 +401,7 @@ class DriveSession:
             f"take {self.take_seconds():.1f} s (R: new take)" if self.take is not None else "R: record")
         hz = f" · {tick_rate:.0f} Hz" if tick_rate else ""
         return (f"Drive · {self.input.style_label()} · {self.speed:.1f} m/s ({self.input.gait}) · {rec}{hz} · "
-                "WASD/arrows move · Shift run · Ctrl slow · 1-7 style · Enter keep · Esc cancel")
+                "WASD/arrows move · Shift run · Ctrl slow · C crouch · Space jump · 1-7 style · Enter keep · Esc cancel")
 
     # -- the end -------------------------------------------------------------------------
     def cancel(self) -> None:
@@ -334,7 +426,8 @@ class DriveSession:
 
     def cleaned_take(self):
         """The take with the feet pinned (as a baked walk: the controller's
-        predicted contacts and feet), resampled to the scene's frame rate
+        predicted contacts and feet), crouched where it was recorded
+        crouched (the per-frame crouch weights), resampled to the scene's frame rate
         (Bandai skeleton, world space), or None."""
         from ..backend.locomotion.cleanup import pin_feet
         from ..backend.resample import resample
@@ -344,6 +437,11 @@ class DriveSession:
             return None
         motion, contacts, feet = got
         clean = pin_feet(motion, predicted=contacts, feet=feet)
+        weights = np.asarray(self.take["crouch"], dtype=np.float64)
+        if np.any(weights > 0.0):
+            # The crouch recorded per frame, on the cleaned feet (the layer's
+            # leg IK keeps every ankle where the cleanup pinned it).
+            clean = crouch.apply_crouch(clean, weights, self.crouch_layer, self.crouch_config)
         if abs(self.scene_fps - self.fps) > 1e-6:
             clean = resample(clean, self.scene_fps)
         clean.name = "drive"

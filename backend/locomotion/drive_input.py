@@ -23,8 +23,18 @@ Bindings (``type`` names as in ``bpy.types.Event.type``):
 - NDOF_MOTION (a 3Dconnexion SpaceMouse, the only analogue device Blender's
   event system delivers to an add-on): the cap's horizontal deflection is an
   analogue stick (direction and speed, up to the walk or run speed);
+- Space or NDOF button 8: jump (one request per press: a held key's
+  auto-repeat does not jump again; :meth:`DriveInput.take_jump` hands the
+  request to the session once);
+- C or NDOF button 9: crouch toggle; while crouched the commanded speed is
+  capped at :attr:`DriveConfig.crouch_speed` (the sneak's, the controller's
+  legs), whatever Shift / the NDOF cap ask;
 - R: toggle recording; Enter / right-click: finish and keep the take;
   Esc: cancel.
+
+NDOF buttons 8 and 9 (``NDOF_BUTTON_8`` / ``NDOF_BUTTON_9`` in Blender 5.0's
+event enum) exist on the larger SpaceMice (Enterprise: 12 numbered
+buttons); a two-button SpaceMouse sends MENU / FIT, which stay Blender's.
 
 Gamepads / joysticks: Blender 5.0 has no gamepad events (they went with the
 game engine); XR controller actions (``XR_ACTION``) exist only inside a VR
@@ -57,6 +67,8 @@ STYLE_KEYS = {
     **{f"NUMPAD_{i + 1}": i for i in range(7)},
     **{f"NDOF_BUTTON_{i + 1}": i for i in range(7)},
 }
+JUMP_KEYS = frozenset({"SPACE", "NDOF_BUTTON_8"})
+CROUCH_KEYS = frozenset({"C", "NDOF_BUTTON_9"})
 RECORD_KEYS = frozenset({"R"})
 FINISH_KEYS = frozenset({"RET", "NUMPAD_ENTER", "RIGHTMOUSE"})
 CANCEL_KEYS = frozenset({"ESC"})
@@ -64,6 +76,7 @@ NDOF_MOTION = "NDOF_MOTION"
 
 # What handle() returns besides None.
 RECORD, FINISH, CANCEL = "record", "finish", "cancel"
+JUMP, CROUCH = "jump", "crouch"
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,11 @@ class DriveConfig:
     style_blend_seconds: float = 0.5
     #: NDOF deflections below this (of full scale) count as centred.
     ndof_deadzone: float = 0.1
+    #: Speed cap (m/s, the controller's frame) while crouched: the sneak
+    #: clip's speed on the controller's legs
+    #: (``clip_bank.default_crouch_speed(controller_leg_length(ctl))``,
+    #: 0.38 m/s for the shipped model; the Drive session sets the exact one).
+    crouch_speed: float = 0.38
 
 
 #: Event types Drive leaves to Blender while it runs (orbit, pan and zoom
@@ -157,6 +175,9 @@ class DriveInput:
         self._blend_t = None  # seconds into the current style blend, None when done
         self.time = 0.0
         self.consumed = False
+        self.crouched = False
+        self._jump_pending = False
+        self._buttons_down = set()  # jump / crouch keys held: their auto-repeat PRESS is ignored
 
     # -- events ------------------------------------------------------------------
     def handle(self, event: InputEvent):
@@ -179,6 +200,10 @@ class DriveInput:
             elif v == "RELEASE":
                 self.held.discard(t)
             return None
+        if t in JUMP_KEYS or t in CROUCH_KEYS:
+            return self._button(t, v)
+        if t == "WINDOW_DEACTIVATE":
+            self._buttons_down.clear()  # a RELEASE sent to another window is never seen
         if v != "PRESS":
             self.consumed = t in STYLE_KEYS or t in RECORD_KEYS or t in FINISH_KEYS or t in CANCEL_KEYS
             return None
@@ -194,6 +219,27 @@ class DriveInput:
             return CANCEL
         self.consumed = False
         return None
+
+    def _button(self, t: str, v: str):
+        """Jump / crouch keys: act on the first PRESS only (Blender repeats
+        PRESS while a key is held), re-armed by its RELEASE."""
+        if v == "RELEASE":
+            self._buttons_down.discard(t)
+            return None
+        if v != "PRESS" or t in self._buttons_down:
+            return None
+        self._buttons_down.add(t)
+        if t in JUMP_KEYS:
+            self._jump_pending = True
+            return JUMP
+        self.crouched = not self.crouched
+        return CROUCH
+
+    def take_jump(self) -> bool:
+        """Whether a jump was asked for since the last call (the request is
+        consumed: one press, one jump)."""
+        pending, self._jump_pending = self._jump_pending, False
+        return pending
 
     def set_style(self, style: str) -> None:
         """Start blending toward ``style`` from the current weights."""
@@ -218,7 +264,9 @@ class DriveInput:
 
     @property
     def gait(self) -> str:
-        """"run" (Shift held), "slow" (Ctrl held) or "walk"."""
+        """"crouch" (toggled on), "run" (Shift held), "slow" (Ctrl held) or "walk"."""
+        if self.crouched:
+            return "crouch"
         if self.held & RUN_KEYS:
             return "run"
         if self.held & SLOW_KEYS:
@@ -226,9 +274,13 @@ class DriveInput:
         return "walk"
 
     def target_speed(self) -> float:
-        """The speed (m/s) asked for by the held modifiers, at full deflection."""
+        """The speed (m/s) asked for by the held modifiers, at full
+        deflection; while crouched, the lower of that and the crouch speed
+        (Ctrl's slow walk may be slower still)."""
         c = self.config
-        return {"run": c.run_speed, "slow": c.slow_speed, "walk": c.walk_speed}[self.gait]
+        held = "run" if self.held & RUN_KEYS else "slow" if self.held & SLOW_KEYS else "walk"
+        speed = {"run": c.run_speed, "slow": c.slow_speed, "walk": c.walk_speed}[held]
+        return min(speed, c.crouch_speed) if self.crouched else speed
 
     def advance(self, dt: float) -> None:
         """Move the style blend on by ``dt`` seconds."""
@@ -333,5 +385,6 @@ def scripted_controls(script, seconds: float, fps: float = 30.0, view_forward_xy
 
 __all__ = [
     "InputEvent", "DriveConfig", "DriveInput", "view_forward", "yaw_of_direction", "scripted_controls",
-    "TickRate", "passes_to_view", "STYLE_KEYS", "RECORD", "FINISH", "CANCEL",
+    "TickRate", "passes_to_view", "STYLE_KEYS", "JUMP_KEYS", "CROUCH_KEYS", "RECORD", "FINISH", "CANCEL", "JUMP",
+    "CROUCH",
 ]

@@ -400,3 +400,105 @@ def test_registering_drive_imports_no_backend():
     allowed = ["rigmind.backend", "rigmind.backend.options", "rigmind.backend.paths"]
     loaded = eval(out.stdout.strip().splitlines()[-1])
     assert [m for m in loaded if m not in allowed] == [], loaded
+
+
+def _hips_heights(rig, frames):
+    from rigmind.operators import retarget_scene
+
+    tmap = retarget_scene.target_mapping(rig)
+    pos = retarget_scene.sample_positions_world(rig, {"hips": tmap.bones["hips"]}, list(frames))
+    return np.asarray(pos["hips"])[:, 2], np.asarray(pos["hips"])[:, :2]
+
+
+def test_crouch_toggle_lowers_the_live_pose_and_the_baked_take(rig, controller):
+    from rigmind.operators import drive_scene
+
+    scene = bpy.context.scene
+    session = drive_scene.DriveSession(rig, controller=controller)
+    standing_live = np.array(session._hips_pb.location)
+    # Walk 0-2 s, crouch on at 2 s (down by 2.6 s), walk crouched to 8 s, up again, stop at 10 s.
+    script = [(0.0, InputEvent("R")), (0.0, InputEvent("W")), (2.0, InputEvent("C")), (2.05, InputEvent("C")),
+              (2.1, InputEvent("C", "RELEASE")), (8.0, InputEvent("C")), (8.1, InputEvent("C", "RELEASE")),
+              (10.0, InputEvent("RET"))]
+    events = sorted(script, key=lambda e: e[0])
+    k, live_low = 0, []
+    for i in range(int(10.0 * 24)):
+        t = i / 24.0
+        while k < len(events) and events[k][0] <= t + 1e-9:
+            session.handle(events[k][1])
+            k += 1
+        out = session.tick(1.0 / 24)
+        if 3.0 <= t < 8.0 and out["steps"]:
+            assert session.crouch_weight == 1.0 and session.input.gait == "crouch"
+            live_low.append(tuple(session._hips_pb.location))
+            assert out["crouch_s"] > 0.0
+    assert session.input.config.crouch_speed == pytest.approx(0.38, abs=0.05)
+    assert session.crouch_weight == 0.0  # back up 0.6 s after the second toggle
+    w = np.asarray(session.take["crouch"])
+    assert w.max() == 1.0 and w[0] == 0.0 and w[-1] == 0.0
+    # Live: the hips bone sits lower while crouched (its location in its rest frame moved).
+    assert all(np.linalg.norm(np.array(l) - standing_live) > 0.05 for l in live_low)
+    action, _ = session.finish()
+    assert action is not None
+    fps = scene.render.fps
+    z, xy = _hips_heights(rig, range(1, int(10 * fps) + 2))
+    stand = np.median(z[int(0.5 * fps):int(1.8 * fps)])
+    crouched = z[int(2.7 * fps):int(8.0 * fps)]
+    ratio = float(crouched.max() / stand)
+    print(f"baked hips while crouched: max {ratio:.3f} of standing")
+    assert ratio <= 0.80, ratio
+    assert np.median(z[int(9.0 * fps):]) > 0.95 * stand  # stood back up
+    # Crouched walking still moves forward, at about the sneak's pace (the
+    # controller, slowed from a walk, pauses a moment first: measured from 4 s).
+    pace = (xy[int(8.0 * fps), 1] - xy[int(4.0 * fps), 1]) / 4.0
+    print(f"crouched pace {pace:.2f} m/s")
+    assert 0.15 < pace < 0.6, pace
+
+
+def _longest_run(mask) -> int:
+    best = run = 0
+    for u in mask:
+        run = run + 1 if u else 0
+        best = max(best, run)
+    return best
+
+
+def test_jump_key_jumps_live_and_the_baked_take_keeps_it(rig, controller):
+    from rigmind.operators import drive_scene
+    from rigmind.operators import retarget_scene
+
+    scene = bpy.context.scene
+    session = drive_scene.DriveSession(rig, controller=controller)
+    # Walk, jump at 2 s (Space held 0.5 s with auto-repeat: one jump), a
+    # second press in the air (ignored), stop walking at 4.5 s, a standing
+    # jump at 6 s, then crouch (C) at 8.5 s: a press at 9.5 s is ignored there.
+    script = [(0.0, InputEvent("R")), (0.0, InputEvent("W")),
+              (2.0, InputEvent("SPACE")), (2.2, InputEvent("SPACE")), (2.4, InputEvent("SPACE")),
+              (2.5, InputEvent("SPACE", "RELEASE")), (2.8, InputEvent("NDOF_BUTTON_8")),
+              (2.9, InputEvent("NDOF_BUTTON_8", "RELEASE")), (4.5, InputEvent("W", "RELEASE")),
+              (6.0, InputEvent("SPACE")), (6.1, InputEvent("SPACE", "RELEASE")),
+              (8.5, InputEvent("C")), (8.6, InputEvent("C", "RELEASE")),
+              (9.5, InputEvent("SPACE")), (9.6, InputEvent("SPACE", "RELEASE")), (11.0, InputEvent("RET"))]
+    commands, _ = drive(session, script, 11.0, 24.0)
+    assert commands[-1] == (11.0, "finish")
+    assert session.jumps == 2
+    jumping = np.asarray(session.take["jumping"])
+    starts = np.nonzero(np.diff(jumping.astype(int)) == 1)[0] + 1
+    assert len(starts) == 2
+    action, _ = session.finish()
+    assert action is not None
+    fps = scene.render.fps
+    tmap = retarget_scene.target_mapping(rig)
+    names = ("hips", "foot_l", "foot_r", "toes_l", "toes_r")
+    pos = retarget_scene.sample_positions_world(rig, {c: tmap.bones[c] for c in names}, list(range(1, int(11 * fps) + 2)))
+    z = np.asarray(pos["hips"])[:, 2]
+    feet = np.stack([np.asarray(pos[c])[:, 2] for c in names[1:]], axis=1)
+    floor = np.percentile(feet, 5, axis=0)
+    walk_h = np.median(z[int(0.8 * fps):int(1.9 * fps)])
+    for start in starts:
+        t0 = start / session.fps
+        window = slice(int(t0 * fps), int((t0 + 1.8) * fps))
+        rise = float(z[window].max() - walk_h)
+        off = _longest_run(np.all(feet[window] > floor + 0.03, axis=1)) / fps
+        print(f"baked jump at {t0:.2f} s: hips rise {rise:.3f} m, both feet off {off:.2f} s")
+        assert rise >= 0.12 and off >= 0.25, (rise, off)

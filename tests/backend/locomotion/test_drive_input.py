@@ -156,3 +156,50 @@ def test_controller_steps_live_from_scripted_input():
     assert d1[1] > 2.0 and abs(d1[0]) < 0.5 * d1[1]  # forward = +Y (the default view forward)
     assert d2[0] > 2.0 and abs(d2[1]) < 0.6 * d2[0]  # then right = +X
     assert np.linalg.norm(roots[-1] - roots[-15]) < 0.15  # released: it stops
+
+
+def test_jump_is_one_request_per_press():
+    d = drive_input.DriveInput()
+    assert not d.take_jump()
+    assert d.handle(E("SPACE")) == drive_input.JUMP and d.consumed
+    assert d.handle(E("SPACE")) is None and d.consumed  # Blender's auto-repeat while held
+    assert d.take_jump() and not d.take_jump()  # consumed once
+    assert d.handle(E("SPACE", "RELEASE")) is None and d.consumed
+    assert d.handle(E("NDOF_BUTTON_8")) == drive_input.JUMP and d.take_jump()
+    assert d.handle(E("NDOF_BUTTON_8", "RELEASE")) is None
+    assert d.handle(E("SPACE")) == drive_input.JUMP  # re-armed by the release
+
+
+def test_crouch_toggles_and_caps_the_speed():
+    d = drive_input.DriveInput()
+    fwd = (0.0, 1.0)
+    d.handle(E("W"))
+    d.handle(E("LEFT_SHIFT"))
+    assert d.handle(E("C")) == drive_input.CROUCH and d.crouched and d.gait == "crouch"
+    assert np.linalg.norm(_vel(d.control(fwd))) == pytest.approx(d.config.crouch_speed)  # run asked, sneak given
+    d.handle(E("C"))  # auto-repeat: still crouched
+    assert d.crouched
+    d.handle(E("C", "RELEASE"))
+    d.handle(E("LEFT_SHIFT", "RELEASE"))
+    d.handle(E("LEFT_CTRL"))  # the slow walk is already under the cap
+    assert np.linalg.norm(_vel(d.control(fwd))) == pytest.approx(min(0.6, d.config.crouch_speed))
+    d.handle(E("LEFT_CTRL", "RELEASE"))
+    d.handle(E("W", "RELEASE"))
+    d.handle(E("NDOF_MOTION", "NOTHING", (0.0, 0.0, -1.0)))  # full push on the cap
+    assert np.linalg.norm(_vel(d.control(fwd))) == pytest.approx(d.config.crouch_speed)
+    assert d.handle(E("NDOF_BUTTON_9")) == drive_input.CROUCH and not d.crouched
+    assert np.linalg.norm(_vel(d.control(fwd))) == pytest.approx(1.3)
+
+
+def test_jump_and_crouch_buttons_are_real_blender_event_types():
+    bpy = pytest.importorskip("bpy")
+    known = {e.identifier for e in bpy.types.Event.bl_rna.properties["type"].enum_items}
+    assert drive_input.JUMP_KEYS <= known and drive_input.CROUCH_KEYS <= known
+    assert not (drive_input.JUMP_KEYS | drive_input.CROUCH_KEYS) & set(drive_input.STYLE_KEYS)
+
+
+def test_window_switch_rearms_a_held_jump_key():
+    d = drive_input.DriveInput()
+    d.handle(E("SPACE"))
+    d.handle(E("WINDOW_DEACTIVATE"))  # the release went to another window
+    assert d.handle(E("SPACE")) == drive_input.JUMP
