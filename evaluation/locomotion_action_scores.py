@@ -90,7 +90,9 @@ def ballistic(hips_z: np.ndarray, first: int, end: int, fps: float) -> dict:
     z_off, z_down = hips_z[max(first - 1, 0)], hips_z[min(end, len(hips_z) - 1)]
     apex = z.max()
     physics = np.sqrt(2 * max(apex - z_off, 0.0) / GRAVITY) + np.sqrt(2 * max(apex - z_down, 0.0) / GRAVITY)
-    return {"flight_s": (end - first + 1) / fps, "physics_s": float(physics),
+    # The gravity the hips' own arc implies: a free parabola's curvature.
+    g_fit = float(-2.0 * np.polyfit(t, z, 2)[0]) if len(z) >= 3 else float("nan")
+    return {"flight_s": (end - first + 1) / fps, "physics_s": float(physics), "fitted_g": g_fit,
             "residual_m": float(np.sqrt(np.mean(resid ** 2)))}
 
 

@@ -26,7 +26,7 @@ from ..requests.walk import CYCLE_SECONDS
 from .actions.action_plan import ActionPlan, Crouch, Jump
 from .actions.crouch import CrouchConfig, apply_crouch, crouch_cycle, crouch_layer, crouch_speeds, crouch_weights, smootherstep
 from .actions.getup import prepend_getup
-from .actions.jump import splice_jumps
+from .actions.jump import GRAVITY, JumpConfig, splice_jumps
 from .cleanup import pin_feet
 from .controllers import GENERATE_LOCK, controller_fps, controller_skeleton
 from .cycle import extract_cycle
@@ -205,7 +205,7 @@ def generate_path(
         )
     check_cancel(cancel)
     result = snap_to_path(result, path.points)
-    result, standing = add_actions(result, plan)
+    result, standing = add_actions(result, plan, scale)
     check_cancel(cancel)
     # The controller's predicted contacts say when a foot is planted (detection
     # fills in); its predicted foot positions say where the feet are.
@@ -233,15 +233,18 @@ def scaled_plan(plan: ActionPlan, scale: float) -> ActionPlan:
                       tuple(Crouch(c.start / scale, c.end / scale) for c in plan.crouches), plan.start)
 
 
-def add_actions(result, plan: ActionPlan) -> tuple:
+def add_actions(result, plan: ActionPlan, scale: float = 1.0) -> tuple:
     """``(result, upright)``: the walked path ``result`` (after
     ``snap_to_path``) with ``plan``'s jumps spliced in
     (``actions.jump.splice_jumps``) and its get-up put before it
     (``actions.getup.prepend_getup``); ``upright``: the output frame ranges
     ``[(first, end), ...]`` that are clips played whole (the jumps, the
-    get-up), which a crouch must leave as they are."""
+    get-up), which a crouch must leave as they are. ``scale``: the rig's
+    legs over the controller's. The retarget scales every length by it and
+    keeps time, so the flight is made under gravity / ``scale`` here: on the
+    rig it falls at 9.81 m/s² (a rig twice as tall flies sqrt(2) x longer)."""
     info = []
-    result = splice_jumps(result, plan.jumps, info=info)
+    result = splice_jumps(result, plan.jumps, JumpConfig(gravity=GRAVITY / float(scale)), info=info)
     upright = [one["frames"] for one in info]
     before = result.motion.num_frames
     result = prepend_getup(result, plan.start)

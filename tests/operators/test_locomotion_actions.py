@@ -59,6 +59,7 @@ def test_each_jump_leaves_the_floor_and_rises(take):
         assert j["apex_over_walking_m"] >= 0.12, (rig, j)
         # the flight is ballistic: its time is what gravity gives for its heights
         assert abs(j["flight_s"] - j["physics_s"]) < 0.07, (rig, j)
+        assert abs(j["fitted_g"] - 9.81) < 1.0, (rig, j)  # on the rig, whatever its size
 
 
 def test_the_crouch_keeps_the_hips_low(take):
