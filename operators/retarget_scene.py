@@ -250,11 +250,16 @@ def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = R
     object_locations = None
     if r.root_mode == "object" and result.root_motion is not None:
         object_locations = trans + np.asarray(result.root_motion)
-    action = scene_io.write_motion(
-        arm_obj, on_rig, label, frame_start=r.start_frame, set_scene_fps=r.set_scene_fps,
-        object_locations=object_locations, set_scene_range=r.scene_range,
-        keyed=r.keyed or rigify_plan is not None,  # the IK/FK switches are keys on the action
-    )
+    action = None
+    if not r.keyed and rigify_plan is None:  # Rigify's IK/FK switches are keys on the action
+        action = scene_io.motion_array_take(arm_obj, on_rig, label, frame_start=r.start_frame,
+                                            set_scene_fps=r.set_scene_fps, object_locations=object_locations,
+                                            set_scene_range=r.scene_range)
+    if action is None:
+        action = scene_io.write_motion(
+            arm_obj, on_rig, label, frame_start=r.start_frame, set_scene_fps=r.set_scene_fps,
+            object_locations=object_locations, set_scene_range=r.scene_range,
+        )
     if rigify_plan is not None:
         rigify.key_switches(arm_obj, action, rigify_plan.switches, r.start_frame)
     return action, tgt_map, result

@@ -420,6 +420,40 @@ def array_take_blocker(arm_obj, frames: np.ndarray, object_curves: bool) -> str 
     return pose_blocker(arm_obj, ["location"] if object_curves else [])
 
 
+def _scene_frames(arm_obj, motion: Motion, frame_start: int, set_scene_fps: bool) -> tuple:
+    """The armature's skeleton (checked against the motion) and the scene
+    frames ``[F]`` the motion's frames land on (the scene switched to the
+    motion's rate first with ``set_scene_fps``)."""
+    import bpy
+
+    rig = _checked_rig(arm_obj, motion)
+    scene = bpy.context.scene
+    if set_scene_fps:
+        fps = float(motion.fps)
+        scene.render.fps = int(round(fps))
+        scene.render.fps_base = scene.render.fps / fps
+    return rig, frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
+
+
+def _put_motion(arm_obj, motion: Motion, rig: Skeleton, frames, put, object_locations) -> None:
+    """The take's curves handed to ``put(specs, frames)`` one bone at a time
+    (the same curves in the same order as one call for all): the take is
+    then never held twice, nor the whole clip's basis temporaries."""
+    import bpy
+
+    sk = motion.skeleton
+    for j, basis_rot, basis_loc, moving in _pose_basis(motion, rig):
+        bone = sk.names[j]
+        base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+        specs = _rotation_specs(base, bone, arm_obj.pose.bones[bone].rotation_mode, basis_rot)
+        if moving:
+            specs += [(base + ".location", i, bone, basis_loc[:, i]) for i in range(3)]
+        put(specs, frames)
+    if object_locations is not None:
+        locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
+        put([("location", i, "Object Transforms", locs[:, i]) for i in range(3)], frames)
+
+
 def write_motion(
     arm_obj,
     motion: Motion,
@@ -431,7 +465,6 @@ def write_motion(
     set_scene_fps: bool = False,
     interpolation: str = "LINEAR",
     object_locations=None,
-    keyed: bool = True,
 ):
     """Write ``motion`` onto ``arm_obj`` as a new action and assign it.
 
@@ -446,50 +479,38 @@ def write_motion(
     leaves it. Pose bones keep their rotation mode (quaternion, any Euler order,
     axis-angle). ``object_locations [F, 3]`` (world metres) keys the armature
     object's own location in the same action (root motion on the object).
-    Returns the new ``bpy.types.Action``; with ``keyed`` False, an
-    :class:`ArrayTake` of the same curves instead where
-    :func:`array_take_blocker` allows it (the scene's rate and range change
-    as they would; no action is made, the armature keeps its own).
+    Returns the new ``bpy.types.Action``.
     """
     import bpy
 
-    rig = _checked_rig(arm_obj, motion)
-    scene = bpy.context.scene
-    if set_scene_fps:
-        fps = float(motion.fps)
-        scene.render.fps = int(round(fps))
-        scene.render.fps_base = scene.render.fps / fps
-    frames = frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
-
-    name = action_name or motion.name or "RigMind Motion"
-    if not keyed and array_take_blocker(arm_obj, frames, object_locations is not None) is None:
-        action = ArrayTake(unique_name(name, bpy.data.actions.keys()), frames)
-        put = action.add
-    else:
-        action, cb = new_action(arm_obj, name, "OBJECT", keep_previous)
-
-        def put(specs, frames):
-            write_curves(cb, specs, frames, interpolation)
-
-    sk = motion.skeleton
-    # Each bone's curves as soon as they are made (the same curves in the
-    # same order as one call for all): the take is then never held twice.
-    for j, basis_rot, basis_loc, moving in _pose_basis(motion, rig):
-        bone = sk.names[j]
-        base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
-        specs = _rotation_specs(base, bone, arm_obj.pose.bones[bone].rotation_mode, basis_rot)
-        if moving:
-            specs += [(base + ".location", i, bone, basis_loc[:, i]) for i in range(3)]
-        put(specs, frames)
-    if object_locations is not None:
-        locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
-        put([("location", i, "Object Transforms", locs[:, i]) for i in range(3)], frames)
-
+    rig, frames = _scene_frames(arm_obj, motion, frame_start, set_scene_fps)
+    action, cb = new_action(arm_obj, action_name or motion.name or "RigMind Motion", "OBJECT", keep_previous)
+    _put_motion(arm_obj, motion, rig, frames, lambda specs, f: write_curves(cb, specs, f, interpolation),
+                object_locations)
     if set_scene_range:
-        cover_frames(scene, frames[0], frames[-1], grow=set_scene_range == "grow")
-    if motion.shape_weights is not None and motion.shape_names and not isinstance(action, ArrayTake):
+        cover_frames(bpy.context.scene, frames[0], frames[-1], grow=set_scene_range == "grow")
+    if motion.shape_weights is not None and motion.shape_names:
         action["rigmind_shape_names"] = list(motion.shape_names)
     return action
+
+
+def motion_array_take(arm_obj, motion: Motion, action_name: str | None = None, *, frame_start: int = 1,
+                      set_scene_range=True, set_scene_fps: bool = False, object_locations=None):
+    """What :func:`write_motion` would key, as an :class:`ArrayTake` named as
+    its action would be, where :func:`array_take_blocker` allows it; else
+    None (key it with :func:`write_motion`). The scene's rate and range
+    change as they would; no action is made, the armature keeps its own."""
+    import bpy
+
+    rig, frames = _scene_frames(arm_obj, motion, frame_start, set_scene_fps)
+    if array_take_blocker(arm_obj, frames, object_locations is not None) is not None:
+        return None
+    name = action_name or motion.name or "RigMind Motion"
+    take = ArrayTake(unique_name(name, bpy.data.actions.keys()), frames)
+    _put_motion(arm_obj, motion, rig, frames, take.add, object_locations)
+    if set_scene_range:
+        cover_frames(bpy.context.scene, frames[0], frames[-1], grow=set_scene_range == "grow")
+    return take
 
 
 def share_action(id_data, action, *, keep_previous: bool = True):
