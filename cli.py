@@ -367,7 +367,7 @@ def cmd_retarget(args) -> int:
     action, tgt_map, result = retarget_scene.retarget_onto(arm, motion, src_map, request, tgt_map=tgt_map)
     print(f"source {Path(args.src).name}: {motion.num_frames} frames at {motion.fps:g} fps, mapping '{src_map.preset}'")
     print(f"target {arm.name}: mapping '{tgt_map.preset}' (confidence {tgt_map.overall:.2f}), leg scale {result.leg_scale:.3f}")
-    path = write_atomically(args.out, lambda tmp: export.export_character(arm, tmp))
+    path = write_atomically(args.out, lambda tmp: export.export_written(arm, action, tmp))
     print(f"wrote {Path(path).resolve()} (action '{action.name}')")
     return 0
 
@@ -378,8 +378,11 @@ def _retarget_request(args):
     from .backend.requests import checked
     from .backend.requests.retarget import RetargetRequest
 
+    # A BVH is made from the take's values alone: no keys in the scene
+    # (Blender holds ~72 bytes a key: 1.6 GB for 100 000 frames).
     return checked(RetargetRequest(source=args.src, bone_map=args.map, root_mode=args.root_mode,
-                                   root_bone=args.root_bone, ik=not args.no_ik))
+                                   root_bone=args.root_bone, ik=not args.no_ik,
+                                   keyed=Path(args.out).suffix.lower() != ".bvh"))
 
 
 def cmd_walk(args) -> int:
@@ -547,7 +550,7 @@ def cmd_gesture(args) -> int:
     scene = bpy.context.scene
     rng = (scene.frame_start, scene.frame_end) if suffix == ".blend" else None
     with _phase("export"):
-        path = write_atomically(out, lambda tmp: export.export_character(arm, tmp, frame_range=rng))
+        path = write_atomically(out, lambda tmp: export.export_written(arm, res.action, tmp, frame_range=rng))
     print(f"wrote {Path(path).resolve()}")
     return 0
 
@@ -560,7 +563,8 @@ def _gesture_request(args):
 
     return checked(GestureRequest(audio_path=Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
                                   start_frame=args.start_frame, base=args.base, face_mesh=args.face or "",
-                                  face_method=args.face_method, transcript=args.transcript, runtime=args.runtime))
+                                  face_method=args.face_method, transcript=args.transcript, runtime=args.runtime,
+                                  keyed=Path(args.out or "").suffix.lower() != ".bvh"))
 
 
 def _add_engine_args(p) -> None:

@@ -406,7 +406,7 @@ def _arm_ik(st, fwd_rest):
     trans, s_pos_w, world_off, t_rest_rot = st.trans, st.s_pos_w, st.world_off, st.t_rest_rot
     _, s_rest = src.rest_world()
     _, t_rest = target.rest_world()
-    Pw = _fk(target, W, trans) + world_off
+    Pw = _fk(target, W, trans, world_off)
     for s_c in "lr":
         ua, la, h = (tidx[f"{b}_{s_c}"] for b in ("upperarm", "lowerarm", "hand"))
         chain = _ancestors(target, h)
@@ -491,11 +491,15 @@ def _smooth_max(x, r):
     return running_mean(win.max(axis=-1), 2 * r + 1)
 
 
-def _fk(sk: Skeleton, W, trans):
-    """Joint positions ``[F, J, 3]`` from world rotations and local translations."""
+def _fk(sk: Skeleton, W, trans, offset=None):
+    """Joint positions ``[F, J, 3]`` from world rotations and local
+    translations, ``offset`` (``[F, 1, 3]``, the object's motion) added in
+    place: ``_fk(...) + offset`` without a second ``[F, J, 3]`` array."""
     P = np.empty(trans.shape)
     for j, p in enumerate(sk.parents):
         P[:, j] = trans[:, j] if p < 0 else P[:, p] + rotations.rotate(W[:, p], trans[:, j])
+    if offset is not None:
+        P += offset
     return P
 
 
@@ -1002,7 +1006,7 @@ def _drop_hips(st: _State, legs, Pw, ramp):
     down = drop[:, None] * np.array([0.0, 0.0, 1.0])
     p = int(st.target.parents[hips_t])
     st.trans[:, hips_t] -= down if p < 0 else rotations.rotate(rotations.inv(st.W[:, p]), down)
-    Pw = _fk(st.target, st.W, st.trans) + st.world_off
+    Pw = _fk(st.target, st.W, st.trans, st.world_off)
     for g in legs:
         if st.attached[g["side"]]:
             g["end"] = Pw[:, g["tf"]]
@@ -1062,7 +1066,7 @@ def _fit_legs(st: _State, ik: bool, root_mode, fwd_rest) -> dict:
     """Foot locking and leg IK. Returns where IK-target-style feet go:
     ``{target joint: [F, 3]}`` armature space."""
     world_off = st.world_off
-    Pw = _fk(st.target, st.W, st.trans) + world_off
+    Pw = _fk(st.target, st.W, st.trans, world_off)
     ramp = max(1, int(round(0.1 * st.motion.fps)))
     foot_pos = {}
     legs = []
@@ -1089,7 +1093,8 @@ def _result(st: _State) -> RetargetResult:
     local = np.empty_like(W)
     for j, p in enumerate(target.parents):
         local[:, j] = W[:, j] if p < 0 else rotations.mul(rotations.inv(W[:, int(p)]), W[:, j])
-    local = rotations.make_continuous(rotations.normalize(local), axis=0)
+    # In place: the whole clip's two copies were the retarget's peak.
+    local = rotations.normalize_continuous_in_place(local)
     root_positions = trans[:, 0].copy()
     needs_trans = JT > 1 and not np.array_equal(trans[:, 1:], np.broadcast_to(target.offsets[1:], trans[:, 1:].shape))
     out = Motion(
@@ -1187,10 +1192,16 @@ def retarget(motion: Motion, src_map: dict, target: Skeleton, tgt_map: dict,
     _reference_poses(st, reference, flat_pose)
     _foot_references(st, reference is not None)
     _desired_rotations(st)
+    # What no later phase reads is let go as soon as it is done (each is
+    # 80-100 MB at 100 000 frames): the source's world rotations after the
+    # desired rotations, their world deltas and values once the trunk is
+    # assembled (_compose only asks which bones were set directly).
+    st.s_rot_w = None
     _arm_twists(st)
     _floors(st, ground_height)
     _root_translation(st, root_mode, cfg.root_scale, ground_height)
     _assemble(st, ground_height)
+    st.Y, st.desired = None, dict.fromkeys(st.desired)
     fwd_rest = _body_frame(st.t_rest_pos, st.tidx)[0]
     foot_pos = _fit_legs(st, cfg.ik, root_mode, fwd_rest)
     if cfg.hand_ik:

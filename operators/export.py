@@ -210,10 +210,48 @@ def evaluated_motion(armature, frame_range, *, allow_fast: bool = True):
 
 
 def write_take_bvh(armature, path, frame_range, preset: ExportPreset) -> Path:
+    return _write_motion_bvh(evaluated_motion(armature, frame_range), path, preset)
+
+
+def write_array_take_bvh(armature, take, path, preset: str = "generic") -> Path:
+    """The BVH that keying ``take`` (a ``scene_io.ArrayTake``) on
+    ``armature`` and exporting it would write, byte for byte, made from its
+    arrays: the take sampled as :func:`evaluated_motion` samples an action
+    (``take_sampling.sample_take``, whose curve values are the keys' own
+    32-bit floats either way), over the take's range at the scene's rate.
+    The scene is not changed."""
+    from . import scene_io, take_sampling
+
+    if preset not in PRESETS:
+        raise ExportError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+    path = Path(path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import bpy
+
+    start, end = (int(round(f)) for f in take.frame_range)
+    fps = scene_io.scene_fps(bpy.context.scene)
+    m = take_sampling.sample_take(armature, scene_io.read_skeleton(armature), (start, end), fps, take=take)
+    return _write_motion_bvh(m, path, PRESETS[preset])
+
+
+def export_written(armature, take, path, *, frame_range=None) -> Path:
+    """Export what a job wrote: ``take`` an ``Action`` (the armature's
+    active one) through :func:`export_character`, or a
+    ``scene_io.ArrayTake`` (a BVH asked for without keys) through
+    :func:`write_array_take_bvh`."""
+    from .scene_io import ArrayTake
+
+    if isinstance(take, ArrayTake):
+        if Path(path).suffix.lower() != ".bvh":
+            raise ExportError(f"{path}: a take kept as arrays is written as .bvh only")
+        return write_array_take_bvh(armature, take, path)
+    return export_character(armature, path, frame_range=frame_range)
+
+
+def _write_motion_bvh(m, path, preset: ExportPreset) -> Path:
     from ..backend.bvh import write_bvh
     from ..backend.motion import Motion
 
-    m = evaluated_motion(armature, frame_range)
     sk = m.skeleton.copy()
     sk.names = bvh_safe_names(sk.names)
     m = Motion(sk, m.rotations, m.root_positions, m.fps, m.translations, name=m.name)

@@ -118,15 +118,22 @@ def companion_meshes(mesh_obj, arm=None) -> list:
     return out
 
 
-def _write_on_mesh(mesh_obj, anim, action_name: str, start_frame: int):
-    """The 52 curves onto one mesh's keys (resolved names) → (action, written, missing)."""
+def _write_on_mesh(mesh_obj, anim, action_name: str, start_frame: int, shared=None):
+    """The 52 curves onto one mesh's keys (resolved names) → (action, written, missing).
+    ``shared``: ``(action, key names)`` of the face already written; a mesh
+    whose resolved shape keys are those same names gets that action's slot
+    (the same curves, evaluated the same), not a copy of every key."""
     from ..backend.face.arkit_names import resolve_arkit_names
 
     mapping = resolve_arkit_names([kb.name for kb in mesh_obj.data.shape_keys.key_blocks])
     names = [mapping.get(n) for n in anim.names]
     cols = [i for i, n in enumerate(names) if n is not None]
-    action, _, _ = scene_io.write_shape_keys(mesh_obj, [names[i] for i in cols], anim.weights[:, cols], anim.fps,
-                                             action_name, frame_start=start_frame)
+    keyed = [names[i] for i in cols]
+    if shared is not None and shared[1] == keyed:
+        action = scene_io.share_action(mesh_obj.data.shape_keys, shared[0])
+    else:
+        action, _, _ = scene_io.write_shape_keys(mesh_obj, keyed, anim.weights[:, cols], anim.fps, action_name,
+                                                 frame_start=start_frame)
     return action, [anim.names[i] for i in cols], [n for n in anim.names if n not in mapping]
 
 
@@ -180,8 +187,11 @@ def write_face(mesh_obj, animation, request: FaceRequest, *, armature=None) -> F
     the mesh has no jawOpen key, so the jaw never opens twice). Shapes the
     mesh lacks are listed in ``missing`` and skipped. ``request.companions``:
     drive the character's other ARKit meshes (teeth, eyes …;
-    :func:`companion_meshes`) with the same curves, each in its own new
-    action. ``request.add_sound``: add the speech as a sound strip."""
+    :func:`companion_meshes`) with the same curves: a mesh with the face's
+    shape keys shares the face's action and slot (Ready Player Me's teeth
+    and eyes; one set of keys, 4x fewer for its four meshes: Blender holds
+    ~72 bytes a key, and a second copy while it evaluates), any other gets
+    its own new action. ``request.add_sound``: add the speech as a sound strip."""
     import bpy
 
     r = request
@@ -194,7 +204,8 @@ def write_face(mesh_obj, animation, request: FaceRequest, *, armature=None) -> F
     names = [mapping.get(n) for n in anim.names]
     cols = [i for i, n in enumerate(names) if n is not None]
     stem = Path(audio_path).stem if audio_path else "speech"
-    action, written, _ = scene_io.write_shape_keys(mesh_obj, [names[i] for i in cols], anim.weights[:, cols], anim.fps,
+    keyed = [names[i] for i in cols]
+    action, written, _ = scene_io.write_shape_keys(mesh_obj, keyed, anim.weights[:, cols], anim.fps,
                                                    r.action_name or f"RigMind Face · {stem}", frame_start=start_frame)
     missing = [n for n in anim.names if n not in mapping]
     result = FaceResult(action, [anim.names[i] for i in cols], missing, anim, notes=list(anim.notes))
@@ -214,7 +225,7 @@ def write_face(mesh_obj, animation, request: FaceRequest, *, armature=None) -> F
             result.jaw_bone = bone
     if r.companions:
         for ob in companion_meshes(mesh_obj, arm):
-            _write_on_mesh(ob, anim, f"{action.name} · {ob.name}", start_frame)
+            _write_on_mesh(ob, anim, f"{action.name} · {ob.name}", start_frame, shared=(action, keyed))
             result.companions.append(ob.name)
     last = start_frame + int(np.ceil((anim.num_frames - 1) * (fps / anim.fps)))
     scene_io.cover_frames(scene, start_frame, last)

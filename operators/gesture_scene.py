@@ -105,7 +105,8 @@ def apply(arm, clip, result, request: GestureRequest, *, face_mesh=None, face_an
     stem = Path(str(r.audio_path)).stem if r.audio_path else "speech"
     name = f"RigMind Gesture · {stem} · seed {r.seed} · amount {r.amount:.2f}"
     onto = RetargetRequest(root_mode="hips", ik=r.base == "idle", action_name=name, start_frame=r.start_frame,
-                           set_scene_fps=False, scene_range="grow" if r.user_scene else True)
+                           set_scene_fps=False, scene_range="grow" if r.user_scene else True,
+                           keyed=r.keyed or r.base == "keep_legs")  # the legs are layered in the NLA
     action, tgt_map, _ = retarget_onto(arm, result.motion, smplx_source_map(), onto, tgt_map=tgt_map)
     if r.base == "keep_legs":
         _layer_over(arm, action, previous, tgt_map)
@@ -215,14 +216,17 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
     left /= max(np.linalg.norm(left), 1e-9)
     q = rotations.mul(rotations.from_axis_angle_pair(np.broadcast_to(up, (n_frames, 3)), gaze[:, 0]),
               rotations.from_axis_angle_pair(np.broadcast_to(left, (n_frames, 3)), -gaze[:, 1]))
-    cb = action.layers[0].strips[0].channelbag(arm.animation_data.action_slot, ensure=True)
+    arrays = isinstance(action, scene_io.ArrayTake)
+    cb = None if arrays else action.layers[0].strips[0].channelbag(arm.animation_data.action_slot, ensure=True)
     frames = start_frame + np.arange(n_frames, dtype=np.float64)
     for bone in eyes:
         rest = rotations.from_matrix(np.array(arm.data.bones[bone].matrix_local)[:3, :3])
         basis = rotations.make_continuous(rotations.normalize(rotations.mul(rotations.inv(rest)[None], rotations.mul(q, rest[None]))))
         pb = arm.pose.bones[bone]
         path = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
-        for fc in [fc for fc in cb.fcurves if fc.data_path.startswith(path + ".rotation")]:
+        if arrays:
+            action.remove(path + ".rotation")
+        for fc in [] if arrays else [fc for fc in cb.fcurves if fc.data_path.startswith(path + ".rotation")]:
             cb.fcurves.remove(fc)
         if pb.rotation_mode == "QUATERNION":
             specs = [(f"{path}.rotation_quaternion", i, bone, basis[:, i]) for i in range(4)]
@@ -233,7 +237,10 @@ def key_eyes(arm, action, tgt_map, n_frames: int, seed: int, start_frame: int) -
             specs = [(f"{path}.rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
         else:
             continue
-        scene_io.write_curves(cb, specs, frames, "LINEAR")
+        if arrays:
+            action.add(specs, frames)
+        else:
+            scene_io.write_curves(cb, specs, frames, "LINEAR")
     return eyes
 
 

@@ -70,7 +70,8 @@ def motion_to_armature_space(motion: Motion, arm_skel: Skeleton, rot, scale, tra
         tr = motion.translations / scale
         tr[:, roots] = rotations.rotate(inv, motion.translations[:, roots] - trans) / scale
     sk = arm_skel.reorder(motion.skeleton.names) if arm_skel.names != motion.skeleton.names else arm_skel
-    return Motion(sk, rotations.make_continuous(rots), root_pos, motion.fps, tr, list(motion.shape_names),
+    # In place: the same numbers as make_continuous without a second copy of the clip.
+    return Motion(sk, rotations.make_continuous_in_place(rots), root_pos, motion.fps, tr, list(motion.shape_names),
                   motion.shape_weights, motion.name)
 
 
@@ -217,7 +218,9 @@ def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = R
     mapping, :func:`~.rig_mapping.target_mapping`) stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
     ``reference``, ``flat_pose``: the source's reference pose and flat-feet
-    pose (see ``backend.retarget.retarget``).
+    pose (see ``backend.retarget.retarget``). With ``request.keyed`` False
+    the returned "action" may be a ``scene_io.ArrayTake`` (for a BVH:
+    ``export.export_written``).
     """
     from . import rigify
 
@@ -247,10 +250,16 @@ def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = R
     object_locations = None
     if r.root_mode == "object" and result.root_motion is not None:
         object_locations = trans + np.asarray(result.root_motion)
-    action = scene_io.write_motion(
-        arm_obj, on_rig, label, frame_start=r.start_frame, set_scene_fps=r.set_scene_fps,
-        object_locations=object_locations, set_scene_range=r.scene_range,
-    )
+    action = None
+    if not r.keyed and rigify_plan is None:  # Rigify's IK/FK switches are keys on the action
+        action = scene_io.motion_array_take(arm_obj, on_rig, label, frame_start=r.start_frame,
+                                            set_scene_fps=r.set_scene_fps, object_locations=object_locations,
+                                            set_scene_range=r.scene_range)
+    if action is None:
+        action = scene_io.write_motion(
+            arm_obj, on_rig, label, frame_start=r.start_frame, set_scene_fps=r.set_scene_fps,
+            object_locations=object_locations, set_scene_range=r.scene_range,
+        )
     if rigify_plan is not None:
         rigify.key_switches(arm_obj, action, rigify_plan.switches, r.start_frame)
     return action, tgt_map, result

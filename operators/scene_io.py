@@ -288,22 +288,31 @@ def _checked_rig(arm_obj, motion: Motion) -> Skeleton:
     return rig
 
 
-def _pose_basis(motion: Motion, rig: Skeleton) -> tuple:
-    """Pose-bone basis of every motion joint: ``(rotations [F, J, 4]
-    continuous quaternions, locations [F, J, 3] metres in the bone's rest
-    frame, moving [J] bool: roots and joints whose location leaves rest by
-    more than 1e-6 m)``."""
+def _pose_basis(motion: Motion, rig: Skeleton):
+    """Pose-bone basis of each motion joint in turn: yields ``(j, rotation
+    [F, 4] continuous quaternions, location [F, 3] metres in the bone's rest
+    frame, moving: a root, or a joint whose location leaves rest by more than
+    1e-6 m)``. One joint at a time: the whole clip's ``[F, J, ...]``
+    temporaries were several times the take (0.5 GB at 100 000 frames);
+    the products are elementwise, so each joint's numbers are the same."""
     sk = motion.skeleton
-    local_t = motion.local_translations()
     rig_idx = np.array([rig.index(n) for n in sk.names])
     rest_rot = rig.rest_rotations[rig_idx]  # [J, 4]
     rest_off = rig.offsets[rig_idx]  # [J, 3]
-    # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
-    basis_rot = rotations.make_continuous(rotations.mul(rotations.inv(rest_rot)[None], motion.rotations))
-    basis_loc = rotations.rotate(rotations.inv(rest_rot)[None], local_t - rest_off[None])
-    moving = np.max(np.abs(basis_loc), axis=0).max(axis=-1) > 1e-6
-    moving[sk.parents < 0] = True
-    return basis_rot, basis_loc, moving
+    for j, p in enumerate(sk.parents):
+        # Motion.local_translations' column j, without the [F, J, 3] copy.
+        if j == 0:
+            local_t = motion.root_positions
+        elif motion.translations is not None:
+            local_t = motion.translations[:, j]
+        else:
+            local_t = np.broadcast_to(sk.offsets[j], (motion.num_frames, 3))
+        # Pose-bone basis = rest^-1 * local (rotation); location in the bone's rest frame.
+        inv_rest = rotations.inv(rest_rot[j])
+        basis_rot = rotations.make_continuous(rotations.mul(inv_rest, motion.rotations[:, j]))
+        basis_loc = rotations.rotate(inv_rest, local_t - rest_off[j])
+        moving = p < 0 or bool(np.max(np.abs(basis_loc)) > 1e-6)
+        yield j, basis_rot, basis_loc, moving
 
 
 def _rotation_specs(base: str, bone: str, mode: str, rot: np.ndarray) -> list:
@@ -324,6 +333,125 @@ def _rotation_specs(base: str, bone: str, mode: str, rot: np.ndarray) -> list:
     xyz[:, ["XYZ".index(a) for a in mode]] = e
     xyz = _euler_unwrap(xyz)
     return [(base + ".rotation_euler", i, bone, xyz[:, i]) for i in range(3)]
+
+
+class ArrayTake:
+    """A take kept as the values its keys would hold, not as keys: for an
+    output made from those values alone (a BVH:
+    ``export.write_array_take_bvh``), where Blender's ~72 bytes a key would
+    be most of the memory (1.6 GB for 100 000 frames on a 55-bone rig, and
+    reading them back for the file copies them again).
+
+    ``name``: the action it stands for, named as :func:`new_action` would
+    name it; ``frames [F]``: its scene frames, consecutive whole frames
+    (:func:`array_take_blocker`); ``curves``: ``{(data_path, index): values
+    [F] float32}``, each value rounded as a key stores it (Blender keeps a
+    key's frame and value as 32-bit floats), so what is sampled from it is
+    what sampling the keys gives. Duck-types the ``name`` and
+    ``frame_range`` of an ``Action``."""
+
+    def __init__(self, name: str, frames: np.ndarray):
+        self.name = name
+        self.frames = np.asarray(frames, dtype=np.float32)
+        self.curves = {}
+
+    @property
+    def frame_range(self) -> tuple:
+        return float(self.frames[0]), float(self.frames[-1])
+
+    def add(self, specs, frames: np.ndarray) -> None:
+        """:func:`write_curves`' ``specs`` at ``frames``, which must be the take's."""
+        if not np.array_equal(np.asarray(frames, dtype=np.float32), self.frames):
+            raise ValueError(f"curves for frames {frames[0]}..{frames[-1]} added to the take of "
+                             f"{self.frame_range[0]:g}..{self.frame_range[1]:g}")
+        for data_path, index, _group, values in specs:
+            self.curves[(data_path, index)] = np.asarray(values, dtype=np.float32)
+
+    def remove(self, data_path_prefix: str) -> None:
+        """Drop the curves whose data path starts with ``data_path_prefix``."""
+        for key in [k for k in self.curves if k[0].startswith(data_path_prefix)]:
+            del self.curves[key]
+
+
+def pose_blocker(arm_obj, data_paths) -> str | None:
+    """Why the armature's evaluated pose would not be exactly the product of
+    its rest pose and the curves on ``data_paths`` (the action's, or a take's
+    not yet keyed; None: there are none), None when it would. Constraints,
+    drivers, NLA layers, object animation, a parent object or bone scale
+    each move the bones beyond their curves."""
+    ad = arm_obj.animation_data
+    if ad is not None and ad.action_influence != 1.0:
+        return "action influence below 1"
+    if ad is not None and any(not t.mute and len(t.strips) for t in ad.nla_tracks):
+        return "NLA tracks play under the action"
+    if (ad is not None and len(ad.drivers)) or (arm_obj.data.animation_data is not None
+                                                and len(arm_obj.data.animation_data.drivers)):
+        return "drivers"
+    if arm_obj.parent is not None:
+        return "parented armature"
+    if any(len(pb.constraints) for pb in arm_obj.pose.bones) or len(arm_obj.constraints):
+        return "constraints"
+    if data_paths is None:
+        return "no curves for the armature's slot"
+    for data_path in data_paths:
+        if not data_path.startswith("pose.bones["):
+            return f"object curve {data_path}"
+        if data_path.endswith(".scale"):
+            return "animated bone scale"
+    if any(abs(s - 1.0) > 1e-9 for pb in arm_obj.pose.bones for s in pb.scale):
+        return "bone scale"
+    for b in arm_obj.data.bones:
+        if not b.use_inherit_rotation or b.inherit_scale != "FULL" or not b.use_local_location:
+            return f"bone '{b.name}' does not inherit its parent fully"
+    return None
+
+
+def array_take_blocker(arm_obj, frames: np.ndarray, object_curves: bool) -> str | None:
+    """Why a take on ``frames`` cannot be an :class:`ArrayTake` (None when it
+    can): only where sampling its keys would read them straight back
+    (``take_sampling``'s fast path): one key on every whole scene frame of
+    its range, at least two frames (a one-frame action's range is two
+    frames long), and nothing but the pose bones' curves moving the bones."""
+    f32 = np.asarray(frames, dtype=np.float32)
+    if len(f32) < 2:
+        return "one frame"
+    if not np.array_equal(f32, f32[0] + np.arange(len(f32), dtype=np.float32)) or f32[0] != np.round(f32[0]):
+        return "keys between scene frames"
+    return pose_blocker(arm_obj, ["location"] if object_curves else [])
+
+
+def _scene_frames(arm_obj, motion: Motion, frame_start: int, set_scene_fps: bool) -> tuple:
+    """The armature's skeleton (checked against the motion) and the scene
+    frames ``[F]`` the motion's frames land on (the scene switched to the
+    motion's rate first with ``set_scene_fps``)."""
+    import bpy
+
+    rig = _checked_rig(arm_obj, motion)
+    scene = bpy.context.scene
+    if set_scene_fps:
+        fps = float(motion.fps)
+        scene.render.fps = int(round(fps))
+        scene.render.fps_base = scene.render.fps / fps
+    return rig, frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
+
+
+def _put_motion(arm_obj, motion: Motion, rig: Skeleton, frames, put, object_locations) -> None:
+    """The take's curves handed to ``put(specs, frames)`` one bone at a time
+    (the same curves in the same order as one call for all): the take is
+    then never held twice, nor the whole clip's basis temporaries."""
+    import bpy
+
+    sk = motion.skeleton
+    for j, basis_rot, basis_loc, moving in _pose_basis(motion, rig):
+        bone = sk.names[j]
+        base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
+        specs = _rotation_specs(base, bone, arm_obj.pose.bones[bone].rotation_mode, basis_rot)
+        if moving:
+            specs += [(base + ".location", i, bone, basis_loc[:, i]) for i in range(3)]
+        put(specs, frames)
+    if object_locations is not None:
+        locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
+        put([("location", i, "Object Transforms", locs[:, i]) for i in range(3)], frames)
 
 
 def write_motion(
@@ -355,35 +483,48 @@ def write_motion(
     """
     import bpy
 
-    rig = _checked_rig(arm_obj, motion)
-    scene = bpy.context.scene
-    if set_scene_fps:
-        fps = float(motion.fps)
-        scene.render.fps = int(round(fps))
-        scene.render.fps_base = scene.render.fps / fps
-    frames = frame_start + np.arange(motion.num_frames) * (scene_fps(scene) / motion.fps)
-
-    name = action_name or motion.name or "RigMind Motion"
-    action, cb = new_action(arm_obj, name, "OBJECT", keep_previous)
-
-    sk = motion.skeleton
-    basis_rot, basis_loc, moving = _pose_basis(motion, rig)
-
-    specs = []
-    for j, bone in enumerate(sk.names):
-        base = f'pose.bones["{bpy.utils.escape_identifier(bone)}"]'
-        specs += _rotation_specs(base, bone, arm_obj.pose.bones[bone].rotation_mode, basis_rot[:, j])
-        if moving[j]:
-            specs += [(base + ".location", i, bone, basis_loc[:, j, i]) for i in range(3)]
-    if object_locations is not None:
-        locs = np.asarray(object_locations, dtype=np.float64).reshape(motion.num_frames, 3)
-        specs += [("location", i, "Object Transforms", locs[:, i]) for i in range(3)]
-    write_curves(cb, specs, frames, interpolation)
-
+    rig, frames = _scene_frames(arm_obj, motion, frame_start, set_scene_fps)
+    action, cb = new_action(arm_obj, action_name or motion.name or "RigMind Motion", "OBJECT", keep_previous)
+    _put_motion(arm_obj, motion, rig, frames, lambda specs, f: write_curves(cb, specs, f, interpolation),
+                object_locations)
     if set_scene_range:
-        cover_frames(scene, frames[0], frames[-1], grow=set_scene_range == "grow")
+        cover_frames(bpy.context.scene, frames[0], frames[-1], grow=set_scene_range == "grow")
     if motion.shape_weights is not None and motion.shape_names:
         action["rigmind_shape_names"] = list(motion.shape_names)
+    return action
+
+
+def motion_array_take(arm_obj, motion: Motion, action_name: str | None = None, *, frame_start: int = 1,
+                      set_scene_range=True, set_scene_fps: bool = False, object_locations=None):
+    """What :func:`write_motion` would key, as an :class:`ArrayTake` named as
+    its action would be, where :func:`array_take_blocker` allows it; else
+    None (key it with :func:`write_motion`). The scene's rate and range
+    change as they would; no action is made, the armature keeps its own."""
+    import bpy
+
+    rig, frames = _scene_frames(arm_obj, motion, frame_start, set_scene_fps)
+    if array_take_blocker(arm_obj, frames, object_locations is not None) is not None:
+        return None
+    name = action_name or motion.name or "RigMind Motion"
+    take = ArrayTake(unique_name(name, bpy.data.actions.keys()), frames)
+    _put_motion(arm_obj, motion, rig, frames, take.add, object_locations)
+    if set_scene_range:
+        cover_frames(bpy.context.scene, frames[0], frames[-1], grow=set_scene_range == "grow")
+    return take
+
+
+def share_action(id_data, action, *, keep_previous: bool = True):
+    """Animate ``id_data`` with ``action``'s first slot, the one its other
+    users play (Blender 5.0 and 5.2 let datablocks of one type share a
+    slot): the same curves evaluated the same, without a copy of every key.
+    For datablocks whose animated properties are named alike (shape-key
+    sets of the same names). The previous action is kept as by
+    :func:`new_action`. Returns ``action``."""
+    if keep_previous:
+        _keep_previous_action(id_data)
+    ad = id_data.animation_data or id_data.animation_data_create()
+    ad.action = action
+    ad.action_slot = action.slots[0]
     return action
 
 

@@ -33,36 +33,18 @@ def _channelbag(arm_obj):
 
 def fast_path_blocker(arm_obj) -> str | None:
     """Why the take cannot be read from curves alone (None when it can)."""
+    from .scene_io import pose_blocker
+
     ad = arm_obj.animation_data
     if ad is None or ad.action is None:
         return "no action"
-    if ad.action_influence != 1.0:
-        return "action influence below 1"
-    if any(not t.mute and len(t.strips) for t in ad.nla_tracks):
-        return "NLA tracks play under the action"
-    if len(ad.drivers) or (arm_obj.data.animation_data is not None and len(arm_obj.data.animation_data.drivers)):
-        return "drivers"
-    if arm_obj.parent is not None:
-        return "parented armature"
-    if any(len(pb.constraints) for pb in arm_obj.pose.bones) or len(arm_obj.constraints):
-        return "constraints"
     bag = _channelbag(arm_obj)
-    if bag is None:
-        return "no curves for the armature's slot"
-    for fc in bag.fcurves:
-        if not fc.data_path.startswith("pose.bones["):
-            return f"object curve {fc.data_path}"
-        if fc.data_path.endswith(".scale"):
-            return "animated bone scale"
-    if any(abs(s - 1.0) > 1e-9 for pb in arm_obj.pose.bones for s in pb.scale):
-        return "bone scale"
-    for b in arm_obj.data.bones:
-        if not b.use_inherit_rotation or b.inherit_scale != "FULL" or not b.use_local_location:
-            return f"bone '{b.name}' does not inherit its parent fully"
-    return None
+    return pose_blocker(arm_obj, None if bag is None else [fc.data_path for fc in bag.fcurves])
 
 
 def _curve_values(fc, frames: np.ndarray) -> np.ndarray:
+    if isinstance(fc, np.ndarray):
+        return fc  # an ArrayTake's curve: its values on every frame of the take
     kp = fc.keyframe_points
     n = len(kp)
     if n == len(frames) and not len(fc.modifiers) and not fc.mute:
@@ -73,22 +55,29 @@ def _curve_values(fc, frames: np.ndarray) -> np.ndarray:
     return np.fromiter((fc.evaluate(float(f)) for f in frames), float, len(frames))
 
 
-def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
+def sample_take(arm_obj, skel, frame_range, fps: float, take=None) -> Motion:
     """The take on ``arm_obj`` over inclusive ``frame_range`` as a Motion in
     WORLD space (object transform applied; metres, Blender Z-up), the same
     result as stepping the scene (``retarget_scene.motion_from_action``) when
-    :func:`fast_path_blocker` returns None. ``skel``: ``scene_io.read_skeleton(arm_obj)``."""
+    :func:`fast_path_blocker` returns None. ``skel``: ``scene_io.read_skeleton(arm_obj)``.
+    ``take``: a ``scene_io.ArrayTake`` to sample instead of the active
+    action (``frame_range`` its own; ``scene_io.array_take_blocker`` said
+    it can be): its values are the keys' own, so the result is the one
+    keying it and sampling the action gives."""
     from .retarget_scene import object_transform, skeleton_to_world
 
     frames = np.arange(frame_range[0], frame_range[1] + 1, dtype=np.float64)
     F, J = len(frames), len(skel)
     index = {n: j for j, n in enumerate(skel.names)}
-    bag = _channelbag(arm_obj)
+    if take is None:
+        pairs = ((fc.data_path, fc.array_index, fc) for fc in _channelbag(arm_obj).fcurves)
+    else:
+        pairs = ((data_path, i, values) for (data_path, i), values in take.curves.items())
     curves = {}
-    for fc in bag.fcurves:
-        bone = fc.data_path.split('"')[1]
+    for data_path, array_index, fc in pairs:
+        bone = data_path.split('"')[1]
         if bone in index:
-            curves[(bone, fc.data_path.rsplit(".", 1)[1], fc.array_index)] = fc
+            curves[(bone, data_path.rsplit(".", 1)[1], array_index)] = fc
 
     # One bone at a time into the two results: a long take's [frames,
     # bones] temporaries would be several times the take itself.
@@ -104,7 +93,7 @@ def sample_take(arm_obj, skel, frame_range, fps: float) -> Motion:
     trans *= s0
     trans[:, roots] = rotations.rotate(rot0, trans[:, roots]) + t0
     local[:, roots] = rotations.mul(rot0, local[:, roots])
-    name = arm_obj.animation_data.action.name
+    name = arm_obj.animation_data.action.name if take is None else take.name
     return Motion(world_skel, rotations.make_continuous_in_place(local), trans[:, np.nonzero(roots)[0][0]], fps,
                   trans, name=name)
 

@@ -30,7 +30,10 @@ class GestureRequest(JobRequest):
     ``add_sound``: add the speech as a sound strip (None: unless it already
     is the scene's). ``runtime``: the models' inference engine (None: ONNX
     Runtime when the exports match the weights). ``user_scene`` (the
-    operator): the scene's frame range only grows to cover the take."""
+    operator): the scene's frame range only grows to cover the take.
+    ``keyed``: False for a take that only goes into a BVH file (the CLI's
+    ``--out X.bvh``): the body is kept as arrays where the rig allows
+    (``RetargetRequest.keyed``), the face mesh's keys are written as ever."""
 
     RANGED = {"amount": "amount", "seed": "seed", "start_frame": "start_frame"}
 
@@ -46,6 +49,7 @@ class GestureRequest(JobRequest):
     add_sound: bool | None = None
     runtime: str | None = None
     user_scene: bool = False
+    keyed: bool = True
 
 
 def from_properties(props: dict, *, runtime: str | None = None, user_scene: bool = True) -> GestureRequest:

@@ -30,7 +30,10 @@ class RetargetRequest(JobRequest):
     frame of the first key. ``set_scene_fps``: switch the scene to the
     clip's rate. ``scene_range``: True (the scene range becomes the take's),
     "grow" (it only grows to cover it, the operators' choice) or False.
-    ``action_name``: the new action's name (None: "RigMind Retarget · <clip>")."""
+    ``action_name``: the new action's name (None: "RigMind Retarget · <clip>").
+    ``keyed``: False for a take that only goes into a BVH file: it is kept
+    as the arrays its keys would hold (``operators.scene_io.ArrayTake``)
+    where the rig allows, and the scene gets no action."""
 
     RANGED = {"start_frame": "start_frame"}
 
@@ -45,6 +48,7 @@ class RetargetRequest(JobRequest):
     set_scene_fps: bool = True
     scene_range: object = True
     action_name: str | None = None
+    keyed: bool = True
 
     def config(self) -> RetargetConfig:
         """The backend's settings for this take (the floor is estimated from the clip)."""

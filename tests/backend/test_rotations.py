@@ -253,3 +253,15 @@ def test_continuous_signs_block_by_block():
     expected = rotations.make_continuous(q)
     for block in (1, 7, 50, 64):
         assert np.array_equal(rotations.make_continuous_in_place(q.copy(), block=block), expected)
+
+
+def test_normalize_continuous_in_place_is_the_same_numbers():
+    """One joint at a time in place: bit for bit make_continuous(normalize(q))."""
+    rng = np.random.default_rng(27)
+    q = rng.normal(size=(997, 13, 4))
+    q[5, 2] = 0.0  # a zero quaternion becomes identity either way
+    want = rotations.make_continuous(rotations.normalize(q), axis=0)
+    got = rotations.normalize_continuous_in_place(q.copy())
+    assert got.tobytes() == want.tobytes()
+    with pytest.raises(TypeError):
+        rotations.normalize_continuous_in_place(q.astype(np.float32))
