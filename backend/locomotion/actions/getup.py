@@ -45,6 +45,7 @@ from ... import rotations
 from ...errors import UserError
 from ...filters import gaussian_filter1d
 from ...motion import Motion
+from .. import features
 from ..inertialize import decay_slope, decay_value
 from ..path_follow import Path2D, PathResult
 from .clip_bank import clip_on
@@ -114,17 +115,11 @@ def facing_yaw(positions: np.ndarray, skeleton) -> np.ndarray:
     return np.arctan2(forward[..., 0], -forward[..., 1])
 
 
-def yaw_quat(yaw) -> np.ndarray:
-    """Quaternions ``[..., 4]`` (w, x, y, z) of yaws (rad) about +Z."""
-    yaw = np.asarray(yaw, dtype=np.float64)
-    return np.stack([np.cos(0.5 * yaw), 0 * yaw, 0 * yaw, np.sin(0.5 * yaw)], axis=-1)
-
-
 def place_world(world_rot, world_pos, turn: float, shift) -> tuple:
     """World rotations ``[F, J, 4]`` and positions ``[F, J, 3]`` turned by
     ``turn`` (rad) about the world +Z axis through the origin, then moved by
     ``shift`` ``[3]`` (m)."""
-    q = yaw_quat(turn)
+    q = features.yaw_quat(turn)
     return rotations.mul(q, world_rot), rotations.rotate(q, world_pos) + np.asarray(shift, dtype=np.float64)
 
 
@@ -226,7 +221,7 @@ def reroot(world_rot, world_pos, skeleton, yaw: float, fps: float, cfg: GetUpCon
     root_pos = np.zeros((f, 3))
     root_pos[:, :2] = gaussian_filter1d(world_pos[:, hips, :2], max(cfg.root_smooth_seconds * fps, 1e-3), axis=0,
                                         mode="nearest")
-    root_rot = np.broadcast_to(yaw_quat(yaw), (f, 4)).copy()
+    root_rot = np.broadcast_to(features.yaw_quat(yaw), (f, 4)).copy()
     inv_root = rotations.inv(root_rot)
     return (root_pos, root_rot, rotations.mul(inv_root, world_rot[:, hips]),
             rotations.rotate(inv_root, world_pos[:, hips] - root_pos))
@@ -395,7 +390,7 @@ def _grown(res: PathResult, motion: Motion, k: int, posed: int, offsets, cfg: Ge
     )
 
 
-__all__ = ["GETUP_CLIPS", "STANDING", "FEET_JOINTS", "GetUpConfig", "check_start", "facing_yaw", "yaw_quat",
+__all__ = ["GETUP_CLIPS", "STANDING", "FEET_JOINTS", "GetUpConfig", "check_start", "facing_yaw",
            "place_world", "locals_from_world", "positions_from_world", "roll_about_axis", "untwist", "sole_offsets", "sole_points",
            "floor_lift", "reroot", "getup_clip", "inertialize_into", "join", "detect_contacts", "feet_positions",
            "prepend_getup"]

@@ -58,6 +58,7 @@ from ... import rotations
 from ...errors import UserError
 from ...filters import gaussian_filter1d
 from ...motion import Motion
+from .. import features
 from ..inertialize import decay_slope, decay_value
 from ..path_follow import Path2D, PathResult
 from .clip_bank import FLIGHT_CLEARANCE_M, clip_on
@@ -197,13 +198,6 @@ def _flight_frames(feet_z: np.ndarray) -> tuple:
     assert len(starts), "the jump clip has no flight"
     k = int(np.argmax(stops - starts))
     return int(starts[k]), int(stops[k])
-
-
-def _yaw_quat(angle) -> np.ndarray:
-    """Rotation(s) about +Z by ``angle`` (rad), ``[..., 4]`` wxyz."""
-    a = 0.5 * np.asarray(angle, dtype=np.float64)
-    z = np.zeros_like(a)
-    return np.stack([np.cos(a), z, z, np.sin(a)], axis=-1)
 
 
 def _yaw_of(q: np.ndarray) -> np.ndarray:
@@ -346,7 +340,7 @@ def place(clip: JumpClip, warped: Warped, yaw: float, anchor_frame: int, anchor_
     controller's root convention)."""
     sk = clip.skeleton
     hips_j = _index(sk, [HIPS])[0]
-    q = _yaw_quat(yaw)
+    q = features.yaw_quat(yaw)
     hips = rotations.rotate(q[None], warped.hips)
     hips[:, :2] += np.asarray(anchor_xy, dtype=np.float64) - hips[anchor_frame, :2]
     root = np.zeros_like(hips)

@@ -131,10 +131,11 @@ class LiveCrouch:
     Args:
         skeleton: the controller's (Bandai) skeleton.
         layer: :func:`.crouch.crouch_layer` of it.
-        config: :class:`~.crouch.CrouchConfig` (depth, lean and arm shares).
+        config: :class:`~.crouch.CrouchConfig` (depth, lean and arm shares; None: the defaults).
     """
 
-    def __init__(self, skeleton, layer: CrouchLayer, config: CrouchConfig = CrouchConfig()):
+    def __init__(self, skeleton, layer: CrouchLayer, config: CrouchConfig = None):
+        config = CrouchConfig() if config is None else config
         names = list(skeleton.names)
         self.skeleton = skeleton
         self.layer = layer
