@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .backend import limits, options
+from .backend.emotion.timeline import parse_emotions
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 from .backend.take_seeds import derive_seed
@@ -97,7 +98,9 @@ class WorkerConfig:
     ``rig``: rig file (.blend .glb .gltf .fbx) or None where the format needs
     none; ``face``: face mesh object name, ``"auto"`` (the mesh with the most
     ARKit keys) or None; ``amount`` 0..1, ``base_seed`` mixed into every
-    take's seed; ``threads``: intra-op threads per worker (1 keeps results
+    take's seed; ``emotion``: ``--emotion`` texts every take follows
+    (``backend.emotion.timeline``); ``style``/``style_clip``: the
+    gesture's style name and style clip path; ``threads``: intra-op threads per worker (1 keeps results
     identical whatever the worker count)."""
 
     kind: str
@@ -111,6 +114,9 @@ class WorkerConfig:
     base: str = "idle"
     controller: str = "auto"
     data: str | None = None
+    emotion: tuple = ()
+    style: str = ""
+    style_clip: str | None = None
     threads: int = 1
 
 
@@ -553,6 +559,7 @@ def check_settings(config: WorkerConfig, workers: int = None) -> None:
     script calling :func:`run_batch` is refused what ``rigmind batch`` is."""
     limits.check("amount", config.amount, option="--amount")
     limits.check("seed", config.base_seed, option="--seed")
+    parse_emotions(list(config.emotion))
     if workers is not None:
         limits.check("workers", workers, option="--workers")
 

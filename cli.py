@@ -55,6 +55,7 @@ from .backend.options import (  # noqa: E402
     FACE_METHODS,
     GAITS,
     GESTURE_BASES,
+    GESTURE_STYLES,
     ROOT_MODES,
     RUNTIMES,
     START_POSES,
@@ -192,6 +193,9 @@ def _add_face_parser(sub) -> None:
                                   "(default object: the mesh with the most); needed for a .blend output")
     p.add_argument("--transcript", help="the spoken text (forced alignment: better timing and p/b/m closures)")
     p.add_argument("--smile", type=float, default=0.0, help="smile 0..1 (default 0)")
+    p.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
+                   help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
+                        "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
     p.add_argument("--seed", type=int, default=0, help="random seed for blinks and gaze (default 0)")
     p.add_argument("--method", type=str.lower, default="model", choices=FACE_METHODS,
                    help="without a transcript: the learned model (default: fast, any language), words (English word "
@@ -218,6 +222,13 @@ def _add_gesture_parser(sub) -> None:
     p.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS,
                    help="the face without a transcript: model (default), words (English word recognition, slower) or table")
     p.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5, as the training speaker)")
+    p.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
+                   help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
+                        "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
+    p.add_argument("--style", type=str.lower, default="", choices=("",) + GESTURE_STYLES, metavar="STYLE",
+                   help="move like a Bandai Namco style: " + " ".join(GESTURE_STYLES))
+    p.add_argument("--style-clip", metavar="FILE", help="a clip (.bvh .fbx .glb .gltf .npz) of the speaker gesturing: "
+                                                        "the take takes on its hand places, energy and hand shapes")
     p.add_argument("--runtime", type=str.lower, choices=RUNTIMES,
                    help="inference engine for the gesture and face models (default: onnxruntime, faster and no torch "
                         "import, when models/*.onnx were exported from the weights; else torch)")
@@ -559,12 +570,15 @@ def _gesture_request(args):
     """``rigmind gesture``'s arguments as a checked ``GestureRequest`` (the
     scene switched to the model's 30 fps; the speech added as a strip)."""
     from .backend.requests import checked
+    from .backend.emotion.timeline import parse_emotions
     from .backend.requests.gesture import GestureRequest
 
     return checked(GestureRequest(audio_path=Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
                                   start_frame=args.start_frame, base=args.base, face_mesh=args.face or "",
                                   face_method=args.face_method, transcript=args.transcript, runtime=args.runtime,
-                                  keyed=Path(args.out or "").suffix.lower() != ".bvh"))
+                                  keyed=Path(args.out or "").suffix.lower() != ".bvh",
+                                  emotion=parse_emotions(args.emotion), style=args.style,
+                                  style_clip=Path(args.style_clip).resolve() if args.style_clip else None))
 
 
 def _add_engine_args(p) -> None:
@@ -586,6 +600,13 @@ def _add_batch_parser(sub) -> None:
     g.add_argument("--face", help="also animate this mesh's ARKit shape keys: an object name, or 'auto'")
     g.add_argument("--face-method", type=str.lower, default="model", choices=FACE_METHODS)
     g.add_argument("--amount", type=float, default=0.5, help="0 calm … 1 animated (default 0.5)")
+    g.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
+                   help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
+                        "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
+    g.add_argument("--style", type=str.lower, default="", choices=("",) + GESTURE_STYLES, metavar="STYLE",
+                   help="move like a Bandai Namco style: " + " ".join(GESTURE_STYLES))
+    g.add_argument("--style-clip", metavar="FILE", help="a clip (.bvh .fbx .glb .gltf .npz) of the speaker gesturing: "
+                                                        "the take takes on its hand places, energy and hand shapes")
     g.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
     g.add_argument("--base", type=str.lower, default="idle", choices=GESTURE_BASES)
     g.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per input, batch_report.json)")
@@ -597,6 +618,9 @@ def _add_batch_parser(sub) -> None:
     f.add_argument("--mesh", help="FILE[:OBJECT] with ARKit shape keys (needed for --format blend)")
     f.add_argument("--method", dest="face_method", type=str.lower, default="model", choices=FACE_METHODS)
     f.add_argument("--seed", type=int, default=0, help="mixed with each file's name into its take's seed")
+    f.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
+                   help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
+                        "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
     f.add_argument("--out-dir", required=True, help="output folder")
     f.add_argument("--format", type=str.lower, default="csv", help="csv (Live Link Face, default), json, blend")
     _add_engine_args(f)
@@ -632,6 +656,8 @@ def cmd_batch(args) -> int:
         armature=getattr(args, "armature", None), face=face, amount=getattr(args, "amount", 0.5),
         base_seed=args.seed, face_method=getattr(args, "face_method", "model"), base=getattr(args, "base", "idle"),
         controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
+        emotion=tuple(getattr(args, "emotion", None) or ()), style=getattr(args, "style", "") or "",
+        style_clip=str(Path(args.style_clip).resolve()) if getattr(args, "style_clip", None) else None,
     )
     items = batch.walk_items(args.paths) if kind == "walk" else batch.audio_items(args.audio_dir)
     # From here the batch handles Ctrl-C and SIGTERM itself (it stops its
@@ -719,13 +745,14 @@ def _face_request(args, transcript, suffix: str):
     curves take the scene's frame rate, JSON/CSV ``--fps``. ``transcript``:
     ``--transcript``, else the ``.txt`` beside the audio."""
     from .backend.requests import checked
+    from .backend.emotion.timeline import parse_emotions
     from .backend.requests.face import FaceRequest
 
     _, obj_name = _split_mesh_arg(args.mesh) if args.mesh else (None, None)
     return checked(FaceRequest(audio_path=str(Path(args.audio).resolve()), method=args.method, smile=args.smile,
                                seed=args.seed, start_frame=args.start_frame,
                                fps=None if suffix == ".blend" else args.fps, face_mesh=obj_name or "auto",
-                               transcript=transcript, runtime=args.runtime))
+                               transcript=transcript, runtime=args.runtime, emotion=parse_emotions(args.emotion)))
 
 
 def cmd_demo(args) -> int:

@@ -31,6 +31,17 @@ ACTIONS = ("jump", "crouch")
 #: the phone-table baseline.
 FACE_METHODS = ("model", "words", "table")
 
+#: Emotions a face and a gesture take can be given, each with a weight 0..1
+#: (``backend/emotion``); neutral is all weights 0.
+EMOTIONS = ("happy", "sad", "angry", "surprised", "afraid", "disgusted")
+
+#: Gesture styles: the Bandai Namco gesture datasets' labels (dataset 1's
+#: fifteen, then dataset 2's four others), learned from their styled clips.
+GESTURE_STYLES = (
+    "active", "angry", "childish", "chimpira", "feminine", "giant", "happy", "masculinity", "musical",
+    "normal", "not-confident", "old", "proud", "sad", "tired", "elderly", "exhausted", "masculine", "youthful",
+)
+
 #: Inference engines for the gesture and face models.
 RUNTIMES = ("onnxruntime", "torch")
 
@@ -69,9 +80,13 @@ RANGES = {
     # jump covers 1.5-2.5 m; the DeepMimic clip: 0.25 m, and 1.07 m for the whole jump).
     "jump_height": (0.1, 0.7, "m"),
     "jump_length": (0.0, 2.5, "m"),
+    # An emotion's weight, and the times of a timed one (the take's seconds).
+    "emotion_weight": (0.0, 1.0, ""),
+    "emotion_time": (0.0, 4 * 3600.0, "s"),
 }
 
 __all__ = [
     "ROOT_MODES", "CONTROLLER_KINDS", "STYLES", "GAITS", "FACE_METHODS", "RUNTIMES", "EXPORT_PRESETS",
     "EXPORT_FORMATS", "GESTURE_BASES", "RANGES", "START_POSES", "ACTIONS",
+    "EMOTIONS", "GESTURE_STYLES",
 ]

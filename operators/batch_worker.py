@@ -198,20 +198,25 @@ class TakeWorker:
         """The take as a ``GestureRequest``: the batch's settings, the take's
         seed, from frame 1; the action is named after the speech file, not
         the scratch copy, and only a .blend carries the sound strip."""
+        from ..backend.emotion.timeline import parse_emotions
         from ..backend.requests.gesture import GestureRequest
 
         cfg = self.config
         return GestureRequest(audio_path=Path(item.source), amount=cfg.amount, seed=seed, start_frame=1, base=cfg.base,
-                              face_mesh=cfg.face or "", face_method=cfg.face_method, add_sound=cfg.fmt == "blend")
+                              face_mesh=cfg.face or "", face_method=cfg.face_method, add_sound=cfg.fmt == "blend",
+                              emotion=parse_emotions(list(cfg.emotion)), style=cfg.style,
+                              style_clip=Path(cfg.style_clip) if cfg.style_clip else None)
 
     def _face_request(self, item, seed: int, audio_path: str):
         """The take as a ``FaceRequest``: the batch's method, the take's
         seed, from frame 1, named after the take, without a sound strip.
         ``audio_path``: the speech as the worker read it."""
+        from ..backend.emotion.timeline import parse_emotions
         from ..backend.requests.face import FaceRequest
 
         return FaceRequest(audio_path=audio_path, method=self.config.face_method, seed=seed, start_frame=1,
-                           add_sound=False, action_name=f"RigMind Face · {item.name}")
+                           add_sound=False, action_name=f"RigMind Face · {item.name}",
+                           emotion=parse_emotions(list(self.config.emotion)))
 
     def _face(self, item, source, seed, out) -> None:
         from ..backend.audio import load_audio

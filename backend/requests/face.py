@@ -30,7 +30,9 @@ class FaceRequest(JobRequest):
     unless it already is the scene's). ``action_name``: the new action's
     name (None: "RigMind Face · <audio stem>"). ``companions``: drive the
     character's other ARKit meshes (teeth, eyes …) alike. ``runtime``: the
-    face model's inference engine (None: ONNX Runtime when it matches)."""
+    face model's inference engine (None: ONNX Runtime when it matches).
+    ``emotion``: a ``backend.emotion.timeline.EmotionTimeline`` (None:
+    neutral) blended with the lip sync over the take."""
 
     RANGED = {"smile": "smile", "seed": "seed", "start_frame": "start_frame", "fps": "fps"}
 
@@ -47,6 +49,7 @@ class FaceRequest(JobRequest):
     action_name: str | None = None
     companions: bool = True
     runtime: str | None = None
+    emotion: object = None
 
 
 def from_properties(props: dict, *, runtime: str | None = None) -> FaceRequest:

@@ -31,6 +31,11 @@ class GestureRequest(JobRequest):
     is the scene's). ``runtime``: the models' inference engine (None: ONNX
     Runtime when the exports match the weights). ``user_scene`` (the
     operator): the scene's frame range only grows to cover the take.
+    ``emotion``: a ``backend.emotion.timeline.EmotionTimeline`` (None:
+    neutral), which the body and the face follow over the take.
+    ``style``: one of ``backend.options.GESTURE_STYLES`` ("" the model's
+    own). ``style_clip``: a clip (BVH/FBX/glTF/npz) of the speaker whose
+    pose distribution the take takes on (None: none).
     ``keyed``: False for a take that only goes into a BVH file (the CLI's
     ``--out X.bvh``): the body is kept as arrays where the rig allows
     (``RetargetRequest.keyed``), the face mesh's keys are written as ever."""
@@ -50,6 +55,9 @@ class GestureRequest(JobRequest):
     runtime: str | None = None
     user_scene: bool = False
     keyed: bool = True
+    emotion: object = None
+    style: str = ""
+    style_clip: object = None
 
 
 def from_properties(props: dict, *, runtime: str | None = None, user_scene: bool = True) -> GestureRequest:

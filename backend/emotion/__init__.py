@@ -1,0 +1,1 @@
+"""Emotion over a take: which emotions, how strong, when (``timeline``)."""
