@@ -17,10 +17,13 @@ Voices:
 
 ``--stages`` scores each step of ``gesture_from_features`` in process: the
 model's poses decoded, after ``plant_feet``, after ``lift_hands``.
+``--tree PATH`` runs ``generate_gesture`` of another source tree (an old
+commit checked out with ``git worktree add --detach``) and scores it here.
 ``--commands`` runs the whole command ``rigmind gesture --audio V --out X.npz``
-per voice and seed and scores the file. ``--markdown`` writes the results page.
+per voice and seed and scores the file.
 
-    PYTHONPATH=/tmp/pkg nice -n 10 python bench/bench_beat_alignment.py --stages --seeds 3 --json out.json
+    PYTHONPATH=/tmp/pkg nice -n 10 python bench/bench_beat_alignment.py --stages --commands \
+        --tree ../wt-old --seeds 3 --json bench/results/gesture_alignment.json
 """
 
 from __future__ import annotations
@@ -39,34 +42,37 @@ import numpy as np
 from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
-from rigmind.backend.gesture import alignment, dataset, metrics, representation
+from rigmind.backend.gesture import alignment, alignment_eval, representation
 from rigmind.backend.gesture.generate import FPS, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.standing import plant_feet
 
-REAL = "beat2_speech_gesture_sample/2_scott_0_1_1"
-HELDOUT = ("speech_multilingual/silero_de.wav", "speech_multilingual/silero_en.wav",
-           "speech_multilingual/silero_es.wav", "speech_multilingual/silero_ru.wav",
-           "speech_multilingual/en_librispeech-1995-1837-0001.wav",
-           "speech_multilingual/zh_aishell-BAC009S0724W0121.wav") + tuple(
-    f"speech_english_ljspeech/wavs/LJ001-{k:04d}.wav" for k in (1, 3, 14, 27))
-VALIDATION = tuple(f"beat2_speech_gesture_sample/2_scott_0_{k}_{k}.wav" for k in (2, 3, 4, 5)) + tuple(
-    f"speech_english_ljspeech/wavs/LJ001-{k:04d}.wav" for k in (10, 15, 21, 25))
+HELDOUT = alignment_eval.HELDOUT_VOICES
+VALIDATION = alignment_eval.VALIDATION_VOICES
 STAGES = ("decoded", "planted", "lifted")
+# Run in another source tree (its own rigmind on the path): only the public
+# generate_gesture of every version since the gesture model came in.
+TREE_SCRIPT = """
+import sys, numpy as np
+from pathlib import Path
+from rigmind.backend.audio.loading import load_audio
+from rigmind.backend.gesture.generate import generate_gesture, get_model
+import torch; torch.set_num_threads(1)
+out, seeds, data = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+model = get_model()
+for v in sys.argv[4:]:
+    clip = load_audio(data / v)
+    for s in range(seeds):
+        p = generate_gesture(clip, seed=s, model=model).motion.world_positions()
+        np.save(out / (Path(v).stem + f"_{s}.npy"), p.astype(np.float32))
+"""
 
 
 def real_reference(data: Path):
     """``(mean_speed [55], row)``: the real speaker's mean joint speeds and
     the real capture's alignment on its own audio (whole take, and the
     held-out last 20 % alone)."""
-    take = dataset.load_paired_take(data / (REAL + ".npz"), data / (REAL + ".wav"))
-    pos = dataset.positions(take.rot, take.root)
-    mean_speed = metrics.mean_joint_speed(pos, FPS)
-    clip = load_audio(take.audio)
-    whole = alignment.alignment_gain(clip.samples, clip.sample_rate, pos, FPS, mean_speed=mean_speed)
-    cut = int(round(len(pos) * (1 - dataset.HOLDOUT)))
-    a = int(round(cut / FPS * clip.sample_rate))
-    tail = alignment.alignment_gain(clip.samples[a:], clip.sample_rate, pos[cut:], FPS, mean_speed=mean_speed)
+    mean_speed, whole, tail = alignment_eval.real_reference(data)
     return mean_speed, {"whole": whole.__dict__, "heldout_tail": tail.__dict__}
 
 
@@ -120,6 +126,25 @@ def score_commands(data: Path, voices, seeds: int, mean_speed, python: str) -> d
     return out
 
 
+def score_tree(data: Path, voices, seeds: int, mean_speed, tree: Path, python: str) -> dict:
+    """Generation by the source tree ``tree`` (e.g. an old commit's
+    ``git worktree``), scored here."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = Path(tmp) / "pkg"
+        pkg.mkdir()
+        (pkg / "rigmind").symlink_to(Path(tree).resolve())
+        env = dict(os.environ, PYTHONPATH=str(pkg))
+        subprocess.run([python, "-c", TREE_SCRIPT, tmp, str(seeds), str(data), *voices], check=True, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+        for v in voices:
+            clip = load_audio(data / v)
+            out[v] = [alignment.alignment_gain(clip.samples, clip.sample_rate, np.load(Path(tmp) / f"{Path(v).stem}_{s}.npy"),
+                                               FPS, mean_speed=mean_speed).gain for s in range(seeds)]
+            print(v, f"{np.nanmean(out[v]):.3f}±{np.nanstd(out[v]):.3f}", flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=paths.data_dir())
@@ -127,6 +152,8 @@ def main(argv=None) -> int:
     ap.add_argument("--amount", type=float, default=0.5)
     ap.add_argument("--stages", action="store_true", help="score each pipeline step in process")
     ap.add_argument("--commands", action="store_true", help="score whole `rigmind gesture` commands")
+    ap.add_argument("--tree", type=Path, action="append", default=[],
+                    help="also score generate_gesture of another source tree (repeatable)")
     ap.add_argument("--only", choices=("heldout", "validation", "both"), default="both")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -145,6 +172,9 @@ def main(argv=None) -> int:
             res.setdefault("stages", {})[name] = score_stages(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.commands:
             res.setdefault("commands", {})[name] = score_commands(args.data, vs, args.seeds, mean_speed, sys.executable)
+        for tree in args.tree:
+            res.setdefault("trees", {}).setdefault(str(tree), {})[name] = score_tree(
+                args.data, vs, args.seeds, mean_speed, tree, sys.executable)
     res["seconds"] = time.time() - t0
     if args.json:
         args.json.write_text(json.dumps(res, indent=1))

@@ -20,6 +20,10 @@ against all real motion of the speaker).
   training pose, still.
 Every stochastic row is the mean over ``--seeds`` seeds.
 
+``rigmind eval gesture --alignment`` adds the beat alignment gain on
+held-out voices of several languages and synthetic speech beside the real
+capture's (:mod:`.alignment_eval`).
+
 ``rigmind eval gesture --viewer`` measures instead what a viewer sees on
 baked rigs (foot skate, frozen stretches, seams, hand space, Keep Legs
 lean, gaze): :mod:`rigmind.evaluation.gesture_viewer`, Blender's side.
@@ -176,13 +180,22 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--weights", type=Path, default=None)
     ap.add_argument("--retrain-encoder", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON")
+    ap.add_argument("--alignment", action="store_true",
+                    help="also the beat alignment gain on held-out voices (other speakers, languages, TTS)")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(2)
+    if args.alignment:
+        from . import alignment_eval
+
+        al = alignment_eval.evaluate_alignment(args.data, seeds=args.seeds, amount=args.amount, weights=args.weights)
+        print(alignment_eval.markdown(al))
     res = evaluate(args.data, seeds=args.seeds, amount=args.amount, retrain_encoder=args.retrain_encoder,
                    weights=args.weights)
     print(markdown(res))
+    if args.alignment:
+        res["alignment"] = al
     if args.json:
         args.json.write_text(json.dumps(res, indent=1))
     return 0
