@@ -19,6 +19,7 @@ Voices:
 model's poses decoded, after ``plant_feet``, after ``lift_hands``.
 ``--tree PATH`` runs ``generate_gesture`` of another source tree (an old
 commit checked out with ``git worktree add --detach``) and scores it here.
+``--pulses`` asks whether the model follows the beat pulses it is given.
 ``--commands`` runs the whole command ``rigmind gesture --audio V --out X.npz``
 per voice and seed and scores the file.
 
@@ -42,7 +43,7 @@ import numpy as np
 from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
-from rigmind.backend.gesture import alignment, alignment_eval, representation
+from rigmind.backend.gesture import alignment, alignment_eval, dataset, representation
 from rigmind.backend.gesture.generate import FPS, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.standing import plant_feet
@@ -74,6 +75,18 @@ def real_reference(data: Path):
     held-out last 20 % alone)."""
     mean_speed, whole, tail = alignment_eval.real_reference(data)
     return mean_speed, {"whole": whole.__dict__, "heldout_tail": tail.__dict__}
+
+
+def real_windows(data: Path, mean_speed, parts: int = 5) -> list:
+    """The real capture's gain on each of ``parts`` consecutive stretches of
+    its take (how much the measure varies on real motion)."""
+    take = dataset.load_paired_take(data / (alignment_eval.REAL_TAKE + ".npz"), data / (alignment_eval.REAL_TAKE + ".wav"))
+    pos = dataset.positions(take.rot, take.root)
+    clip = load_audio(take.audio)
+    w = len(pos) // parts
+    sr = clip.sample_rate
+    return [alignment.alignment_gain(clip.samples[int(a / FPS * sr):int((a + w) / FPS * sr)], sr, pos[a:a + w], FPS,
+                                     mean_speed=mean_speed).__dict__ for a in range(0, parts * w, w)]
 
 
 def stage_positions(model, feats, seed: int, amount: float) -> dict:
@@ -145,6 +158,117 @@ def score_tree(data: Path, voices, seeds: int, mean_speed, tree: Path, python: s
     return out
 
 
+def pulse_frames(pulse: np.ndarray) -> np.ndarray:
+    """Beat frames of a pulse track (its full-height local maxima)."""
+    x = np.r_[-1.0, pulse, -1.0]
+    return np.nonzero((x[1:-1] >= x[:-2]) & (x[1:-1] > x[2:]) & (pulse > 0.9))[0]
+
+
+def score_pulses(data: Path, voices, seeds: int, amount: float, mean_speed, temperatures=(1.0, 0.3)) -> dict:
+    """Does the model follow the beats it is given? Per voice (untrimmed,
+    the whole take as the span): the gain of the decoded motion's beats
+    against its own pulses (BC beats, and the training definition
+    ``controls.motion_beat_frames``), of the pulses against the speech's
+    onsets, and L1Div (m), at each latent temperature."""
+    from rigmind.backend.gesture import controls, metrics
+
+    model = get_model()
+    out = {}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        onsets = metrics.audio_beats(clip.samples, clip.sample_rate)
+        out[v] = {}
+        for temp in temperatures:
+            rows = []
+            for seed in range(seeds):
+                poses, pulse, _, _ = generate_from_features(model, feats, amount=amount, seed=seed, temperature=temp)
+                pos = representation.decode(poses, FPS, model.finger_basis).world_positions()
+                span = len(pos) / FPS
+                pf = pulse_frames(pulse) / FPS
+                bc_beats = metrics.motion_beats(pos, FPS, mean_speed=mean_speed, per_joint=True)
+                train_beats = controls.motion_beat_frames(pos, FPS) / FPS
+                rows.append([alignment.alignment_from_beats(pf, bc_beats, span).gain,
+                             alignment.alignment_from_beats(pf, [train_beats], span).gain,
+                             alignment.alignment_from_beats(onsets, [pf], span).gain, metrics.l1_diversity(pos)])
+            m = np.nanmean(np.asarray(rows, float), axis=0)
+            out[v][str(temp)] = dict(zip(("motion_vs_pulses", "train_beats_vs_pulses", "pulses_vs_onsets", "l1div"),
+                                         map(float, m)))
+            print(v, temp, {k: round(x, 3) for k, x in out[v][str(temp)].items()}, flush=True)
+    return out
+
+
+def _ms(g) -> str:
+    g = np.asarray(g, float)
+    return f"{np.nanmean(g):.3f} ± {np.nanstd(g):.3f}"
+
+
+def markdown(res: dict, labels: dict) -> str:
+    """The results tables from a run's JSON (``labels``: tree path → column name)."""
+    real = res["real"]["whole"]["gain"]
+    lines = [f"Real BEAT2 capture on its own audio: **{real:.3f}** (whole take, {res['real']['whole']['seconds']:.1f} s "
+             f"scored), {res['real']['heldout_tail']['gain']:.3f} (its held-out last 20 %, "
+             f"{res['real']['heldout_tail']['seconds']:.1f} s). Seeds: {res['seeds']}; amount {res['amount']}.", ""]
+    wins = [r.get("windows") for r in [res["real"]] if r.get("windows")]
+    if wins:
+        lines += ["The real capture on 5 consecutive stretches of its take "
+                  f"({wins[0][0]['seconds']:.1f} s scored each): "
+                  + ", ".join(f"{w['gain']:.3f}" for w in wins[0]) + ".", ""]
+    for group in ("heldout", "validation"):
+        if group not in res.get("stages", {}):
+            continue
+        trees = [t for t in res.get("trees", {}) if group in res["trees"][t]]
+        head = ["voice", "decoded", "+ plant_feet", "+ lift_hands (today)"]
+        head += ["`rigmind gesture --out .npz`"] if group in res.get("commands", {}) else []
+        head += [labels.get(t, t) for t in trees] + ["today ≥ real"]
+        lines += [f"**{'Held-out voices (never tuned on)' if group == 'heldout' else 'Validation voices'}**", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for v, st in res["stages"][group].items():
+            row = [Path(v).stem] + [_ms(st[s]) for s in STAGES]
+            if group in res.get("commands", {}):
+                row.append(_ms(res["commands"][group][v]))
+            row += [_ms(res["trees"][t][group][v]) for t in trees]
+            row.append("yes" if np.nanmean(st["lifted"]) >= real else "no")
+            lines.append("| " + " | ".join(row) + " |")
+        means = ["**mean**"] + [f"{np.nanmean([np.nanmean(st[s]) for st in res['stages'][group].values()]):.3f}"
+                                for s in STAGES]
+        if group in res.get("commands", {}):
+            means.append(f"{np.nanmean([np.nanmean(g) for g in res['commands'][group].values()]):.3f}")
+        means += [f"{np.nanmean([np.nanmean(g) for g in res['trees'][t][group].values()]):.3f}" for t in trees]
+        lines += ["| " + " | ".join(means + [""]) + " |", ""]
+    for group, rows in res.get("pulses", {}).items():
+        lines += [f"**Does the motion follow its own beat pulses? ({group} voices, untrimmed)**", "",
+                  "| voice | latent temperature | motion beats vs its pulses | training-definition beats vs its pulses "
+                  "| pulses vs the speech's onsets | L1Div (m) |", "|---|---|---|---|---|---|"]
+        for v, by_t in rows.items():
+            for t, r in by_t.items():
+                lines.append(f"| {Path(v).stem} | {t} | {r['motion_vs_pulses']:.3f} | {r['train_beats_vs_pulses']:.3f} "
+                             f"| {r['pulses_vs_onsets']:.3f} | {r['l1div']:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+VIEWER_KEYS = (("skate_cm_per_frame", "skate cm/frame", 3), ("frozen_frames", "frozen", 0), ("seam48", "seam 48", 2),
+               ("seam32", "seam 32", 2), ("hands_sum_cm", "hands W1 h + f cm", 2),
+               ("arm_accel_max_mm", "arm accel mm/f²", 1))
+
+
+def viewer_table(before: dict, after: dict) -> str:
+    """``rigmind eval gesture --viewer --json`` before and after, per rig and take: ``before → after``."""
+    key = lambda r: (r.get("rig"), r.get("take"))  # noqa: E731
+    b = {key(r): r for r in before["rows"]}
+    lines = ["| rig | take | " + " | ".join(k[1] for k in VIEWER_KEYS) + " |", "|---|---|" + "---|" * len(VIEWER_KEYS)]
+    for r in after["rows"]:
+        if "skate_cm_per_frame" not in r or key(r) not in b:
+            continue
+        cells = []
+        for k, _, nd in VIEWER_KEYS:
+            x, y = b[key(r)].get(k), r.get(k)
+            cells.append("–" if x is None else f"{x:.{nd}f} → {y:.{nd}f}")
+        lines.append(f"| {r['rig']} | {r['take']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=paths.data_dir())
@@ -152,11 +276,33 @@ def main(argv=None) -> int:
     ap.add_argument("--amount", type=float, default=0.5)
     ap.add_argument("--stages", action="store_true", help="score each pipeline step in process")
     ap.add_argument("--commands", action="store_true", help="score whole `rigmind gesture` commands")
+    ap.add_argument("--viewer", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                    help="print `rigmind eval gesture --viewer --json` before/after side by side and stop")
+    ap.add_argument("--real-windows", action="store_true", help="the real capture's gain on 5 stretches of its take")
+    ap.add_argument("--pulses", action="store_true", help="does the motion follow its own beat pulses?")
     ap.add_argument("--tree", type=Path, action="append", default=[],
                     help="also score generate_gesture of another source tree (repeatable)")
     ap.add_argument("--only", choices=("heldout", "validation", "both"), default="both")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--markdown", nargs="+", metavar="JSON [TREE=LABEL ...]",
+                    help="print the tables of earlier runs' JSON files (merged) and stop")
     args = ap.parse_args(argv)
+    if args.viewer:
+        print(viewer_table(*(json.loads(p.read_text()) for p in args.viewer)))
+        return 0
+    if args.markdown:
+        files = [a for a in args.markdown if "=" not in a]
+        labels = dict(a.split("=", 1) for a in args.markdown if "=" in a)
+        merged = {}
+        for f in files:
+            for k, v in json.loads(Path(f).read_text()).items():
+                if isinstance(v, dict) and isinstance(merged.get(k), dict):
+                    for kk, vv in v.items():
+                        merged[k].setdefault(kk, {}).update(vv) if isinstance(vv, dict) else merged[k].update({kk: vv})
+                else:
+                    merged.setdefault(k, v)
+        print(markdown(merged, labels))
+        return 0
     import torch
 
     torch.set_num_threads(1)
@@ -166,12 +312,17 @@ def main(argv=None) -> int:
     voices = {"heldout": HELDOUT, "validation": VALIDATION}
     if args.only != "both":
         voices = {args.only: voices[args.only]}
+    if args.real_windows:
+        real["windows"] = real_windows(args.data, mean_speed)
+        print("real capture, 5 stretches:", [round(w["gain"], 3) for w in real["windows"]], flush=True)
     res = {"real": real, "seeds": args.seeds, "amount": args.amount, "shifts_s": list(alignment.SHIFTS_S)}
     for name, vs in voices.items():
         if args.stages:
             res.setdefault("stages", {})[name] = score_stages(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.commands:
             res.setdefault("commands", {})[name] = score_commands(args.data, vs, args.seeds, mean_speed, sys.executable)
+        if args.pulses:
+            res.setdefault("pulses", {})[name] = score_pulses(args.data, vs, args.seeds, args.amount, mean_speed)
         for tree in args.tree:
             res.setdefault("trees", {}).setdefault(str(tree), {})[name] = score_tree(
                 args.data, vs, args.seeds, mean_speed, tree, sys.executable)

@@ -131,3 +131,18 @@ def test_generated_motion_follows_held_out_voices():
                                                     mean_speed=mean_speed).gain)
     assert float(np.mean(own)) >= GUARD_MIN_GAIN, (own, swapped)
     assert float(np.mean(own)) > float(np.mean(swapped)) + 0.03, (own, swapped)
+
+
+def test_eval_alignment_report_has_the_real_capture_and_each_voice():
+    from conftest import data_file
+    from rigmind.backend.gesture import alignment_eval
+
+    voice = "speech_multilingual/zh_aishell-BAC009S0724W0121.wav"
+    data = data_file(voice).parents[1]
+    data_file(alignment_eval.REAL_TAKE + ".npz")
+    res = alignment_eval.evaluate_alignment(data, seeds=1, voices={"held-out": (voice,)})
+    assert res["real"]["whole"]["gain"] == pytest.approx(1.03, abs=0.01)  # bench/results/gesture_alignment.md
+    row = res["voices"][voice]
+    assert np.isfinite(row["gain"]) and row["gains"] == [row["gain"]] and row["group"] == "held-out"
+    md = alignment_eval.markdown(res)
+    assert "Real BEAT2 capture on its own audio: 1.030" in md and "| zh_aishell-BAC009S0724W0121 | held-out |" in md
