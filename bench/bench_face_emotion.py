@@ -88,7 +88,7 @@ def main():
         names = neutral["names"]
         w0 = np.asarray(neutral["weights"])
         loud = _at(loud100, len(w0), neutral["fps"])
-        sealed = w0[:, names.index("mouthClose")] >= 0.12
+        sealed = w0[:, names.index("mouthClose")] >= 0.1
         for e, d in res.items():
             w = np.asarray(d["weights"])
             jaw_r[e].append(metrics.pearson(w[:, names.index("jawOpen")], loud))
@@ -134,7 +134,7 @@ def main():
           "- Loudness is the frame energy (dBFS) the lip sync itself reads. jawOpen and mouthClose are never "
           "written by the emotion blend, so the jaw and the seals are the neutral take's exactly.\n"
           "- Lip-opening weight: the mean of mouthUpperUp/LowerDown/Stretch (L, R) and mouthFunnel on the frames "
-          "the neutral take seals (mouthClose ≥ 0.12).\n")
+          "the neutral take seals (mouthClose ≥ 0.1, as the closure metric).\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(md, encoding="utf-8")
     print(md)

@@ -29,8 +29,9 @@ from ...presets import arkit52_names, load_preset
 from ..options import EMOTIONS
 from ..emotion.timeline import EmotionError
 
-#: mouthClose at which the lips count as sealed (the seal sets at least 0.12).
-SEAL_CLOSE = 0.12
+#: mouthClose at which the lips count as sealed (the seal sets 0.12 and more; the
+#: closure metric counts 0.1).
+SEAL_CLOSE = 0.1
 #: jawOpen at which lip-pressing shapes have fully given way.
 OPEN_JAW = 0.3
 

@@ -82,3 +82,22 @@ def test_a_broken_curve_is_an_error_report(registered):
     with pytest.raises(RuntimeError) as err:
         call_as_panel("rigmind.generate_face")
     assert "Traceback" not in str(err.value) and "between 0 and 1" in str(err.value)
+
+
+def test_generate_gesture_face_follows_keyed_anger(registered):
+    bpy = registered
+    from rigmind.operators import mannequin
+
+    parts = mannequin.build_mannequin()
+    scene = bpy.context.scene
+    s = scene.rigmind
+    s.target_armature, s.face_mesh, s.face_auto = parts["armature"], parts["head"], False
+    s.audio_path = str(data_file(WAV))
+    _key(scene, "angry", 1, 0.0)
+    _key(scene, "angry", 60, 1.0)
+    assert call_as_panel("rigmind.generate_gesture") == {"FINISHED"}
+    act = parts["head"].data.shape_keys.animation_data.action
+    fc = next(fc for fc in act.layers[0].strips[0].channelbags[0].fcurves if "browDownLeft" in fc.data_path)
+    early = np.mean([fc.evaluate(f) for f in range(1, 10)])
+    late = np.mean([fc.evaluate(f) for f in range(60, 120)])
+    assert late > early + 0.3

@@ -138,3 +138,11 @@ def test_blend_keeps_range_and_lip_channels():
         np.testing.assert_array_equal(out[:, names.index(name)], base[:, names.index(name)])
     t = tables()
     assert t.targets[:, [names.index("jawOpen"), names.index("mouthClose")]].max() == 0
+
+
+def test_a_sad_smile_is_a_smaller_smile_not_a_closed_mouth(clip):
+    smiling = generate_face(clip, fps=FPS, smile=0.8)
+    sad = generate_face(clip, fps=FPS, smile=0.8, emotion=parse_emotions(["sad:1"]))
+    s0, s1 = smiling.curve("mouthSmileLeft").mean(), sad.curve("mouthSmileLeft").mean()
+    assert 0.2 * s0 < s1 < 0.85 * s0
+    np.testing.assert_array_equal(sad.curve("jawOpen"), smiling.curve("jawOpen"))
