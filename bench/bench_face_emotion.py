@@ -39,6 +39,12 @@ CHECKS = {  # emotion: [(channels, needed increase over neutral)], the issue's a
     "afraid": [(("BrowInnerUp",), 0.0), (("EyeWideLeft", "EyeWideRight"), 0.0)],
     "disgusted": [(("NoseSneerLeft", "NoseSneerRight"), 0.0)],
 }
+SHEET = ("\n## Contact sheet\n\n`PYTHONPATH=<folder holding rigmind> .venv/bin/python bench/contact_sheet_face_emotion.py` "
+         "renders the Ready Player Me avatar (Cycles, 256 px cells): [../img/face_emotion_sheet.png]"
+         "(../img/face_emotion_sheet.png), rows neutral, happy, sad, angry, columns the widest vowel, a p/b/m seal "
+         "and a pause of BEAT2 2_scott_0_2_2 (a tuning take); [../img/face_emotion_sheet_pause.png]"
+         "(../img/face_emotion_sheet_pause.png), the pause enlarged. What it shows is in "
+         "[docs/face.md](../../docs/face.md#emotion).\n")
 OPENERS = ("mouthUpperUpLeft", "mouthUpperUpRight", "mouthLowerDownLeft", "mouthLowerDownRight",
            "mouthStretchLeft", "mouthStretchRight", "mouthFunnel")
 
@@ -134,7 +140,8 @@ def main():
           "- Loudness is the frame energy (dBFS) the lip sync itself reads. jawOpen and mouthClose are never "
           "written by the emotion blend, so the jaw and the seals are the neutral take's exactly.\n"
           "- Lip-opening weight: the mean of mouthUpperUp/LowerDown/Stretch (L, R) and mouthFunnel on the frames "
-          "the neutral take seals (mouthClose ≥ 0.1, as the closure metric).\n")
+          "the neutral take seals (mouthClose ≥ 0.1, as the closure metric).\n"
+          f"{SHEET}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(md, encoding="utf-8")
     print(md)

@@ -28,6 +28,7 @@ import numpy as np
 from ...presets import arkit52_names, load_preset
 from ..options import EMOTIONS
 from ..emotion.timeline import EmotionError
+from .nonverbal import _smooth_attack_release
 
 #: mouthClose at which the lips count as sealed (the seal sets 0.12 and more; the
 #: closure metric counts 0.1).
@@ -100,15 +101,6 @@ def _drift(n: int, fps: float, hz: float, seed: int) -> np.ndarray:
     return (knots[i] * (1 - f) + knots[i + 1] * f).astype(np.float32)
 
 
-def _attack_release(x: np.ndarray, fps: float, attack_s: float, release_s: float) -> np.ndarray:
-    a, r = 1 - np.exp(-1 / (attack_s * fps)), 1 - np.exp(-1 / (release_s * fps))
-    y, out = 0.0, np.empty(len(x), np.float32)
-    for i, v in enumerate(x):    # one pass over F frames
-        y += (a if v > y else r) * (v - y)
-        out[i] = y
-    return out
-
-
 def blend_emotion(weights: np.ndarray, emotion_weights: np.ndarray, fps: float, *, stress: np.ndarray | None = None,
                   seed: int = 0) -> np.ndarray:
     """The face ``weights [F, 52]`` (ARKit 0..1, lip sync and non-verbal
@@ -127,7 +119,7 @@ def blend_emotion(weights: np.ndarray, emotion_weights: np.ndarray, fps: float, 
     col = {c: i for i, c in enumerate(arkit52_names())}
     var_cfg = tab.variation
     s = np.zeros(n, np.float32) if stress is None else np.clip(np.asarray(stress, np.float32), 0, 1)
-    s = _attack_release(s, fps, var_cfg["stress_attack_s"], var_cfg["stress_release_s"])
+    s = _smooth_attack_release(s, fps, var_cfg["stress_attack_s"], var_cfg["stress_release_s"])
     variation = (var_cfg["base"] + var_cfg["stress_gain"] * s
                  + var_cfg["drift"] * _drift(n, fps, var_cfg["drift_hz"], seed))
     expr = np.clip((w @ tab.targets) * variation[:, None], 0.0, 1.0)

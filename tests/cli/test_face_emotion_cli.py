@@ -54,3 +54,14 @@ def test_emotion_after_the_audio_is_one_line(tmp_path):
     r = run("face", "--audio", data_file(LJ), "--out", tmp_path / "f.csv", "--emotion", "sad:1@60-70")
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and "after the audio ends" in lines[0] and " s long" in lines[0], r.stderr
+
+
+def test_batch_face_takes_the_emotion(tmp_path):
+    audio = tmp_path / "in"
+    audio.mkdir()
+    (audio / "line.wav").write_bytes(data_file(LJ).read_bytes())
+    for name, extra in (("neutral", []), ("sad", ["--emotion", "sad:1"])):
+        r = run("batch", "face", "--audio-dir", audio, "--out-dir", tmp_path / name, "--workers", "1", *extra)
+        assert r.returncode == 0, r.stderr
+    brow = [_column(tmp_path / n / "line.csv", "BrowInnerUp").mean() for n in ("neutral", "sad")]
+    assert brow[1] >= brow[0] + 0.2
