@@ -29,6 +29,7 @@ CHARACTER_PROPS = ("target_armature",)
 LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_place", "path_object", "path_pauses", "path_actions",
                     "path_start")
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
+EMOTION_PROPS = tuple(f"emotion_{e}" for e in ("happy", "sad", "angry", "surprised", "afraid", "disgusted"))
 GENERATION_PROPS = ("seed", "start_frame")
 EXPORT_PROPS = ("export_format", "export_path")
 RENDER_PROPS = ("render_engine", "render_path")
@@ -175,6 +176,14 @@ class VIEW3D_PT_rigmind_speech(_RigMindSubPanel, bpy.types.Panel):
         sub.active = not props.face_auto
         sub.prop(props, "face_mesh")
         col.prop(props, "face_method")
+
+        # Keyable: the decorator column shows each weight's keyframe diamond.
+        box = layout.box()
+        box.use_property_decorate = True
+        box.label(text="Emotion (keyable)", icon="MONKEY")
+        col = box.column(align=True)
+        for name in EMOTION_PROPS:
+            col.prop(props, name, slider=True)
 
         box = layout.box()
         box.label(text="Gesture", icon="OUTLINER_OB_ARMATURE")

@@ -126,6 +126,13 @@ def poll_path_object(_self, obj):
     return obj is not None and obj.type in {"CURVE", "EMPTY"}
 
 
+def _emotion(name: str) -> dict:
+    """An emotion weight's keywords: 0..1 (the CLI's range), keyable."""
+    return dict(name=name.capitalize(), default=0.0, subtype="FACTOR", **hard_range("emotion_weight"),
+                description=f"How {name} the face and body are (0 neutral … 1 fully); key it to change over "
+                            "the take: Generate Face and Generate Gesture follow its curve frame by frame")
+
+
 class RigMindBoneMapItem(bpy.types.PropertyGroup):
     """One row of the editable humanoid mapping: canonical joint -> rig bone."""
 
@@ -199,6 +206,15 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                   description="How animated the gestures are: 0 calm, 0.5 like the training "
                                               "speaker, 1 very animated", **hard_range("amount"), default=0.5,
                                   subtype="FACTOR")
+
+    # Animatable (no SKIP_SAVE): key them over the take; Generate Face and
+    # Generate Gesture sample their curves at every frame (operators/emotion_keys.py).
+    emotion_happy: FloatProperty(**_emotion("happy"))
+    emotion_sad: FloatProperty(**_emotion("sad"))
+    emotion_angry: FloatProperty(**_emotion("angry"))
+    emotion_surprised: FloatProperty(**_emotion("surprised"))
+    emotion_afraid: FloatProperty(**_emotion("afraid"))
+    emotion_disgusted: FloatProperty(**_emotion("disgusted"))
 
     gesture_base: EnumProperty(name="Base", description="What the gestures are layered over", items=BASE_ITEMS,
                                default="idle")

@@ -162,8 +162,11 @@ class TakeWorker:
     def _face_curves(self, clip, item, seed):
         from ..backend.face.generate import generate_face, transcript_beside
 
+        from ..backend.emotion.timeline import parse_emotions
+
         transcript = transcript_beside(item.source) if item.source else None
-        return generate_face(clip, transcript=transcript, fps=30.0, seed=seed, method=self.config.face_method)
+        return generate_face(clip, transcript=transcript, fps=30.0, seed=seed, method=self.config.face_method,
+                             emotion=parse_emotions(list(self.config.emotion)))
 
     def _gesture(self, item, source, seed, out) -> None:
         from ..backend.audio import load_audio

@@ -539,10 +539,14 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
         from ..backend.requests import checked
         from ..backend.requests.gesture import from_properties
         from . import gesture_scene
+        from .emotion_keys import take_emotion
 
         arm = _armature_or_error(context, self.armature)
         face = resolve_face_mesh(context, self.face_mesh, arm)
-        request = from_properties(_absolute_audio(self.as_keywords()), runtime=_runtime(context), user_scene=True)
+        props = _absolute_audio(self.as_keywords())
+        props["emotion"] = take_emotion(context.scene, props["audio_path"], self.start_frame,
+                                        30.0 if self.set_scene_fps else None)
+        request = from_properties(props, runtime=_runtime(context), user_scene=True)
         return gesture_scene.gesture_job(arm, checked(request), face)
 
     def done(self, context, result):
@@ -591,11 +595,14 @@ class RIGMIND_OT_generate_face(ModalJobMixin, bpy.types.Operator):
         from ..backend.requests import checked
         from ..backend.requests.face import from_properties
         from . import face_scene
+        from .emotion_keys import take_emotion
 
         mesh = resolve_face_mesh(context, self.face_mesh or "auto", resolve_armature(context))
         if mesh is None:
             raise _user_error("no mesh with ARKit shape keys to animate: set Face Mesh to one")
-        request = from_properties(_absolute_audio(self.as_keywords()), runtime=_runtime(context))
+        props = _absolute_audio(self.as_keywords())
+        props["emotion"] = take_emotion(context.scene, props["audio_path"], self.start_frame)
+        request = from_properties(props, runtime=_runtime(context))
         return face_scene.face_job(mesh, checked(request))
 
     def done(self, context, result):

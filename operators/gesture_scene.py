@@ -387,7 +387,7 @@ def gesture_job(arm, request: GestureRequest = GestureRequest(), face_mesh=None)
         from ..backend.face.generate import generate_face
 
         return out, generate_face(clip, transcript=r.transcript, fps=face_fps, seed=r.seed, method=r.face_method,
-                                  runtime=r.runtime)
+                                  runtime=r.runtime, emotion=r.emotion)
 
     def job():
         (clip_out, res), face_anim = yield from run_in_thread(work, "rigmind-gesture")

@@ -26,7 +26,8 @@ from .. import options
 from ..audio import AudioClip, load_audio
 from ..audio.features import speech_features
 from . import coarticulation
-from .nonverbal import nonverbal_curves
+from .emotion import blend_emotion, emotion_weights_for
+from .nonverbal import nonverbal_curves, prominence
 from .visemes import arpabet_to_viseme, viseme_names
 
 ANALYSIS_FPS = 100.0
@@ -101,7 +102,8 @@ def phones_to_visemes(phones: list) -> list:
 
 
 def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, seed: int = 0, smile: float = 0.0,
-                  method: str = "model", strength: float = 1.0, model=None, runtime: str = None) -> FaceAnimation:
+                  method: str = "model", strength: float = 1.0, model=None, runtime: str = None,
+                  emotion=None) -> FaceAnimation:
     """``audio`` (an ``AudioClip`` or a file path) → ``FaceAnimation`` at ``fps``.
 
     ``transcript``: the spoken text (improves timing and p/b/m closures);
@@ -112,13 +114,16 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     recognises nothing) or "table" (phone recognition + table, the
     Rhubarb-style baseline); ``strength`` scales mouth
     motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble
-    in ``runtime``, "onnxruntime" by default or "torch")."""
+    in ``runtime``, "onnxruntime" by default or "torch"); ``emotion``: an
+    ``EmotionTimeline`` (None: neutral) blended over the take
+    (``emotion.blend_emotion``)."""
     if method not in METHODS:
         raise ValueError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
     clip = audio if isinstance(audio, AudioClip) else load_audio(audio)
     notes = []
     feats = speech_features(clip, ANALYSIS_FPS)
     n = max(int(np.ceil(clip.seconds * fps)), 1)
+    emotion_w = emotion_weights_for(emotion, n, fps, clip.seconds)   # a bad range fails before the work
     # Voice activity on the output frames themselves (not resampled from the
     # 100 fps grid): "mouth at rest in non-speech" then holds frame by frame.
     from ..audio.features import speech_mask
@@ -178,14 +183,17 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     face = nonverbal_curves(n, fps, pitch=_at(feats.pitch, n, fps), energy=energy, onset=_at(feats.onset, n, fps),
                             voiced=_at(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))
     weights = np.clip(np.maximum(mouth, face), 0.0, 1.0).astype(np.float32)
+    if emotion_w is not None:
+        stress = prominence(_at(feats.pitch, n, fps), energy, _at(feats.onset, n, fps), _at(feats.voiced, n, fps), speech)
+        weights = blend_emotion(weights, emotion_w, fps, stress=stress, seed=seed)
     return FaceAnimation(arkit52_names(), weights, coarticulation.jaw_rotation(weights), float(fps), visemes, phones, source, notes)
 
 
 def generate_face_for(audio, request) -> FaceAnimation:
     """:func:`generate_face` with what a
     :class:`~rigmind.backend.requests.face.FaceRequest` asks (its transcript,
-    frame rate, seed, smile, lip-sync method and runtime; ``request.fps``
-    must be set)."""
+    frame rate, seed, smile, emotion, lip-sync method and runtime;
+    ``request.fps`` must be set)."""
     r = request
     return generate_face(audio, transcript=r.transcript, fps=r.fps, seed=r.seed, smile=r.smile, method=r.method,
-                         runtime=r.runtime)
+                         runtime=r.runtime, emotion=r.emotion)

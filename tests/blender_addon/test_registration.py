@@ -178,7 +178,7 @@ def test_render_engine_map_names_real_engines(registered):
 def test_panel_draws_only_existing_properties_and_icons(registered):
     rna = properties.RigMindSceneProperties.bl_rna.properties
     for group in (panel.CHARACTER_PROPS, panel.LOCOMOTION_PROPS, panel.SPEECH_PROPS,
-                  panel.GENERATION_PROPS, panel.EXPORT_PROPS, panel.RENDER_PROPS):
+                  panel.GENERATION_PROPS, panel.EXPORT_PROPS, panel.RENDER_PROPS, panel.EMOTION_PROPS):
         for name in group:
             assert name in rna, name
     source = (REPO / "blender_addon" / "panel.py").read_text()
