@@ -36,6 +36,14 @@ class PoseConfig:
     lock_ramp: float = 5.0
     #: Contacts shorter than this (frames) are dropped, gaps this short closed.
     min_contact: int = 3
+    #: "locks": one foot lock per predicted contact run held with leg IK;
+    #: "pin_feet": the walk controller's clean-up (``locomotion.cleanup.pin_feet``:
+    #: contacts from the network's probabilities and the feet's own height and
+    #: speed, ankle and toe locks, swing lift, eased knees).
+    legs: str = "pin_feet"
+    #: Also plant a foot where the decoded body's own foot is low and slow
+    #: (:func:`.features.contacts_of`), not only where the network says so.
+    geometric_contacts: bool = False
     #: Hard reach limit of the arm solve (fraction of the arm's length)...
     arm_reach: float = 1.0
     #: ...beyond which the hand bone slides along the forearm to the target
@@ -127,7 +135,7 @@ def _set_chain(local, W, parents, chain, new_world):
 
 
 def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts: np.ndarray,
-           cfg: PoseConfig = None, fps: float = 30.0, scale: float = 1.0) -> tuple:
+           cfg: PoseConfig = None, fps: float = 30.0, scale: float = 1.0, prob: np.ndarray = None) -> tuple:
     """Lock planted feet (``contacts [F, 2]`` bool), solve both arms so the
     wrists sit on ``targets [F, 3, 3]`` (head, left, right hand), turn the
     head and hands to ``target_rot [F, 3, 4]``. Returns ``(motion, info)``,
@@ -135,6 +143,13 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     relative to the canonical skeleton (the floor heights scale with it)."""
     cfg = cfg or PoseConfig()
     contacts = np.array(contacts, bool)  # split in place below: the caller's stays as it was
+    if cfg.legs == "pin_feet":
+        from ..locomotion.cleanup import pin_feet, stance_contacts
+
+        predicted = np.repeat(contacts.astype(np.float64) if prob is None else prob, 2, axis=1)
+        c4 = stance_contacts(motion.world_positions(), motion.skeleton.names, fps, predicted)
+        motion = pin_feet(motion, c4 > 0.5)
+        contacts = np.stack([c4[:, :2].max(1), c4[:, 2:].max(1)], axis=1) > 0.5
     sk = motion.skeleton
     par = sk.parents
     ix = sk.index
@@ -142,7 +157,7 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     local = motion.rotations.copy()
     trans = motion.local_translations() if motion.translations is None else motion.translations.copy()
     leg_miss = np.zeros((len(P), 2))
-    for side, (up, low, foot, toe) in enumerate(LEGS):
+    for side, (up, low, foot, toe) in enumerate(LEGS if cfg.legs == "locks" else ()):
         u, l, f, t = ix(up), ix(low), ix(foot), ix(toe)
         leg = np.linalg.norm(sk.offsets[l]) + np.linalg.norm(sk.offsets[f])
         if cfg.max_slide is not None:
