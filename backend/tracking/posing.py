@@ -55,14 +55,14 @@ class PoseConfig:
     keep_extension: bool = False
     #: A planted foot whose animated position strays this far (m, canonical
     #: size) from its lock lifts and plants anew (:func:`split_contacts`);
-    #: None (default) keeps one lock per contact run (splitting changed nothing
-    #: on the validation clips and added jitter on CMU 131).
+    #: None (default) keeps one lock per contact run (in a trial on the
+    #: validation clips splitting changed nothing and added jitter on CMU 131).
     max_slide: float = None
     #: Height (m, canonical size; scaled with the body) below which no ankle
     #: goes (the Bandai ankles' planted height above the floor z = 0): a
     #: crouch then bends the knees instead of sinking the feet
-    #: (:func:`keep_above_floor`; None: off). With the pin_feet clean-up it
-    #: lowered validation skate 0.27 -> 0.22 cm and CMU 131_01's 1.23 -> 0.29.
+    #: (:func:`keep_above_floor`; None: off). It lowers skate on the
+    #: validation clips and on CMU 131 (bench/results/tracking_variants.md).
     ankle_height: float = 0.1174
     #: With ``legs="locks"``: put planted ankles at ``ankle_height`` (else they
     #: keep the network's height, only never below it).
