@@ -188,3 +188,16 @@ def test_foreign_head_tracker_faces_where_the_head_faces(data_dir):
     yaw = heading_yaw(trackers_from_motion(m, mapping).rotations[:, 0])
     diff = np.degrees(np.abs(np.angle(np.exp(1j * (yaw - src_yaw)))))
     assert np.median(diff) < 10.0
+
+
+def test_calibration_maps_the_neutral_sample_to_standing_and_keeps_turns():
+    from rigmind.backend.tracking.calibration import calibrate, standing_rotations
+    from rigmind.backend.tracking.features import heading_yaw
+
+    rng = np.random.default_rng(1)
+    cal = rotations.normalize(rng.normal(size=(3, 4)))  # any device axes
+    np.testing.assert_allclose(np.abs(rotations.dot(calibrate(cal, cal), standing_rotations())), 1.0, atol=1e-9)
+    turn = np.array([np.cos(0.25), 0.0, 0.0, np.sin(0.25)])  # the user turns 0.5 rad to the left
+    q = calibrate(rotations.mul(turn[None], cal), cal)
+    d = heading_yaw(q[None, 0]) - heading_yaw(standing_rotations()[None, 0])
+    assert abs(float(np.angle(np.exp(1j * d[0]))) - 0.5) < 1e-6
