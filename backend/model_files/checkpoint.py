@@ -4,7 +4,7 @@ A checkpoint is one ``torch.save`` file holding plain data only, so it is
 read with ``weights_only=True`` (:func:`.loading.load_torch`)::
 
     {"format": "rigmind-checkpoint", "version": 1,
-     "kind": "locomotion" | "gesture" | "gesture-motion-encoder" | "face" | "style-classifier",
+     "kind": "locomotion" | "gesture" | "gesture-motion-encoder" | "face" | "style-classifier" | "tracking",
      "config":   {...},   # JSON-able: what builds the network (its config dataclass / constructor args)
      "metadata": {...},   # JSON-able: training summary, metrics, data, and "written": date + git commit
      "weights":  {name: tensor},   # the network's state_dict
@@ -41,6 +41,7 @@ KINDS = {
     "gesture-motion-encoder": "rigmind eval gesture --retrain-encoder",
     "face": "rigmind train face",
     "style-classifier": "delete it (the evaluation retrains it)",
+    "tracking": "rigmind train track",
 }
 #: How to convert a file in a layout from before this format: the one-time tool
 #: that converted the committed models lives in the history (removed in #26).

@@ -1,0 +1,188 @@
+"""Train the tracking model (``rigmind train track``): build the per-split
+arrays (cached under ``.cache/tracking``), fit :class:`.model.TrackNet` on
+the train split for a fixed CPU time, keep the weights with the lowest
+validation loss, write ``models/track.pt`` (checkpoint kind ``"tracking"``)
+and its ONNX export ``models/track.onnx``. The test split is never read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import paths
+from .canonical import canonical_skeleton, skeleton_to_dict
+from . import dataset, features
+
+CACHE_DIR = paths.cache_dir("tracking")
+PT_PATH = paths.model_path("track.pt")
+ONNX_PATH = paths.model_path("track.onnx")
+CACHE_VERSION = "1"
+
+
+def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False) -> tuple:
+    """``(X [N, I], Y [N, O])`` float32 of every frame (every ``every``-th) of
+    a split part, cached as ``.npz``."""
+    cache = Path(cache_dir) / f"{part}_v{CACHE_VERSION}_every{every}.npz"
+    if cache.is_file():
+        z = np.load(cache)
+        return z["x"], z["y"]
+    xs, ys = [], []
+    entries = dataset.load_split()[part]
+    for i, e in enumerate(entries):
+        m = dataset.load_entry(e, data_dir)
+        if m.num_frames < 2:
+            continue
+        p, r = features.tracker_arrays(m)
+        frames = np.arange(0, m.num_frames, every)
+        xs.append(features.window_inputs(p, r, m.fps, frames))
+        ys.append(features.targets(m)[frames])
+        if verbose and i % 200 == 0:
+            print(f"{part}: {i}/{len(entries)} clips", flush=True)
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, x=x, y=y)
+    return x, y
+
+
+def _stats(a: np.ndarray, floor: float = 0.05):
+    # A floor well above zero: near-constant dims (a spine bend, a toe) must
+    # not dominate the normalised loss on clips where they do move.
+    return a.mean(0), np.maximum(a.std(0), floor)
+
+
+def _loss(model, x, y, w):
+    import torch
+
+    yn = model.normalised(x)
+    target = (y - model.y_mean) / model.y_std
+    reg = ((yn[:, :-2] - target[:, :-2]) ** 2 * w[:-2]).mean()
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(yn[:, -2:], y[:, -2:])
+    return reg + 0.2 * bce
+
+
+def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 512, layers: int = 3,
+          batch: int = 512, lr: float = 1e-3, seed: int = 0, threads: int = 1, verbose: bool = True) -> Path:
+    """Fit for ``seconds`` of wall time; returns the checkpoint path."""
+    import torch
+
+    from ..model_files import checkpoint
+    from .model import TrackNet
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    t0 = time.time()
+    xt, yt = split_arrays("train", data_dir, every=1, verbose=verbose)
+    xv, yv = split_arrays("validation", data_dir, every=2, verbose=verbose)
+    if verbose:
+        print(f"data: train {len(xt)} frames, validation {len(xv)} ({time.time() - t0:.0f} s)", flush=True)
+    model = TrackNet(xt.shape[1], yt.shape[1], hidden, layers)
+    xm, xs = _stats(xt)
+    ym, ys = _stats(yt)
+    ym[-2:], ys[-2:] = 0.0, 1.0
+    for name, v in (("x_mean", xm), ("x_std", xs), ("y_mean", ym), ("y_std", ys)):
+        getattr(model, name).copy_(torch.from_numpy(v.astype(np.float32)))
+    w = torch.ones(yt.shape[1])
+    w[:3] = 4.0  # the hips' position moves every joint
+    w[3:9] = 2.0
+    Xt, Yt = torch.from_numpy(xt), torch.from_numpy(yt)
+    Xv, Yv = torch.from_numpy(xv), torch.from_numpy(yv)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    rng = np.random.default_rng(seed)
+    step, best, best_state, log = 0, float("inf"), None, []
+    t_train = time.time()
+    while True:
+        frac = (time.time() - t_train) / seconds
+        if frac >= 1.0:
+            break
+        for g in opt.param_groups:
+            g["lr"] = lr * 0.5 * (1.0 + np.cos(np.pi * min(frac, 1.0)))
+        idx = torch.from_numpy(rng.integers(0, len(Xt), batch))
+        x = Xt[idx] + torch.randn(batch, Xt.shape[1]) * model.x_std * 0.02
+        model.train()
+        loss = _loss(model, x, Yt[idx], w)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 500 == 0:
+            model.eval()
+            with torch.no_grad():
+                vl = float(np.mean([float(_loss(model, Xv[i:i + 4096], Yv[i:i + 4096], w))
+                                    for i in range(0, len(Xv), 4096)]))
+            log.append({"step": step, "seconds": round(time.time() - t_train, 1), "train": float(loss.detach()), "validation": vl})
+            if verbose:
+                print(json.dumps(log[-1]), flush=True)
+            if vl < best:
+                best, best_state = vl, {k: v.clone() for k, v in model.state_dict().items()}
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    config = {"input_size": int(xt.shape[1]), "output_size": int(yt.shape[1]), "hidden": hidden, "layers": layers,
+              "lags": list(features.LAGS), "fps": 30.0}
+    metadata = {"skeleton": skeleton_to_dict(canonical_skeleton()), "training": {
+        "steps": step, "seconds": seconds, "batch": batch, "lr": lr, "seed": seed, "best_validation": best,
+        "train_frames": int(len(xt)), "validation_frames": int(len(xv)), "log": log,
+        "head_height": float(np.percentile(xt[:, 2], 90))}}
+    path = checkpoint.save(out, "tracking", config=config, weights=model.state_dict(), metadata=metadata)
+    export_onnx(path)
+    return path
+
+
+def load_model(path=PT_PATH):
+    """``(TrackNet in eval mode, checkpoint)`` of a tracking checkpoint."""
+    from ..model_files import checkpoint
+    from .model import TrackNet
+
+    ck = checkpoint.load(path, "tracking")
+    c = ck.config
+    model = TrackNet(c["input_size"], c["output_size"], c["hidden"], c["layers"])
+    model.load_state_dict(ck.weights)
+    return model.eval(), ck
+
+
+def onnx_metadata(ck) -> dict:
+    from ..model_files.manifest import file_sha256
+
+    return {"rigmind_config": json.dumps(ck.config), "rigmind_skeleton": json.dumps(ck.metadata["skeleton"]),
+            "rigmind_head_height": json.dumps(ck.metadata["training"]["head_height"]),
+            "rigmind_weights_sha256": file_sha256(ck.path)}
+
+
+def export_onnx(pt_path=PT_PATH, onnx_path=None) -> Path:
+    """Export a tracking checkpoint to ONNX (opset 17; input ``"x" [N, I]``,
+    output ``"y" [N, O]``, both raw, dynamic batch)."""
+    import warnings
+
+    import torch
+
+    from ..model_files.onnx_export import stamp_and_install
+
+    model, ck = load_model(pt_path)
+    onnx_path = Path(onnx_path) if onnx_path is not None else Path(pt_path).with_suffix(".onnx")
+    tmp = onnx_path.with_name(onnx_path.name + ".tmp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.zeros(1, ck.config["input_size"]),), str(tmp), opset_version=17,
+                          dynamo=False, input_names=["x"], output_names=["y"], do_constant_folding=True,
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+    return stamp_and_install(tmp, onnx_path, onnx_metadata(ck))
+
+
+def main_train(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="rigmind train track", description="train the three-point tracking model")
+    p.add_argument("--data", default=None, help="data folder (default ../shared/data)")
+    p.add_argument("--seconds", type=float, default=360.0, help="training wall time (s)")
+    p.add_argument("--out", default=str(PT_PATH), help="checkpoint path (ONNX written next to it)")
+    p.add_argument("--threads", type=int, default=1)
+    a = p.parse_args(argv)
+    path = train(a.seconds, data_dir=a.data, out=a.out, threads=a.threads)
+    print(f"wrote {path} and {Path(path).with_suffix('.onnx')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main_train())

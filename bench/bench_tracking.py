@@ -1,0 +1,183 @@
+"""Three-point tracking (issue #30): the tracking model against the baseline
+(walk controller driven by the head + arm IK) on the held-out test clips of
+``presets/tracking_split.json`` and on CMU 131 (a skeleton the model never
+saw), and a side-view contact sheet of CMU 131_01.
+
+    PYTHONPATH=... .venv/bin/python bench/bench_tracking.py [--part test|validation] [--limit N] [--sheet]
+
+Writes ``bench/results/tracking.md`` (and ``tracking.json``); ``--sheet``
+also ``bench/img/tracking_131_01.png``. The trackers are read from each clip
+(:func:`~rigmind.backend.tracking.mocap_trackers.trackers_from_motion`), the
+body is tracked from them alone, and scored against the clip
+(:mod:`rigmind.backend.tracking.evaluate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rigmind.backend import paths  # noqa: E402
+from rigmind.backend.tracking import dataset  # noqa: E402
+from rigmind.backend.tracking.body_from_trackers import TrackConfig, track_body  # noqa: E402
+from rigmind.backend.tracking.canonical import CANONICAL_MAP  # noqa: E402
+from rigmind.backend.tracking.evaluate import score  # noqa: E402
+from rigmind.backend.tracking.mocap_trackers import FPS, load_mocap, to_canonical, trackers_from_motion  # noqa: E402
+
+CMU = ("131_01", "131_02", "131_03")
+KEYS = ("mpjpe_cm", "skate_cm", "skate_ref_cm", "jitter", "jitter_ref", "hand_err_cm", "hand_err_max_cm",
+        "limb_angle_deg", "steps_moving", "moving_s", "planted_still", "ref_planted_still")
+
+
+def run_clip(motion, mapping, method):
+    take = trackers_from_motion(motion, mapping)
+    t0 = time.time()
+    res = track_body(take, TrackConfig(method=method))
+    s = score(res, motion, mapping)
+    s["seconds"] = time.time() - t0
+    s["scale"] = res.scale
+    s["arm_stretch_cm"] = float(res.arm_stretch_m.mean() * 100.0)
+    return s, res
+
+
+def held_out(part: str, limit: int = None) -> dict:
+    entries = dataset.load_split()[part][:limit]
+    rows = {"model": [], "baseline": []}
+    for e in entries:
+        m = dataset.load_entry(e)
+        if m.num_frames < 8:
+            continue
+        for method in rows:
+            s, _ = run_clip(m, dict(CANONICAL_MAP), method)
+            s["clip"], s["source"] = e, dataset.source_of(e)
+            rows[method].append(s)
+    return rows
+
+
+def cmu(data_dir: Path) -> dict:
+    rows = {"model": [], "baseline": []}
+    results = {}
+    for name in CMU:
+        path = data_dir / "cmu_131_start_walk_stop" / f"{name}.bvh"
+        if not path.is_file():
+            continue
+        src, mapping = load_mocap(path)
+        for method in rows:
+            s, res = run_clip(src, mapping, method)
+            s["clip"] = name
+            rows[method].append(s)
+            results[(name, method)] = res
+    return rows, results
+
+
+def mean_of(rows, key, weight="frames"):
+    v = np.array([r[key] for r in rows], float)
+    w = np.array([r[weight] for r in rows], float)
+    ok = np.isfinite(v)
+    return float(np.sum(v[ok] * w[ok]) / max(np.sum(w[ok]), 1e-9)) if ok.any() else float("nan")
+
+
+def table(rows_by_method, keys=("mpjpe_cm", "skate_cm", "skate_ref_cm", "jitter", "jitter_ref", "hand_err_cm",
+                                 "hand_err_max_cm", "limb_angle_deg", "planted_still")) -> str:
+    out = ["| method | clips | frames | " + " | ".join(keys) + " |", "|---" * (3 + len(keys)) + "|"]
+    for method, rows in rows_by_method.items():
+        if not rows:
+            continue
+        vals = []
+        for k in keys:
+            vals.append(f"{max(r[k] for r in rows):.2f}" if k.endswith("max_cm") else f"{mean_of(rows, k):.2f}")
+        out.append(f"| {method} | {len(rows)} | {sum(r['frames'] for r in rows)} | " + " | ".join(vals) + " |")
+    return "\n".join(out)
+
+
+def per_source(rows_by_method) -> str:
+    out = ["| source | model MPJPE cm | baseline MPJPE cm | model skate / mocap cm | model jitter / mocap |",
+           "|---|---|---|---|---|"]
+    srcs = sorted({r["source"] for r in rows_by_method["model"]})
+    for s in srcs:
+        m = [r for r in rows_by_method["model"] if r["source"] == s]
+        b = [r for r in rows_by_method["baseline"] if r["source"] == s]
+        out.append(f"| {s} ({len(m)}) | {mean_of(m, 'mpjpe_cm'):.2f} | {mean_of(b, 'mpjpe_cm'):.2f} | "
+                   f"{mean_of(m, 'skate_cm'):.2f} / {mean_of(m, 'skate_ref_cm'):.2f} | "
+                   f"{mean_of(m, 'jitter'):.0f} / {mean_of(m, 'jitter_ref'):.0f} |")
+    return "\n".join(out)
+
+
+def cmu_table(rows_by_method) -> str:
+    out = ["| clip | method | MPJPE cm | limb angle deg | skate cm (clip) | jitter (clip) | hand err cm (max) | "
+           "touch-downs while the head moves (moving s) | both feet planted while still |", "|---" * 9 + "|"]
+    for method, rows in rows_by_method.items():
+        for r in rows:
+            out.append(f"| {r['clip']} | {method} | {r['mpjpe_cm']:.2f} | {r['limb_angle_deg']:.1f} | "
+                       f"{r['skate_cm']:.2f} ({r['skate_ref_cm']:.2f}) | {r['jitter']:.0f} ({r['jitter_ref']:.0f}) | "
+                       f"{r['hand_err_cm']:.2f} ({r['hand_err_max_cm']:.2f}) | {r['steps_moving']} ({r['moving_s']:.1f}) | "
+                       f"{r['planted_still']:.2f} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", default="test", choices=("test", "validation"))
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--sheet", action="store_true")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "tracking.md"))
+    a = ap.parse_args(argv)
+    t0 = time.time()
+    ho = held_out(a.part, a.limit)
+    c_rows, c_res = cmu(paths.data_dir())
+    md = [
+        "# Three-point tracking (issue #30)",
+        "",
+        f"Command: `python bench/bench_tracking.py --part {a.part}" + (f" --limit {a.limit}" if a.limit else "") +
+        (" --sheet" if a.sheet else "") + "`  ",
+        f"Machine: AMD EPYC, 2 cores (shared). Date: {datetime.date.today().isoformat()}. "
+        f"Wall time {time.time() - t0:.0f} s.",
+        "",
+        "Trackers (head, both wrists: world position and rotation) are read from each clip; the body is made "
+        "from them alone (`track_body`, ONNX Runtime) and scored against the clip. MPJPE over the mapped body "
+        "joints with the output put on the source's proportions; skate = foot skate (cm per 30 fps contact "
+        "frame) of the output, with the mocap's own beside it; jitter = mean joint jerk (m/s^3) at 30 fps; "
+        "hand error = wrist to its target; limb angle = upper arm, forearm, thigh, shin directions in a body "
+        "frame vs the clip's; planted_still = fraction of frames with both feet planted while the head is "
+        "still (< 0.1 m/s). Baseline = the walk controller driven by the head's velocity and facing, kept "
+        "under the head, with the same arm IK and foot locks.",
+        "",
+        f"## Held-out {a.part} clips (whole clips never used in training or tuning)",
+        "",
+        table(ho),
+        "",
+        per_source(ho),
+        "",
+        "## CMU 131 (a skeleton the model never saw; start - walk - stop)",
+        "",
+        table(c_rows, ("mpjpe_cm", "skate_cm", "skate_ref_cm", "jitter", "jitter_ref", "hand_err_cm",
+                       "hand_err_max_cm", "limb_angle_deg")),
+        "",
+        cmu_table(c_rows),
+        "",
+    ]
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(md) + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps({"held_out": ho, "cmu": c_rows}, indent=1, default=float))
+    print("\n".join(md))
+    if a.sheet and ("131_01", "model") in c_res:
+        from tracking_sheet import sheet
+
+        src, mapping = load_mocap(paths.data_dir() / "cmu_131_start_walk_stop" / "131_01.bvh")
+        sheet(to_canonical(src, mapping, FPS), src, mapping, c_res[("131_01", "model")], c_res[("131_01", "baseline")],
+              REPO / "bench" / "img" / "tracking_131_01.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
