@@ -167,7 +167,12 @@ def track_job(arm, take: TrackerTake, request: TrackRequest, label: str = "track
     name = arm.name
 
     def work(progress, cancel):
-        return track_body(take, config, progress=lambda f: progress(0.9 * f), cancelled=cancel)
+        from ..backend.errors import Cancelled
+
+        try:
+            return track_body(take, config, progress=lambda f: progress(0.9 * f), cancelled=cancel)
+        except InterruptedError:  # the baseline's frame loop saw the cancel flag
+            raise Cancelled("Cancelled") from None
 
     def job():
         result = yield from run_in_thread(work, "rigmind-track")
