@@ -688,6 +688,16 @@ def _add_batch_parser(sub) -> None:
     f.add_argument("--format", type=str.lower, default="csv", help="csv (Live Link Face, default), json, blend")
     _add_engine_args(f)
 
+    t = kinds.add_parser("track", help="a folder of tracker CSV files → one body take each on one rig")
+    t.add_argument("--trackers-dir", required=True, help="folder of tracker CSV files (docs/tracking.md)")
+    t.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
+    t.add_argument("--armature", help="armature object in the rig file")
+    t.add_argument("--method", type=str.lower, default="model", choices=TRACK_METHODS)
+    t.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    t.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per tracker file, batch_report.json)")
+    t.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend")
+    _add_engine_args(t)
+
     w = kinds.add_parser("walk", help="a JSON manifest of paths → one walk take each")
     w.add_argument("--paths", required=True, help='JSON list of {"name", "path": "x,y;x,y", "style", "speed", "gait"}')
     w.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
@@ -721,8 +731,14 @@ def cmd_batch(args) -> int:
         controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
         emotion=tuple(getattr(args, "emotion", None) or ()), style=getattr(args, "style", "") or "",
         style_clip=str(Path(args.style_clip).resolve()) if getattr(args, "style_clip", None) else None,
+        method=getattr(args, "method", "model"),
     )
-    items = batch.walk_items(args.paths) if kind == "walk" else batch.audio_items(args.audio_dir)
+    if kind == "walk":
+        items = batch.walk_items(args.paths)
+    elif kind == "track":
+        items = batch.tracker_items(args.trackers_dir)
+    else:
+        items = batch.audio_items(args.audio_dir)
     # From here the batch handles Ctrl-C and SIGTERM itself (it stops its
     # workers and writes its report); the CLI's handler, back once it
     # returns, must not turn a late second Ctrl-C into "nothing written".

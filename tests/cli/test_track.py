@@ -118,3 +118,26 @@ def test_tracker_csv_onto_mannequin_blend(tmp_path, capsys, mannequin):
     action = arm.animation_data.action
     assert action.name == "RigMind Track · walk"
     assert tuple(round(f) for f in action.frame_range) == (11, 11 + 59)
+
+
+def test_batch_track_folder(tmp_path, mannequin, blender_in_subprocess):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    T.write_tracker_csv(folder / "walk.csv", _take())
+    (folder / "broken.csv").write_text("time,head_x\n0,1\n")
+    out = tmp_path / "out"
+    # The batch's worker processes need a process of their own (the installed command, as a user runs it).
+    r = subprocess.run([str(Path(sys.executable).with_name("rigmind")), "batch", "track", "--trackers-dir", str(folder),
+                        "--rig", str(mannequin), "--out-dir", str(out), "--format", "bvh", "--method", "baseline",
+                        "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert (out / "batch_report.json").is_file(), r.stderr
+    report = json.loads((out / "batch_report.json").read_text())
+    status = {it["name"]: it for it in report["items"]}
+    assert r.returncode == 1 and report["kind"] == "track"
+    assert status["walk"]["status"] == "done" and (out / "walk.bvh").stat().st_size > 10_000
+    assert status["broken"]["status"] == "failed" and "missing columns head_y" in status["broken"]["error"]
