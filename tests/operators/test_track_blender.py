@@ -1,0 +1,106 @@
+"""Track Body in Blender: three animated empties (head, left hand, right
+hand) → a new action on the mannequin, and live mode posing it tick by tick
+(real bpy; operators through bpy.ops as the panel calls them)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import call_as_panel
+
+FRAMES = 60  # 2 s at 30 fps
+
+
+def _walking_trackers(bpy, fps=30):
+    """Three empties keyed over frames 1..FRAMES: a person walking along +X at 0.5 m/s, head 1.6 m up."""
+    names = ("Head", "HandL", "HandR")
+    objs = []
+    for name in names:
+        ob = bpy.data.objects.new(name, None)
+        bpy.context.scene.collection.objects.link(ob)
+        objs.append(ob)
+    for f in range(1, FRAMES + 1):
+        t = (f - 1) / fps
+        x = 0.5 * t
+        swing = 0.15 * np.sin(2 * np.pi * t)
+        places = ((x, 0.0, 1.6 + 0.02 * np.sin(4 * np.pi * t)), (x + swing, 0.22, 0.85), (x - swing, -0.22, 0.85))
+        for ob, p in zip(objs, places):
+            ob.location = p
+            ob.keyframe_insert("location", frame=f)
+    return objs
+
+
+@pytest.fixture
+def scene(registered):
+    bpy = registered
+    bpy.ops.rigmind.add_mannequin()
+    sc = bpy.context.scene
+    sc.render.fps, sc.frame_start, sc.frame_end = 30, 1, FRAMES
+    arm = sc.rigmind.target_armature
+    arm.pose.bones["Hips"].location = (0.0, 0.0, 0.0)
+    arm.pose.bones["Hips"].keyframe_insert("location", frame=1)
+    arm.animation_data.action.name = "Prior"
+    objs = _walking_trackers(bpy)
+    s = sc.rigmind
+    s.track_head, s.track_hand_l, s.track_hand_r = objs
+    return bpy, arm, objs
+
+
+def _hips_world(bpy, arm, frame):
+    bpy.context.scene.frame_set(frame)
+    return np.array(arm.matrix_world @ arm.pose.bones["Hips"].head)
+
+
+def test_track_body_bakes_a_new_action(scene):
+    bpy, arm, objs = scene
+    assert call_as_panel("rigmind.track_body", method="baseline") == {"FINISHED"}
+    action = arm.animation_data.action
+    assert action.name == "RigMind Track · Head"
+    assert "Prior" in bpy.data.actions  # the rig's own action is kept
+    assert tuple(round(f) for f in action.frame_range) == (1, FRAMES)
+    # The body walks with the trackers: the hips travel along +X (0.5 m/s for ~2 s).
+    a, b = _hips_world(bpy, arm, 1), _hips_world(bpy, arm, FRAMES)
+    assert 0.4 < b[0] - a[0] < 1.6 and abs(b[1] - a[1]) < 0.4
+
+
+def test_track_body_model_method(scene):
+    bpy, arm, _ = scene
+    assert call_as_panel("rigmind.track_body") == {"FINISHED"}
+    head = arm.pose.bones["Head"]
+    bpy.context.scene.frame_set(30)
+    z = (arm.matrix_world @ head.head)[2]
+    assert 1.2 < z < 2.0  # a standing body's head, not a heap on the floor
+
+
+def test_missing_tracker_is_one_error_line(scene):
+    bpy, arm, _ = scene
+    bpy.context.scene.rigmind.track_hand_r = None
+    with pytest.raises(RuntimeError, match="pick the right hand tracker object"):
+        call_as_panel("rigmind.track_body")
+    assert arm.animation_data.action.name == "Prior"
+
+
+def test_live_tick_poses_the_rig_and_close_restores(scene):
+    from rigmind.operators.track_live import TrackLiveSession
+
+    bpy, arm, objs = scene
+    sc = bpy.context.scene
+    sc.frame_set(1)
+    before = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    session = TrackLiveSession(arm, objs)
+    assert arm.animation_data.action is None  # the action is off while live
+    for f in range(2, 31):
+        sc.frame_set(f)
+        out = session.tick(1 / 30)
+        assert set(out) >= {"read", "track", "map", "write", "total"}
+    bpy.context.view_layer.update()
+    hips = np.array(arm.matrix_world @ arm.pose.bones["Hips"].head)
+    head = np.array(arm.matrix_world @ arm.pose.bones["Head"].head)
+    # The body stands under the head tracker as it walks (0.5 m/s for 1 s).
+    assert abs(hips[0] - objs[0].location[0]) < 0.5 and 1.2 < head[2] < 2.0
+    assert any(abs(np.dot(tuple(arm.pose.bones[n].rotation_quaternion), before[n])) < 0.999
+               for n in ("LeftArm", "RightArm", "LeftUpLeg", "Spine"))
+    session.close()
+    assert arm.animation_data.action.name == "Prior"
+    assert all(np.allclose(tuple(pb.rotation_quaternion), before[pb.name], atol=1e-6) for pb in arm.pose.bones)
