@@ -67,7 +67,7 @@ class TrackLiveSession:
         self.tracker = tracker
         self.live = None
         self.ticks = 0
-        self.timings = {"read": [], "track": [], "map": [], "write": []}
+        self.timings = {"read": [], "track": [], "map": [], "write": [], "total": []}
         self.closed = False
         self._saved = drive_scene.snapshot(arm, self.scene)
         try:

@@ -115,8 +115,11 @@ def read_object_take(objects, frame_range=None) -> TrackerTake:
 def objects_now(objects) -> tuple:
     """``(positions [3, 3], rotations [3, 4])`` of the three objects at the
     current frame (world, metres; the live tick)."""
-    m = np.array([np.array(ob.matrix_world) for ob in objects])
-    return m[:, :3, 3], object_rotations(m)
+    # mathutils' own conversion (its scale divided out): a NumPy one costs
+    # ~0.3 ms for three matrices, a sixth of the live tick's budget.
+    mats = [ob.matrix_world for ob in objects]
+    pos = np.array([tuple(m.translation) for m in mats])
+    return pos, np.array([tuple(m.to_quaternion()) for m in mats])
 
 
 # --- the body on the rig ------------------------------------------------------------------
