@@ -265,9 +265,9 @@ def _add_track_parser(sub) -> None:
 
 
 def _add_train_parser(sub) -> None:
-    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face; actions: "
+    p = sub.add_parser("train", help="train a model from ../shared/data (locomotion, gesture, face, track; actions: "
                                      "rebuild the jump/crouch/get-up clips)", add_help=False)
-    p.add_argument("what", type=str.lower, choices=MODELS + ("actions",), help="which model")
+    p.add_argument("what", type=str.lower, choices=MODELS + ("actions", "track"), help="which model")
 
 
 def _add_eval_parser(sub) -> None:
@@ -874,6 +874,11 @@ def cmd_train(args, extra) -> int:
         from .backend.locomotion.actions.clip_bank import main_build
 
         return main_build(extra)
+    if args.what == "track":
+        # Three-point tracking (backend/tracking/): the package is named for the feature.
+        from .backend.tracking.train import main_train
+
+        return main_train(extra)
     return _model_tool("train", args, extra)
 
 

@@ -19,16 +19,18 @@ from take_pictures import Canvas, write_png
 from rigmind.backend.resample import resample
 
 
-def _lines(parents):
-    return [(int(p), j) for j, p in enumerate(parents) if p >= 0]
+def _lines(parents, names):
+    # The canonical skeleton's joint_Root is a static ground root: no bone to the hips.
+    return [(int(p), j) for j, p in enumerate(parents) if p >= 0 and names[int(p)] != "joint_Root"]
 
 
 def sheet(canon, src, mapping, model_res, base_res, out, every: float = 0.5, cell: int = 170, ppm: float = 75.0):
     src = resample(src, 30.0) if abs(src.fps - 30.0) > 1e-6 else src
     ps = src.world_positions()
-    rows = [(ps, src.skeleton.parents, (120, 120, 120), None),
-            (model_res.motion.world_positions(), model_res.motion.skeleton.parents, (40, 90, 200), model_res.contacts),
-            (base_res.motion.world_positions(), base_res.motion.skeleton.parents, (230, 130, 20), base_res.contacts)]
+    mk = model_res.motion.skeleton
+    rows = [(ps, _lines(src.skeleton.parents, src.skeleton.names), (120, 120, 120), None),
+            (model_res.motion.world_positions(), _lines(mk.parents, mk.names), (40, 90, 200), model_res.contacts),
+            (base_res.motion.world_positions(), _lines(mk.parents, mk.names), (230, 130, 20), base_res.contacts)]
     hips = ps[:, src.skeleton.index(mapping["hips"])]
     travel = hips[-1, :2] - hips[0, :2]
     axis = travel / max(np.linalg.norm(travel), 1e-6) if np.linalg.norm(travel) > 0.2 else np.array([1.0, 0.0])
@@ -38,14 +40,14 @@ def sheet(canon, src, mapping, model_res, base_res, out, every: float = 0.5, cel
     feet = {"Foot_L": 0, "Toes_L": 0, "Foot_R": 1, "Toes_R": 1}
     for ci, f in enumerate(frames):
         centre = float(hips[f, :2] @ axis)
-        for ri, (p, parents, color, contacts) in enumerate(rows):
+        for ri, (p, lines, color, contacts) in enumerate(rows):
             cv = Canvas(cell, cell, (centre, 0.9), ppm)
 
             def uv(x):
                 return np.stack([x[..., :2] @ axis, x[..., 2]], -1)
 
             cv.line((centre - 2.0, 0.0), (centre + 2.0, 0.0), (170, 170, 170), 1.0)
-            for a, b in _lines(parents):
+            for a, b in lines:
                 cv.line(uv(p[f, a]), uv(p[f, b]), color, 2.0)
             if contacts is not None:
                 names = model_res.motion.skeleton.names

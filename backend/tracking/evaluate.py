@@ -41,7 +41,10 @@ def on_source(out: Motion, source: Motion, src_map: dict) -> Motion:
         trans = np.broadcast_to(source.skeleton.offsets, out.rotations.shape[:2] + (3,)).copy()
         trans[:, :2] = out.local_translations()[:, :2]
         return Motion(source.skeleton, out.rotations, out.root_positions, out.fps, trans)
-    return retarget(out, CANONICAL_MAP, source.skeleton, src_map, RetargetConfig(ik=False, hand_ik=False)).motion
+    # root_scale 1: the output already travels the source's path (its trackers'), so
+    # the travel must not be scaled again by the leg-length ratio.
+    return retarget(out, CANONICAL_MAP, source.skeleton, src_map,
+                    RetargetConfig(ik=False, hand_ik=False, root_scale=1.0, ground_height=0.0)).motion
 
 
 def body_frames(pos: np.ndarray, idx: dict) -> np.ndarray:
@@ -69,6 +72,18 @@ def limb_angles(pos_a, idx_a, pos_b, idx_b) -> np.ndarray:
 def _skate(motion: Motion, mapping: dict) -> float:
     names = [mapping[k] for k in FEET if k in mapping]
     return foot_skate(motion, names, lift=[None] * len(names), floor="clip")["skate_cm_per_frame"]
+
+
+def _touch_downs(pos, idx, fps: float, mask) -> int:
+    """Touch-downs of the mocap's feet (ankle or toe contact starts) in ``mask`` frames."""
+    from ..foot_contacts import ContactConfig, detect_contacts
+
+    feet = [idx[k] for k in FEET if k in idx]
+    c = detect_contacts(pos[:, feet], fps, ContactConfig())
+    c = np.stack([c[:, :len(feet) // 2].any(1), c[:, len(feet) // 2:].any(1)], 1)
+    t = np.zeros_like(c)
+    t[1:] = c[1:] & ~c[:-1]
+    return int(t[mask].sum())
 
 
 def score(result, source: Motion, src_map: dict) -> dict:
@@ -106,6 +121,7 @@ def score(result, source: Motion, src_map: dict) -> dict:
         "limb_angle_deg": float(ang.mean()),
         "steps_moving": int(touch[moving].sum()),
         "moving_s": float(moving.sum() / out.fps),
+        "steps_moving_ref": _touch_downs(ps, si, out.fps, moving),
         "planted_still": float(c[still].all(axis=1).mean()) if still.any() else float("nan"),
         "ref_planted_still": float(contacts_of(src.world_positions(), src.skeleton.names, out.fps)[still].min(1).mean())
         if still.any() and is_canonical(src) else float("nan"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ik, rotations
-from ..foot_lock import knee_pole, solve_leg
+from ..foot_lock import knee_pole
 from ..motion import Motion
 from .canonical import canonical_skeleton
 from .features import LAGS, heading, window_inputs
@@ -91,36 +91,38 @@ class LiveTracker:
         trans = body.translations[0].copy()
         prob = self.y[-2:]
         self.planted = np.where(self.planted, prob > cfg.contact_off, prob > cfg.contact_on)
-        for side, (up, low, foot, toe) in enumerate(LEGS):
-            u, l, f, t = ix(up), ix(low), ix(foot), ix(toe)
+        # All four limbs in one solve (legs: soft reach; arms: hard, stretched below).
+        chains = [(ix(u), ix(lo), ix(f)) for u, lo, f, _ in LEGS] + [tuple(ix(n) for n in arm) for arm in ARMS]
+        a, b, c = (np.array([P[ch[k]] for ch in chains]) for k in range(3))
+        goal = c.copy()
+        for side in range(2):
             if self.planted[side]:
                 if self.locks[side] is None:
-                    self.locks[side] = P[f].copy()
+                    self.locks[side] = c[side].copy()
                 self.lock_w[side] = min(1.0, self.lock_w[side] + 1.0 / cfg.lock_ramp)
             else:
                 self.lock_w[side] = max(0.0, self.lock_w[side] - 1.0 / cfg.lock_ramp)
                 if self.lock_w[side] == 0.0:
                     self.locks[side] = None
-            if self.locks[side] is None:
-                continue
-            target = P[f] + self.lock_w[side] * (self.locks[side] - P[f])
-            q_up, q_low, _ = solve_leg(P[u][None], P[l][None], P[f][None], target[None],
-                                       knee_pole(P[u][None], P[l][None], P[f][None], P[t][None]), soft=cfg.leg_soft)
-            nu, nl = rotations.mul(q_up[0], W[u]), rotations.mul(q_low[0], W[l])
+            if self.locks[side] is not None:
+                goal[side] = c[side] + self.lock_w[side] * (self.locks[side] - c[side])
+        goal[2:] = p[1:]
+        toes = np.array([P[ix(t)] for *_, t in LEGS])
+        pole = np.empty((4, 3))
+        pole[:2] = knee_pole(a[:2], b[:2], c[:2], toes)
+        bend = b[2:] - 0.5 * (a[2:] + c[2:])
+        pole[2:] = b[2:] + ik.unit_vectors(bend, np.array([0.0, 0.3, -1.0])) * 0.3
+        soft = np.array([cfg.leg_soft, cfg.leg_soft, 1.0, 1.0])
+        reach = np.array([ik.MAX_REACH, ik.MAX_REACH, cfg.arm_reach, cfg.arm_reach])
+        q_up, q_low, reached = ik.two_bone_ik(a, b, c, goal, pole, max_reach=reach, soft=soft)
+        ends = [W[ch[2]] for ch in chains[:2]] + [q[1], q[2]]
+        for k, (u, lo, e) in enumerate(chains):
+            nu, nl = rotations.mul(q_up[k], W[u]), rotations.mul(q_low[k], W[lo])
             local[u] = rotations.mul(rotations.inv(W[par[u]]), nu)
-            local[l] = rotations.mul(rotations.inv(nu), nl)
-            local[f] = rotations.mul(rotations.inv(nl), W[f])
-        for side, (up, low, hand) in enumerate(ARMS):
-            u, l, h = ix(up), ix(low), ix(hand)
-            bend = P[l] - 0.5 * (P[u] + P[h])
-            pole = P[l] + ik.unit_vectors(bend, np.array([0.0, 0.3, -1.0])) * 0.3
-            q_up, q_low, reached = ik.two_bone_ik(P[u], P[l], P[h], p[1 + side], pole, max_reach=cfg.arm_reach)
-            nu, nl = rotations.mul(q_up, W[u]), rotations.mul(q_low, W[l])
-            local[u] = rotations.mul(rotations.inv(W[par[u]]), nu)
-            local[l] = rotations.mul(rotations.inv(nu), nl)
-            local[h] = rotations.mul(rotations.inv(nl), q[1 + side])
-            if cfg.stretch_arms:
-                trans[h] = trans[h] + rotations.rotate(rotations.inv(nl), p[1 + side] - reached)
+            local[lo] = rotations.mul(rotations.inv(nu), nl)
+            local[e] = rotations.mul(rotations.inv(nl), ends[k])
+            if k >= 2 and cfg.stretch_arms:
+                trans[e] = trans[e] + rotations.rotate(rotations.inv(nl), goal[k] - reached[k])
         head = ix("Head")
         local[head] = rotations.mul(rotations.inv(W[par[head]]), q[0])
         return Motion(sk, local[None], np.zeros((1, 3)), 30.0, trans[None], name="live track")

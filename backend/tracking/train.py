@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import paths
+from ..locomotion.features import mirror_motion
 from .canonical import canonical_skeleton, skeleton_to_dict
 from . import dataset, features
 
@@ -24,10 +25,12 @@ ONNX_PATH = paths.model_path("track.onnx")
 CACHE_VERSION = "1"
 
 
-def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False) -> tuple:
+def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False,
+                 mirror: bool = False) -> tuple:
     """``(X [N, I], Y [N, O])`` float32 of every frame (every ``every``-th) of
-    a split part, cached as ``.npz``."""
-    cache = Path(cache_dir) / f"{part}_v{CACHE_VERSION}_every{every}.npz"
+    a split part (and, with ``mirror``, of its left-right mirror images),
+    cached as ``.npz``."""
+    cache = Path(cache_dir) / f"{part}_v{CACHE_VERSION}_every{every}{'_mirror' if mirror else ''}.npz"
     if cache.is_file():
         z = np.load(cache)
         return z["x"], z["y"]
@@ -37,10 +40,11 @@ def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, 
         m = dataset.load_entry(e, data_dir)
         if m.num_frames < 2:
             continue
-        p, r = features.tracker_arrays(m)
-        frames = np.arange(0, m.num_frames, every)
-        xs.append(features.window_inputs(p, r, m.fps, frames))
-        ys.append(features.targets(m)[frames])
+        for mm in (m, mirror_motion(m)) if mirror else (m,):
+            p, r = features.tracker_arrays(mm)
+            frames = np.arange(0, mm.num_frames, every)
+            xs.append(features.window_inputs(p, r, mm.fps, frames))
+            ys.append(features.targets(mm)[frames])
         if verbose and i % 200 == 0:
             print(f"{part}: {i}/{len(entries)} clips", flush=True)
     x, y = np.concatenate(xs), np.concatenate(ys)
@@ -66,7 +70,8 @@ def _loss(model, x, y, w):
 
 
 def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 512, layers: int = 3,
-          batch: int = 512, lr: float = 1e-3, seed: int = 0, threads: int = 1, verbose: bool = True) -> Path:
+          batch: int = 512, lr: float = 1e-3, seed: int = 0, threads: int = 1, verbose: bool = True,
+          mirror: bool = True) -> Path:
     """Fit for ``seconds`` of wall time; returns the checkpoint path."""
     import torch
 
@@ -76,7 +81,7 @@ def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 5
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
-    xt, yt = split_arrays("train", data_dir, every=1, verbose=verbose)
+    xt, yt = split_arrays("train", data_dir, every=1, verbose=verbose, mirror=mirror)
     xv, yv = split_arrays("validation", data_dir, every=2, verbose=verbose)
     if verbose:
         print(f"data: train {len(xt)} frames, validation {len(xv)} ({time.time() - t0:.0f} s)", flush=True)
@@ -124,7 +129,7 @@ def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 5
     config = {"input_size": int(xt.shape[1]), "output_size": int(yt.shape[1]), "hidden": hidden, "layers": layers,
               "lags": list(features.LAGS), "fps": 30.0}
     metadata = {"skeleton": skeleton_to_dict(canonical_skeleton()), "training": {
-        "steps": step, "seconds": seconds, "batch": batch, "lr": lr, "seed": seed, "best_validation": best,
+        "steps": step, "seconds": seconds, "mirror": mirror, "batch": batch, "lr": lr, "seed": seed, "best_validation": best,
         "train_frames": int(len(xt)), "validation_frames": int(len(xv)), "log": log,
         "head_height": float(np.percentile(xt[:, 2], 90))}}
     path = checkpoint.save(out, "tracking", config=config, weights=model.state_dict(), metadata=metadata)

@@ -1,0 +1,166 @@
+"""Three-point tracking (issue #30): the committed model on trackers read from
+a walk the committed walk controller makes (stand 1 s, walk 2.7 s at 1.2 m/s,
+stand 2.3 s), so no mocap is needed; plus the take and config plumbing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rigmind.backend import rotations
+from rigmind.backend.locomotion.controllers import load_controller
+from rigmind.backend.locomotion.motion_matching import Control
+from rigmind.backend.motion import Motion
+from rigmind.backend.tracking.body_from_trackers import TrackConfig, resample_take, track_body
+from rigmind.backend.tracking.canonical import canonical_skeleton
+from rigmind.backend.tracking.live import LiveTracker
+from rigmind.backend.tracking.mocap_trackers import trackers_from_motion
+from rigmind.backend.tracking.trackers import TrackerTake
+
+WALK = (30, 110)  # frames (30 fps) in which the controller is asked to walk
+
+
+@pytest.fixture(scope="module")
+def walk():
+    """A controller walk-and-stop on the canonical skeleton (30 fps, 180 frames)."""
+    ctrl = load_controller("neural", engine="onnxruntime")
+    ctrl.reset(position=(0.0, 0.0), yaw=0.0)
+    rot, trans = [], []
+    for f in range(180):
+        m = ctrl.step(Control(velocity=(0.0, -1.2) if WALK[0] <= f < WALK[1] else (0.0, 0.0)))
+        # joint 0 of a controller pose is the moving character root: fold it into the hips
+        wr, wp = m.world()
+        r = m.rotations[0].copy()
+        t = m.local_translations()[0].copy()
+        r[0], t[0] = (1.0, 0.0, 0.0, 0.0), 0.0
+        r[1], t[1] = wr[0, 1], wp[0, 1]
+        rot.append(r)
+        trans.append(t)
+    sk = canonical_skeleton()
+    return Motion(sk, np.array(rot), np.zeros((180, 3)), 30.0, np.array(trans))
+
+
+@pytest.fixture(scope="module")
+def tracked(walk):
+    return track_body(trackers_from_motion(walk))
+
+
+def _hand_error(res):
+    p = res.motion.world_positions()
+    sk = res.motion.skeleton
+    hands = p[:, [sk.index("Hand_L"), sk.index("Hand_R")]]
+    return np.linalg.norm(hands - res.targets[:, 1:], axis=-1)
+
+
+def test_shapes_and_skeleton(tracked, walk):
+    m = tracked.motion
+    assert m.num_frames == walk.num_frames and m.fps == 30.0
+    assert m.skeleton.names == canonical_skeleton().names
+    assert tracked.targets.shape == (m.num_frames, 3, 3) and tracked.contacts.shape == (m.num_frames, 2)
+    assert np.all(np.isfinite(m.world_positions()))
+
+
+def test_hands_on_targets(tracked):
+    assert _hand_error(tracked).max() < 0.01
+
+
+def test_head_turned_to_its_tracker(tracked):
+    wr = tracked.motion.world_rotations()[:, tracked.motion.skeleton.index("Head")]
+    ang = rotations.angle_between(wr, tracked.target_rotations[:, 0])
+    assert np.degrees(ang).max() < 0.5
+
+
+def _foot_speed(res, name):
+    p = res.motion.world_positions()[:, res.motion.skeleton.index(name), :2]
+    return np.linalg.norm(np.diff(p, axis=0), axis=-1) * 30.0
+
+
+def test_feet_planted_when_the_head_stands(tracked):
+    # The controller's head is still from frame ~150; a finishing step may
+    # take the next third of a second (as in mocap); from then on both feet hold.
+    still = slice(160, 179)
+    for foot in ("Foot_L", "Foot_R"):
+        assert _foot_speed(tracked, foot)[still].max() < 0.05
+    assert tracked.contacts[still].all()
+
+
+def test_legs_step_when_the_head_travels(tracked):
+    c = tracked.contacts[WALK[0] + 10:WALK[1]]
+    downs = (c[1:] & ~c[:-1]).sum(axis=0)
+    assert (downs >= 1).all(), downs  # both feet lift and land again
+    speed = np.maximum(_foot_speed(tracked, "Foot_L"), _foot_speed(tracked, "Foot_R"))[WALK[0] + 10:WALK[1]]
+    assert speed.max() > 1.5  # a swing foot moves faster than the body
+
+
+def test_any_frame_rate_and_irregular_samples(walk):
+    take = trackers_from_motion(walk)
+    rng = np.random.default_rng(0)
+    t = np.sort(rng.uniform(take.times[0], take.times[-1], 400))
+    t[0], t[-1] = take.times[0], take.times[-1]
+    i = np.clip(np.searchsorted(take.times, t) - 1, 0, len(take.times) - 2)
+    a = (t - take.times[i]) / (take.times[i + 1] - take.times[i])
+    pos = (1 - a)[:, None, None] * take.positions[i] + a[:, None, None] * take.positions[i + 1]
+    rot = rotations.slerp(take.rotations[i], take.rotations[i + 1], np.broadcast_to(a[:, None], (len(t), 3)))
+    res = track_body(TrackerTake(t, pos, rot), TrackConfig(fps=24.0))
+    assert res.motion.fps == 24.0
+    assert abs(res.motion.num_frames - int(take.duration * 24) - 1) <= 1
+    assert _hand_error(res).max() < 0.01
+
+
+def test_deterministic(walk):
+    take = trackers_from_motion(walk.slice(0, 60))
+    a, b = track_body(take), track_body(take)
+    np.testing.assert_array_equal(a.motion.rotations, b.motion.rotations)
+    np.testing.assert_array_equal(a.motion.translations, b.motion.translations)
+
+
+def test_baseline_puts_hands_on_targets(walk):
+    res = track_body(trackers_from_motion(walk.slice(0, 90)), TrackConfig(method="baseline"))
+    assert res.motion.num_frames == 90
+    assert _hand_error(res).max() < 0.01
+
+
+def test_live_tracker_matches_targets(walk):
+    take = trackers_from_motion(walk.slice(0, 60))
+    live = LiveTracker()
+    for f in range(take.num_samples):
+        pose = live.step(take.positions[f], take.rotations[f], 1.0 / 30.0)
+        assert pose.num_frames == 1
+        p = pose.world_positions()[0]
+        sk = pose.skeleton
+        err = np.linalg.norm(p[[sk.index("Hand_L"), sk.index("Hand_R")]] - take.positions[f, 1:], axis=-1)
+        assert err.max() < 0.01
+
+
+def test_resample_take_keeps_samples():
+    t = np.array([0.0, 0.1, 0.2])
+    pos = np.zeros((3, 3, 3))
+    pos[:, 0, 0] = [0.0, 1.0, 2.0]
+    rot = np.tile([1.0, 0.0, 0.0, 0.0], (3, 3, 1))
+    times, p, _ = resample_take(TrackerTake(t, pos, rot), 30.0)
+    assert len(times) == 7
+    np.testing.assert_allclose(p[3, 0, 0], 1.0)
+
+
+def test_take_checks_shapes_and_times():
+    with pytest.raises(ValueError, match="increase"):
+        TrackerTake(np.array([0.0, 0.0]), np.zeros((2, 3, 3)), np.tile([1.0, 0, 0, 0], (2, 3, 1)))
+    with pytest.raises(ValueError, match=r"\[T, 3, 3\]"):
+        TrackerTake(np.array([0.0]), np.zeros((1, 2, 3)), np.tile([1.0, 0, 0, 0], (1, 3, 1)))
+    with pytest.raises(ValueError, match="method"):
+        track_body(TrackerTake(np.array([0.0]), np.zeros((1, 3, 3)), np.tile([1.0, 0, 0, 0], (1, 3, 1))),
+                   TrackConfig(method="nope"))
+
+
+def test_trackers_from_a_foreign_skeleton(data_dir):
+    from rigmind.backend.tracking.mocap_trackers import load_mocap
+
+    path = data_dir / "cmu_131_start_walk_stop" / "131_01.bvh"
+    if not path.is_file():
+        pytest.skip(f"CMU 131 not in the data folder ({path})")
+    m, mapping = load_mocap(path)
+    take = trackers_from_motion(m.slice(0, 120), mapping)
+    assert take.positions.shape == (120, 3, 3) and take.rotations.shape == (120, 3, 4)
+    p = m.slice(0, 120).world_positions()
+    np.testing.assert_allclose(take.positions[:, 0], p[:, m.skeleton.index(mapping["head"])])
+    np.testing.assert_allclose(take.times[1], 1.0 / m.fps)
