@@ -133,7 +133,8 @@ def main(argv=None) -> int:
     lines = [
         "# Track Live: per-tick cost (issue #30)", "",
         f"Command: `.venv/bin/python bench/bench_track_live.py --seconds {args.seconds:g}`  ",
-        f"Machine: {machine()}; torch and ONNX Runtime 1 thread where set; date {time.strftime('%Y-%m-%d')}.", "",
+        f"Machine: {machine()}; torch and ONNX Runtime 1 thread where set; date {time.strftime('%Y-%m-%d')}; "
+        f"load average {os.getloadavg()[0]:.1f} at the end (other jobs share the cores: timings scale with it).", "",
         f"The head and wrists of CMU 131_01 ({take.num_samples} frames at 30 fps) keyed on three empties; one "
         "tick per frame of playback. Milliseconds, median / 95th percentile; `total` = read + track + map + "
         "write (the tick itself); `frame_set` is Blender evaluating the frame (the timeline's cost, apart).", "",
