@@ -124,6 +124,8 @@ class RIGMIND_OT_track_live(_TrackerObjects, bpy.types.Operator):
         session = self._session
         if session is not None and not session.closed:
             session.tick(dt)
+            if session.ticks % 15 == 0:
+                self._status(bpy.context)
 
     def _status(self, context, clear: bool = False):
         ws = getattr(context, "workspace", None)

@@ -104,3 +104,18 @@ def test_live_tick_poses_the_rig_and_close_restores(scene):
     session.close()
     assert arm.animation_data.action.name == "Prior"
     assert all(np.allclose(tuple(pb.rotation_quaternion), before[pb.name], atol=1e-6) for pb in arm.pose.bones)
+
+
+def test_closing_the_job_early_writes_nothing(scene):
+    """What Esc does in the modal operator: the job closed while the body is made."""
+    from rigmind.backend.requests.track import TrackRequest
+    from rigmind.operators import track_scene
+
+    bpy, arm, objs = scene
+    take = track_scene.read_object_take(objs)
+    assert take.num_samples == FRAMES and bpy.context.scene.frame_current == 1
+    job = track_scene.track_job(arm, take, TrackRequest(method="baseline", set_scene_fps=False, scene_range="grow"))
+    next(job)
+    job.close()
+    assert arm.animation_data.action.name == "Prior"
+    assert not [a for a in bpy.data.actions if a.name.startswith("RigMind Track")]
