@@ -33,6 +33,9 @@ LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_pl
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
 GENERATION_PROPS = ("seed", "start_frame")
 TRACK_PROPS = ("track_head", "track_hand_l", "track_hand_r", "track_method")
+#: Each tracker object's bone setting, shown when the object is an armature.
+TRACK_BONE_PROPS = {"track_head": "track_head_bone", "track_hand_l": "track_hand_l_bone",
+                    "track_hand_r": "track_hand_r_bone"}
 EXPORT_PROPS = ("export_format", "export_path")
 RENDER_PROPS = ("render_engine", "render_path")
 
@@ -201,6 +204,9 @@ class VIEW3D_PT_rigmind_track(_RigMindSubPanel, bpy.types.Panel):
         col = layout.column()
         for name in TRACK_PROPS:
             col.prop(props, name)
+            ob = getattr(props, name) if name in TRACK_BONE_PROPS else None
+            if ob is not None and ob.type == "ARMATURE":
+                col.prop_search(props, TRACK_BONE_PROPS[name], ob.data, "bones")
         _button(layout, "track_body", icon="ARMATURE_DATA")
         _button(layout, "track_live", text="Track Live (playback, Esc stops)", icon="PLAY")
 

@@ -216,6 +216,15 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                   description="Object that follows the left hand tracker (controller)")
     track_hand_r: PointerProperty(name="Right Hand", type=bpy.types.Object,
                                   description="Object that follows the right hand tracker (controller)")
+    track_head_bone: StringProperty(name="Bone", default="",
+                                    description="When Head is an armature: the bone that follows the head tracker "
+                                                "(empty: the object)")
+    track_hand_l_bone: StringProperty(name="Bone", default="",
+                                      description="When Left Hand is an armature: the bone that follows the left "
+                                                  "hand tracker (empty: the object)")
+    track_hand_r_bone: StringProperty(name="Bone", default="",
+                                      description="When Right Hand is an armature: the bone that follows the right "
+                                                  "hand tracker (empty: the object)")
     track_method: EnumProperty(name="Method", description="How the body is made from the three trackers",
                                items=TRACK_METHOD_ITEMS, default="model")
 

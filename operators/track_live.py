@@ -45,9 +45,10 @@ def _held(pose: Motion, frames: int) -> Motion:
 
 class TrackLiveSession:
     """The armature ``arm`` following ``objects`` (head, left hand, right
-    hand). ``tracker``: a ``LiveTracker`` (None: the shipped model)."""
+    hand; ``bones``: a bone of each, or "" for the object itself).
+    ``tracker``: a ``LiveTracker`` (None: the shipped model)."""
 
-    def __init__(self, arm, objects, *, tracker=None):
+    def __init__(self, arm, objects, *, bones=None, tracker=None):
         import bpy
 
         from . import rigify
@@ -57,7 +58,10 @@ class TrackLiveSession:
         if rigify.is_rigify(arm):
             raise scene_io.SceneError(f"'{arm.name}' is a generated Rigify rig: live tracking writes the deform "
                                       "bones and Rigify's constraints override them; bake Track Body on it instead")
-        self.objects = check_tracker_objects(objects)
+        self.trackers = check_tracker_objects(objects, bones)
+        if any(ob == arm for ob, _ in self.trackers):
+            raise scene_io.SceneError(f"'{arm.name}' is both a tracker and the armature to pose: key the trackers "
+                                      "on other objects (empties) or another armature")
         self.arm = arm
         self.scene = bpy.context.scene
         if tracker is None:
@@ -116,7 +120,7 @@ class TrackLiveSession:
         if self.closed:
             return {}
         t0 = time.perf_counter()
-        pos, rot = objects_now(self.objects)
+        pos, rot = objects_now(self.trackers)
         t1 = time.perf_counter()
         if dt < 0 or dt > MAX_TICK_SECONDS:
             self.tracker.reset()

@@ -14,6 +14,8 @@ from .scene_io import scene_fps
 from .op_common import ModalJobMixin, fill_from_scene, poll_armature, report_failure, resolve_armature
 
 _TRACKER_PROPS = {"head": "track_head", "hand_l": "track_hand_l", "hand_r": "track_hand_r"}
+_BONE_PROPS = {"head_bone": "track_head_bone", "hand_l_bone": "track_hand_l_bone",
+               "hand_r_bone": "track_hand_r_bone"}
 
 
 def _object_prop(what: str):
@@ -22,9 +24,19 @@ def _object_prop(what: str):
                                       f"RigMind ▸ Track Body ▸ {what}")
 
 
+def _bone_prop(what: str):
+    return StringProperty(options={"SKIP_SAVE"}, name=f"{what} Bone", default="",
+                          description=f"Bone of the {what.lower()} tracker's armature that follows the tracker; "
+                                      "empty: the object itself")
+
+
 def _tracker_objects(op) -> list:
     """The three objects the operator names (None where a name is empty or unknown)."""
     return [bpy.data.objects.get(getattr(op, p)) if getattr(op, p) else None for p in _TRACKER_PROPS]
+
+
+def _tracker_bones(op) -> list:
+    return [getattr(op, p) for p in _BONE_PROPS]
 
 
 def _user_error(msg: str):
@@ -48,7 +60,10 @@ class _TrackerObjects:
     head: _object_prop("Head")
     hand_l: _object_prop("Left Hand")
     hand_r: _object_prop("Right Hand")
-    scene_props = dict({"armature": "target_armature"}, **_TRACKER_PROPS)
+    head_bone: _bone_prop("Head")
+    hand_l_bone: _bone_prop("Left Hand")
+    hand_r_bone: _bone_prop("Right Hand")
+    scene_props = dict({"armature": "target_armature"}, **_TRACKER_PROPS, **_BONE_PROPS)
 
     @classmethod
     def poll(cls, context):
@@ -73,7 +88,8 @@ class RIGMIND_OT_track_body(_TrackerObjects, ModalJobMixin, bpy.types.Operator):
 
         arm = _armature(context, self.armature)
         scene = context.scene
-        take = track_scene.read_object_take(_tracker_objects(self), (scene.frame_start, scene.frame_end))
+        take = track_scene.read_object_take(_tracker_objects(self), (scene.frame_start, scene.frame_end),
+                                            _tracker_bones(self))
         request = track_scene.scene_request(checked(from_properties(self.as_keywords())), scene.frame_start)
         return track_scene.track_job(arm, take, request, label=self.head or "trackers")
 
@@ -106,7 +122,8 @@ class RIGMIND_OT_track_live(_TrackerObjects, bpy.types.Operator):
         if context.window is None or context.area is None or context.area.type != "VIEW_3D":
             return self.execute(context)
         try:
-            self._session = track_live.TrackLiveSession(_armature(context, self.armature), _tracker_objects(self))
+            self._session = track_live.TrackLiveSession(_armature(context, self.armature), _tracker_objects(self),
+                                                         bones=_tracker_bones(self))
         except Exception as e:  # reported by kind: a user error as one line, anything else as an internal error
             return report_failure(self, e)
         self._last = context.scene.frame_current + context.scene.frame_subframe

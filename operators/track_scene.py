@@ -72,28 +72,42 @@ def object_rotations(mats) -> np.ndarray:
     return rotations.from_matrix(lin / np.maximum(scale, 1e-12))
 
 
-def check_tracker_objects(objects) -> list:
-    """The three tracker objects (head, left hand, right hand), or one line
-    saying which is missing or doubled."""
+def check_tracker_objects(objects, bones=None) -> list:
+    """The three trackers (head, left hand, right hand) as ``(object, bone
+    name or "")``, or one line saying which is missing, doubled or names a
+    bone its armature lacks. ``bones``: a bone per tracker ("" or None: the
+    object itself; only an armature's bone can be named)."""
     objs = list(objects)
+    bones = [b or "" for b in (bones if bones is not None else ("",) * len(objs))]
     missing = [w for w, o in zip(TRACKER_WORDS, objs) if o is None]
-    if len(objs) != 3 or missing:
+    if len(objs) != 3 or len(bones) != 3 or missing:
         raise TrackerFileError(f"pick the {' and '.join(missing) or 'three'} tracker object"
                                f"{'s' if len(missing) != 1 else ''} (RigMind ▸ Track Body: Head, Left Hand, Right Hand)")
-    if len({o.name for o in objs}) < 3:
-        raise TrackerFileError("the head, left hand and right hand trackers must be three different objects")
-    return objs
+    for word, ob, bone in zip(TRACKER_WORDS, objs, bones):
+        if bone and (ob.type != "ARMATURE" or ob.pose is None or ob.pose.bones.get(bone) is None):
+            raise TrackerFileError(f"the {word} tracker names bone '{bone}', which '{ob.name}' does not have; "
+                                   "pick one of its bones, or clear the bone to use the object")
+    if len({(o.name, b) for o, b in zip(objs, bones)}) < 3:
+        raise TrackerFileError("the head, left hand and right hand trackers must be three different objects or bones")
+    return list(zip(objs, bones))
 
 
-def read_object_take(objects, frame_range=None) -> TrackerTake:
-    """The take of three scene objects (head, left hand, right hand) over
+def _world_matrix(ob, bone: str):
+    """The tracker's evaluated world matrix (an object's, or a pose bone's in
+    its armature's world)."""
+    return ob.matrix_world @ ob.pose.bones[bone].matrix if bone else ob.matrix_world
+
+
+def read_object_take(objects, frame_range=None, bones=None) -> TrackerTake:
+    """The take of three scene objects (head, left hand, right hand; or
+    bones of them, ``bones``, see :func:`check_tracker_objects`) over
     ``frame_range`` (first, last scene frames; None: the scene range): their
     evaluated world matrices at each frame (``scene.frame_set``: parents,
     constraints and drivers as Blender shows them), times in seconds from
     the first frame at the scene's frame rate. The current frame is put back."""
     import bpy
 
-    objs = check_tracker_objects(objects)
+    trackers = check_tracker_objects(objects, bones)
     scene = bpy.context.scene
     first, last = frame_range if frame_range is not None else (scene.frame_start, scene.frame_end)
     if last <= first:
@@ -104,20 +118,21 @@ def read_object_take(objects, frame_range=None) -> TrackerTake:
     try:
         for i, f in enumerate(frames):
             scene.frame_set(int(f))
-            for k, ob in enumerate(objs):
-                mats[i, k] = np.array(ob.matrix_world)
+            for k, (ob, bone) in enumerate(trackers):
+                mats[i, k] = np.array(_world_matrix(ob, bone))
     finally:
         scene.frame_set(saved[0], subframe=saved[1])
     times = (frames - frames[0]) / scene_io.scene_fps(scene)
     return TrackerTake(times, mats[..., :3, 3], object_rotations(mats))
 
 
-def objects_now(objects) -> tuple:
-    """``(positions [3, 3], rotations [3, 4])`` of the three objects at the
-    current frame (world, metres; the live tick)."""
+def objects_now(trackers) -> tuple:
+    """``(positions [3, 3], rotations [3, 4])`` of the three trackers
+    (``(object, bone)`` from :func:`check_tracker_objects`) at the current
+    frame (world, metres; the live tick)."""
     # mathutils' own conversion (its scale divided out): a NumPy one costs
     # ~0.3 ms for three matrices, a sixth of the live tick's budget.
-    mats = [ob.matrix_world for ob in objects]
+    mats = [_world_matrix(ob, bone) for ob, bone in trackers]
     pos = np.array([tuple(m.translation) for m in mats])
     return pos, np.array([tuple(m.to_quaternion()) for m in mats])
 

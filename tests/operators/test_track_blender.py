@@ -119,3 +119,39 @@ def test_closing_the_job_early_writes_nothing(scene):
     job.close()
     assert arm.animation_data.action.name == "Prior"
     assert not [a for a in bpy.data.actions if a.name.startswith("RigMind Track")]
+
+
+def _tracker_armature(bpy):
+    """An armature with bones Head, HandL, HandR at a standing person's tracker
+    places, its object walking along +X at 0.5 m/s over frames 1..FRAMES."""
+    data = bpy.data.armatures.new("TrackerRig")
+    ob = bpy.data.objects.new("TrackerRig", data)
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, head in (("Head", (0, 0, 1.6)), ("HandL", (0, 0.22, 0.85)), ("HandR", (0, -0.22, 0.85))):
+        b = data.edit_bones.new(name)
+        b.head, b.tail = head, (head[0], head[1] - 0.1, head[2])  # pointing forward (-Y)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for f in (1, FRAMES):
+        ob.location = (0.5 * (f - 1) / 30, 0, 0)
+        ob.keyframe_insert("location", frame=f)
+    return ob
+
+
+def test_bones_as_trackers(scene):
+    from rigmind.operators import track_scene
+
+    bpy, arm, _ = scene
+    rig = _tracker_armature(bpy)
+    bones = ("Head", "HandL", "HandR")
+    take = track_scene.read_object_take([rig] * 3, bones=bones)
+    assert take.num_samples == FRAMES
+    assert np.allclose(take.positions[0], [(0, 0, 1.6), (0, 0.22, 0.85), (0, -0.22, 0.85)], atol=1e-5)
+    assert take.positions[-1, 0, 0] == pytest.approx(0.5 * (FRAMES - 1) / 30, abs=1e-5)
+    assert call_as_panel("rigmind.track_body", method="baseline", head="TrackerRig", hand_l="TrackerRig",
+                         hand_r="TrackerRig", head_bone="Head", hand_l_bone="HandL", hand_r_bone="HandR") == {"FINISHED"}
+    assert arm.animation_data.action.name == "RigMind Track · TrackerRig"
+    with pytest.raises(RuntimeError, match="names bone 'Nose', which 'TrackerRig' does not have"):
+        call_as_panel("rigmind.track_body", head="TrackerRig", hand_l="TrackerRig", hand_r="TrackerRig",
+                      head_bone="Nose", hand_l_bone="HandL", hand_r_bone="HandR")
