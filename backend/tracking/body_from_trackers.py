@@ -123,7 +123,10 @@ def track_body(take: TrackerTake, config: TrackConfig = None, *, progress=None, 
         body = baseline_body(pos, rot, scale, sk, progress=progress, cancelled=cancelled)
         prob = contacts_of(body.world_positions(), sk.names, 30.0)
     contacts = contact_mask(prob, cfg.pose)
-    motion, info = finish(body, pos, rot, contacts, cfg.pose, 30.0)
+    if cfg.pose.geometric_contacts and cfg.method == "model":
+        contacts |= contacts_of(body.world_positions(), sk.names, 30.0) > 0.5
+    motion, info = finish(body, pos, rot, contacts, cfg.pose, 30.0, scale, prob)
+    contacts = info["contacts"]
     if progress:
         progress(0.9)
     if abs(cfg.fps - 30.0) > 1e-6:

@@ -36,6 +36,14 @@ class PoseConfig:
     lock_ramp: float = 5.0
     #: Contacts shorter than this (frames) are dropped, gaps this short closed.
     min_contact: int = 3
+    #: "locks": one foot lock per predicted contact run held with leg IK;
+    #: "pin_feet": the walk controller's clean-up (``locomotion.cleanup.pin_feet``:
+    #: contacts from the network's probabilities and the feet's own height and
+    #: speed, ankle and toe locks, swing lift, eased knees).
+    legs: str = "pin_feet"
+    #: Also plant a foot where the decoded body's own foot is low and slow
+    #: (:func:`.features.contacts_of`), not only where the network says so.
+    geometric_contacts: bool = False
     #: Hard reach limit of the arm solve (fraction of the arm's length)...
     arm_reach: float = 1.0
     #: ...beyond which the hand bone slides along the forearm to the target
@@ -43,6 +51,22 @@ class PoseConfig:
     stretch_arms: bool = True
     #: Fraction of the leg length where the leg's reach starts to soften.
     leg_soft: float = 0.97
+    #: The leg's soft reach starts no lower than its animated extension.
+    keep_extension: bool = False
+    #: A planted foot whose animated position strays this far (m, canonical
+    #: size) from its lock lifts and plants anew (:func:`split_contacts`);
+    #: None (default) keeps one lock per contact run (splitting changed nothing
+    #: on the validation clips and added jitter on CMU 131).
+    max_slide: float = None
+    #: Height (m, canonical size; scaled with the body) below which no ankle
+    #: goes (the Bandai ankles' planted height is 0.1174 above the floor
+    #: z = 0): a crouch then bends the knees instead of sinking the feet.
+    #: None (the default) leaves the network's heights: on the validation
+    #: clips the floor raised skate (0.65 -> 0.83 cm) and helped only one
+    #: CMU clip.
+    ankle_height: float = None
+    #: Put planted ankles at ``ankle_height`` (else they keep the network's height, only never below it).
+    plant_on_floor: bool = False
 
 
 def scaled_skeleton(sk: Skeleton, scale: float) -> Skeleton:
@@ -75,6 +99,33 @@ def contact_mask(prob: np.ndarray, cfg: PoseConfig) -> np.ndarray:
     return np.stack([close_gaps(c[:, k], cfg.min_contact, cfg.min_contact) for k in range(c.shape[1])], axis=1)
 
 
+def split_contacts(pos, contact, hip, reach, max_slide: float, gap: int = 4) -> np.ndarray:
+    """``contact [F]`` with each run cut where the foot at ``pos [F, 3]``
+    strays more than ``max_slide`` (m, horizontal) from where the run began,
+    or its hip (``hip [F, 3]``) cannot reach that place (``reach``, m): the
+    foot lifts for ``gap`` frames and plants anew (a step) instead of
+    sliding along unlocked, as one lock per run that cannot hold would."""
+    out = np.asarray(contact, bool).copy()
+    f = len(out)
+    i = 0
+    while i < f:
+        if not out[i]:
+            i += 1
+            continue
+        anchor = pos[i]
+        j = i + 1
+        while j < f and out[j]:
+            far = np.linalg.norm(pos[j, :2] - anchor[:2]) > max_slide
+            # out of reach: beyond the leg's reach and beyond the animated leg's own extension
+            if far or np.linalg.norm(anchor - hip[j]) > max(reach, np.linalg.norm(pos[j] - hip[j])) + 0.01:
+                out[j:min(j + gap, f)] = False
+                j += gap
+                break
+            j += 1
+        i = j
+    return out
+
+
 def _set_chain(local, W, parents, chain, new_world):
     """Local rotations of ``chain`` (joint indices, each the parent of the
     next) for new world rotations ``new_world`` (list, same order)."""
@@ -84,26 +135,48 @@ def _set_chain(local, W, parents, chain, new_world):
 
 
 def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts: np.ndarray,
-           cfg: PoseConfig = None, fps: float = 30.0) -> tuple:
+           cfg: PoseConfig = None, fps: float = 30.0, scale: float = 1.0, prob: np.ndarray = None) -> tuple:
     """Lock planted feet (``contacts [F, 2]`` bool), solve both arms so the
     wrists sit on ``targets [F, 3, 3]`` (head, left, right hand), turn the
     head and hands to ``target_rot [F, 3, 4]``. Returns ``(motion, info)``,
-    info: ``{"arm_stretch_m": [F, 2]}``."""
+    info: ``{"arm_stretch_m": [F, 2]}``. ``scale``: the body's size
+    relative to the canonical skeleton (the floor heights scale with it)."""
     cfg = cfg or PoseConfig()
+    contacts = np.array(contacts, bool)  # split in place below: the caller's stays as it was
+    if cfg.legs == "pin_feet":
+        from ..locomotion.cleanup import pin_feet, stance_contacts
+
+        predicted = np.repeat(contacts.astype(np.float64) if prob is None else prob, 2, axis=1)
+        c4 = stance_contacts(motion.world_positions(), motion.skeleton.names, fps, predicted)
+        motion = pin_feet(motion, c4 > 0.5)
+        contacts = np.stack([c4[:, :2].max(1), c4[:, 2:].max(1)], axis=1) > 0.5
     sk = motion.skeleton
     par = sk.parents
     ix = sk.index
     W, P = motion.world()
     local = motion.rotations.copy()
     trans = motion.local_translations() if motion.translations is None else motion.translations.copy()
-    for side, (up, low, foot, toe) in enumerate(LEGS):
+    leg_miss = np.zeros((len(P), 2))
+    for side, (up, low, foot, toe) in enumerate(LEGS if cfg.legs == "locks" else ()):
         u, l, f, t = ix(up), ix(low), ix(foot), ix(toe)
         leg = np.linalg.norm(sk.offsets[l]) + np.linalg.norm(sk.offsets[f])
+        if cfg.max_slide is not None:
+            contacts[:, side] = split_contacts(P[:, f], contacts[:, side], P[:, u], 0.99 * leg, cfg.max_slide * scale)
         off, w, _ = lock_offsets(P[:, f], contacts[:, side], cfg.lock_ramp, hip=P[:, u],
                                  reach=np.full(len(P), 0.995 * leg))
         target = P[:, f] + off
-        q_up, q_low, _ = solve_leg(P[:, u], P[:, l], P[:, f], target, knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]),
-                                   soft=cfg.leg_soft)
+        if cfg.ankle_height is not None:
+            floor = cfg.ankle_height * scale
+            if cfg.plant_on_floor:
+                target[:, 2] = (1.0 - w) * target[:, 2] + w * floor
+            target[:, 2] = np.maximum(target[:, 2], floor)
+        # The soft reach starts no lower than the animated leg's own extension, so
+        # a straight standing leg still reaches its lock.
+        ext = np.linalg.norm(P[:, f] - P[:, u], axis=-1) / leg
+        q_up, q_low, reached = solve_leg(P[:, u], P[:, l], P[:, f], target,
+                                         knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]),
+                                         soft=np.maximum(cfg.leg_soft, ext) if cfg.keep_extension else cfg.leg_soft)
+        leg_miss[:, side] = np.linalg.norm(reached - target, axis=-1)
         new_up, new_low = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l])
         _set_chain(local, W, par, (u, l, f), [new_up, new_low, W[:, f]])
     stretch = np.zeros((len(P), 2))
@@ -122,7 +195,7 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     head = ix("Head")
     local[:, head] = rotations.mul(rotations.inv(W[:, par[head]]), target_rot[:, 0])
     out = Motion(sk, rotations.make_continuous(local), motion.root_positions.copy(), fps, trans, name=motion.name)
-    return out, {"arm_stretch_m": stretch}
+    return out, {"arm_stretch_m": stretch, "leg_miss_m": leg_miss, "contacts": contacts}
 
 
 def heading_quat(yaw) -> np.ndarray:
