@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rotations
+from ..errors import Cancelled
 from ..filters import gaussian_filter1d
 from ..locomotion.motion_matching import Control
 from ..motion import Motion
@@ -43,7 +44,7 @@ def baseline_body(pos, rot, scale: float, sk, *, progress=None, cancelled=None) 
     head_w = np.empty((F, 3))
     for f in range(F):
         if cancelled is not None and f % 64 == 0 and cancelled():
-            raise InterruptedError("tracking cancelled")
+            raise Cancelled("Cancelled")
         m = ctrl.step(Control(velocity=tuple(vel[f]), facing=tuple(facing[f])))
         wr, wp = m.world()
         local[f] = m.rotations[0]

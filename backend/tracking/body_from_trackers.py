@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import rotations
+from ..errors import Cancelled
 from ..filters import gaussian_filter1d
 from ..motion import Motion
 from .canonical import canonical_skeleton
 from .features import contacts_of, heading, window_inputs
+from .live import LiveTracker  # noqa: F401  (part of this module's API)
 from .mocap_trackers import trackers_from_motion  # noqa: F401  (part of this module's API)
 from .posing import PoseConfig, contact_mask, decode, finish, scaled_skeleton
 from .trackers import TrackerTake
@@ -100,10 +102,17 @@ def _model_body(pos, rot, scale, cfg: TrackConfig, sk):
     return body, y[:, -2:].astype(np.float64)
 
 
+def _check(cancelled) -> None:
+    if cancelled is not None and cancelled():
+        raise Cancelled("Cancelled")
+
+
 def track_body(take: TrackerTake, config: TrackConfig = None, *, progress=None, cancelled=None) -> TrackResult:
     """The whole body for a tracker take (see the module docstring).
-    ``progress(fraction)`` is called now and then; ``cancelled()`` returning
-    True stops the baseline's frame loop (raises ``InterruptedError``)."""
+    ``progress(fraction)`` (0..1) is called between the stages;
+    ``cancelled()`` returning True stops the work at the next stage (and
+    every 64 frames of the baseline's controller loop) with
+    :class:`~rigmind.backend.errors.Cancelled`."""
     cfg = config or TrackConfig()
     if cfg.method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {cfg.method!r}")
@@ -113,6 +122,7 @@ def track_body(take: TrackerTake, config: TrackConfig = None, *, progress=None, 
     head_height = load_engine(cfg.model_path, cfg.engine).head_height
     scale = cfg.scale or estimate_scale(pos[:, 0, 2], head_height)
     sk = scaled_skeleton(canonical_skeleton(), scale)
+    _check(cancelled)
     if progress:
         progress(0.1)
     if cfg.method == "model":
@@ -122,6 +132,7 @@ def track_body(take: TrackerTake, config: TrackConfig = None, *, progress=None, 
 
         body = baseline_body(pos, rot, scale, sk, progress=progress, cancelled=cancelled)
         prob = contacts_of(body.world_positions(), sk.names, 30.0)
+    _check(cancelled)
     contacts = contact_mask(prob, cfg.pose)
     if cfg.pose.geometric_contacts and cfg.method == "model":
         contacts |= contacts_of(body.world_positions(), sk.names, 30.0) > 0.5

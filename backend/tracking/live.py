@@ -115,14 +115,14 @@ class LiveTracker:
         soft = np.array([cfg.leg_soft, cfg.leg_soft, 1.0, 1.0])
         reach = np.array([ik.MAX_REACH, ik.MAX_REACH, cfg.arm_reach, cfg.arm_reach])
         q_up, q_low, reached = ik.two_bone_ik(a, b, c, goal, pole, max_reach=reach, soft=soft)
-        ends = [W[ch[2]] for ch in chains[:2]] + [q[1], q[2]]
-        for k, (u, lo, e) in enumerate(chains):
-            nu, nl = rotations.mul(q_up[k], W[u]), rotations.mul(q_low[k], W[lo])
-            local[u] = rotations.mul(rotations.inv(W[par[u]]), nu)
-            local[lo] = rotations.mul(rotations.inv(nu), nl)
-            local[e] = rotations.mul(rotations.inv(nl), ends[k])
-            if k >= 2 and cfg.stretch_arms:
-                trans[e] = trans[e] + rotations.rotate(rotations.inv(nl), goal[k] - reached[k])
+        ch = np.array(chains)  # [4, 3] upper, lower, end joint of each limb
+        ends = np.concatenate([W[ch[:2, 2]], q[1:]])
+        nu, nl = rotations.mul(q_up, W[ch[:, 0]]), rotations.mul(q_low, W[ch[:, 1]])
+        local[ch[:, 0]] = rotations.mul(rotations.inv(W[par[ch[:, 0]]]), nu)
+        local[ch[:, 1]] = rotations.mul(rotations.inv(nu), nl)
+        local[ch[:, 2]] = rotations.mul(rotations.inv(nl), ends)
+        if cfg.stretch_arms:
+            trans[ch[2:, 2]] += rotations.rotate(rotations.inv(nl[2:]), goal[2:] - reached[2:])
         head = ix("Head")
         local[head] = rotations.mul(rotations.inv(W[par[head]]), q[0])
         return Motion(sk, local[None], np.zeros((1, 3)), 30.0, trans[None], name="live track")

@@ -55,17 +55,17 @@ class PoseConfig:
     keep_extension: bool = False
     #: A planted foot whose animated position strays this far (m, canonical
     #: size) from its lock lifts and plants anew (:func:`split_contacts`);
-    #: None (default) keeps one lock per contact run (splitting changed nothing
-    #: on the validation clips and added jitter on CMU 131).
+    #: None (default) keeps one lock per contact run (in a trial on the
+    #: validation clips splitting changed nothing and added jitter on CMU 131).
     max_slide: float = None
     #: Height (m, canonical size; scaled with the body) below which no ankle
-    #: goes (the Bandai ankles' planted height is 0.1174 above the floor
-    #: z = 0): a crouch then bends the knees instead of sinking the feet.
-    #: None (the default) leaves the network's heights: on the validation
-    #: clips the floor raised skate (0.65 -> 0.83 cm) and helped only one
-    #: CMU clip.
-    ankle_height: float = None
-    #: Put planted ankles at ``ankle_height`` (else they keep the network's height, only never below it).
+    #: goes (the Bandai ankles' planted height above the floor z = 0): a
+    #: crouch then bends the knees instead of sinking the feet
+    #: (:func:`keep_above_floor`; None: off). It lowers skate on the
+    #: validation clips and on CMU 131 (bench/results/tracking_variants.md).
+    ankle_height: float = 0.1174
+    #: With ``legs="locks"``: put planted ankles at ``ankle_height`` (else they
+    #: keep the network's height, only never below it).
     plant_on_floor: bool = False
 
 
@@ -126,6 +126,35 @@ def split_contacts(pos, contact, hip, reach, max_slide: float, gap: int = 4) -> 
     return out
 
 
+def keep_above_floor(motion: Motion, ankle_floor: float, soft: float) -> Motion:
+    """``motion`` with every ankle kept at least ``ankle_floor`` (m) above
+    z = 0 by two-bone leg IK (the knees bend): a crouch whose legs the network
+    left too long does not sink into the floor (and the clean-up's floor
+    estimate, the feet's lowest heights, stays the real floor)."""
+    sk = motion.skeleton
+    ix, par = sk.index, sk.parents
+    W, P = motion.world()
+    local = motion.rotations.copy()
+    changed = False
+    for up, low, foot, toe in LEGS:
+        u, l, f, t = ix(up), ix(low), ix(foot), ix(toe)
+        low_frames = P[:, f, 2] < ankle_floor
+        if not low_frames.any():
+            continue
+        changed = True
+        target = P[:, f].copy()
+        target[:, 2] = np.maximum(target[:, 2], ankle_floor)
+        q_up, q_low, _ = solve_leg(P[:, u], P[:, l], P[:, f], target, knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]),
+                                   soft=soft)
+        new_up, new_low = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l])
+        fixed = local.copy()
+        _set_chain(fixed, W, par, (u, l, f), [new_up, new_low, W[:, f]])
+        local[low_frames] = fixed[low_frames]
+    if not changed:
+        return motion
+    return Motion(sk, local, motion.root_positions.copy(), motion.fps, motion.translations, name=motion.name)
+
+
 def _set_chain(local, W, parents, chain, new_world):
     """Local rotations of ``chain`` (joint indices, each the parent of the
     next) for new world rotations ``new_world`` (list, same order)."""
@@ -143,6 +172,8 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     relative to the canonical skeleton (the floor heights scale with it)."""
     cfg = cfg or PoseConfig()
     contacts = np.array(contacts, bool)  # split in place below: the caller's stays as it was
+    if cfg.ankle_height is not None:
+        motion = keep_above_floor(motion, cfg.ankle_height * scale, cfg.leg_soft)
     if cfg.legs == "pin_feet":
         from ..locomotion.cleanup import pin_feet, stance_contacts
 

@@ -22,7 +22,7 @@ from . import dataset, features
 CACHE_DIR = paths.cache_dir("tracking")
 PT_PATH = paths.model_path("track.pt")
 ONNX_PATH = paths.model_path("track.onnx")
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"  # 2: retargeted heads with the roll fix (mocap_trackers._fix_head_yaw)
 
 
 def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False,
@@ -71,7 +71,7 @@ def _loss(model, x, y, w):
 
 def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 512, layers: int = 3,
           batch: int = 512, lr: float = 1e-3, seed: int = 0, threads: int = 1, verbose: bool = True,
-          mirror: bool = True) -> Path:
+          mirror: bool = False) -> Path:
     """Fit for ``seconds`` of wall time; returns the checkpoint path."""
     import torch
 
@@ -183,8 +183,9 @@ def main_train(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=360.0, help="training wall time (s)")
     p.add_argument("--out", default=str(PT_PATH), help="checkpoint path (ONNX written next to it)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--mirror", action="store_true", help="add left-right mirror images of the train clips")
     a = p.parse_args(argv)
-    path = train(a.seconds, data_dir=a.data, out=a.out, threads=a.threads)
+    path = train(a.seconds, data_dir=a.data, out=a.out, threads=a.threads, mirror=a.mirror)
     print(f"wrote {path} and {Path(path).with_suffix('.onnx')}")
     return 0
 

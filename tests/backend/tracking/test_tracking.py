@@ -164,3 +164,40 @@ def test_trackers_from_a_foreign_skeleton(data_dir):
     p = m.slice(0, 120).world_positions()
     np.testing.assert_allclose(take.positions[:, 0], p[:, m.skeleton.index(mapping["head"])])
     np.testing.assert_allclose(take.times[1], 1.0 / m.fps)
+
+
+def test_foreign_head_tracker_faces_where_the_head_faces(data_dir):
+    """The retargeted (leaf) head's roll is corrected: the tracker's heading
+    follows the source head's own forward direction."""
+    from rigmind.backend.tracking.evaluate import body_frames
+    from rigmind.backend.tracking.features import heading_yaw
+    from rigmind.backend.tracking.mocap_trackers import load_mocap
+
+    path = data_dir / "cmu_131_start_walk_stop" / "131_01.bvh"
+    if not path.is_file():
+        pytest.skip(f"CMU 131 not in the data folder ({path})")
+    m, mapping = load_mocap(path)
+    m = m.slice(0, 240)
+    sk = m.skeleton
+    si = {k: sk.index(mapping[k]) for k in ("head", "upperleg_l", "upperleg_r")}
+    rest_rot, rest_pos = sk.rest_world()
+    fwd = -body_frames(rest_pos[None], si)[0, 1]
+    w = m.world_rotations()[:, si["head"]]
+    f = rotations.rotate(rotations.mul(w, rotations.inv(rest_rot[si["head"]])), np.broadcast_to(fwd, (len(w), 3)))
+    src_yaw = np.arctan2(f[:, 0], -f[:, 1])
+    yaw = heading_yaw(trackers_from_motion(m, mapping).rotations[:, 0])
+    diff = np.degrees(np.abs(np.angle(np.exp(1j * (yaw - src_yaw)))))
+    assert np.median(diff) < 10.0
+
+
+def test_calibration_maps_the_neutral_sample_to_standing_and_keeps_turns():
+    from rigmind.backend.tracking.calibration import calibrate, standing_rotations
+    from rigmind.backend.tracking.features import heading_yaw
+
+    rng = np.random.default_rng(1)
+    cal = rotations.normalize(rng.normal(size=(3, 4)))  # any device axes
+    np.testing.assert_allclose(np.abs(rotations.dot(calibrate(cal, cal), standing_rotations())), 1.0, atol=1e-9)
+    turn = np.array([np.cos(0.25), 0.0, 0.0, np.sin(0.25)])  # the user turns 0.5 rad to the left
+    q = calibrate(rotations.mul(turn[None], cal), cal)
+    d = heading_yaw(q[None, 0]) - heading_yaw(standing_rotations()[None, 0])
+    assert abs(float(np.angle(np.exp(1j * d[0]))) - 0.5) < 1e-6
