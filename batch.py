@@ -44,7 +44,7 @@ from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 from .backend.take_seeds import derive_seed
 
-KINDS = ("gesture", "face", "walk")
+KINDS = ("gesture", "face", "walk", "track")
 #: Output formats per kind (suffix without the dot). ``csv``/``json`` are the
 #: face's ARKit curves (Live Link Face CSV / JSON); ``npz`` is the gesture in
 #: the EMAGE / BEAT2 SMPL-X schema (no rig needed).
@@ -52,7 +52,10 @@ FORMATS = {
     "gesture": ("fbx", "bvh", "glb", "blend", "npz", "csv"),
     "face": ("csv", "json", "blend"),
     "walk": ("fbx", "bvh", "glb", "blend"),
+    "track": ("fbx", "bvh", "glb", "blend"),
 }
+#: Tracker files a track batch reads (backend/tracking/trackers.py).
+TRACKER_SUFFIXES = (".csv",)
 AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".aif")
 ENGINES = ("local", "ray")
 REPORT_NAME = "batch_report.json"
@@ -100,7 +103,8 @@ class WorkerConfig:
     ARKit keys) or None; ``amount`` 0..1, ``base_seed`` mixed into every
     take's seed; ``emotion``: ``--emotion`` texts every take follows
     (``backend.emotion.timeline``); ``style``/``style_clip``: the
-    gesture's style name and style clip path; ``threads``: intra-op threads per worker (1 keeps results
+    gesture's style name and style clip path; ``method``: the track
+    batch's method (``options.TRACK_METHODS``); ``threads``: intra-op threads per worker (1 keeps results
     identical whatever the worker count)."""
 
     kind: str
@@ -117,6 +121,7 @@ class WorkerConfig:
     emotion: tuple = ()
     style: str = ""
     style_clip: str | None = None
+    method: str = "model"
     threads: int = 1
 
 
@@ -170,19 +175,40 @@ def _audio_item(p: Path) -> BatchItem:
     return BatchItem(name=p.stem, source=str(p if problem else p.resolve()), problem=problem)
 
 
+def tracker_items(folder) -> list:
+    """One item per tracker file (``.csv``) directly in ``folder`` (sorted by name)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BatchError(f"--trackers-dir {folder}: not a folder; give the folder that holds the tracker files")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in TRACKER_SUFFIXES)
+    if not files:
+        raise BatchError(f"--trackers-dir {folder}: no tracker files ({' '.join(TRACKER_SUFFIXES)}) in it")
+    items = []
+    for p in files:
+        problem = _not_an_input_file(p, "a tracker file", "--trackers-dir")
+        items.append(BatchItem(name=p.stem, source=str(p if problem else p.resolve()), problem=problem))
+    return items
+
+
 def _not_a_speech_file(p: Path) -> str:
     """Why the folder entry ``p`` cannot be read as a speech file ("" when it can)."""
+    return _not_an_input_file(p, "a speech file", "--audio-dir")
+
+
+def _not_an_input_file(p: Path, what_file: str, option: str) -> str:
+    """Why the folder entry ``p`` of ``option`` cannot be read as
+    ``what_file`` ("" when it can)."""
     link = " (a symbolic link)" if p.is_symlink() else ""
     try:
         st = p.stat()  # follows a link: its target is what a worker would read
     except FileNotFoundError:
         return f"{p.name} is a symbolic link to {os.readlink(p)}, which does not exist; fix or remove the link"
     except OSError as e:
-        return f"{p.name}{link} cannot be read ({e.strerror or e}); fix it or move it out of --audio-dir"
+        return f"{p.name}{link} cannot be read ({e.strerror or e}); fix it or move it out of {option}"
     if stat.S_ISREG(st.st_mode):
         return ""
     what = "a folder" if stat.S_ISDIR(st.st_mode) else "a pipe, socket or device"
-    return f"{p.name}{link} is {what}, not a speech file; move it out of --audio-dir"
+    return f"{p.name}{link} is {what}, not {what_file}; move it out of {option}"
 
 
 _SAFE_NAME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_. ")
@@ -558,6 +584,8 @@ def check_settings(config: WorkerConfig, workers: int = None) -> None:
     """The batch's numbers against the CLI's table (backend/limits.py), so a
     script calling :func:`run_batch` is refused what ``rigmind batch`` is."""
     limits.check("amount", config.amount, option="--amount")
+    if config.method not in options.TRACK_METHODS:
+        raise BatchError(f"--method {config.method!r}: use one of {', '.join(options.TRACK_METHODS)}")
     limits.check("seed", config.base_seed, option="--seed")
     parse_emotions(list(config.emotion))
     if workers is not None:

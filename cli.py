@@ -60,6 +60,8 @@ from .backend.options import (  # noqa: E402
     RUNTIMES,
     START_POSES,
     STYLES,
+    TRACK_METHODS,
+    TRACKER_UP_AXES,
 )
 
 
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_walk_parser(sub)
     _add_face_parser(sub)
     _add_gesture_parser(sub)
+    _add_track_parser(sub)
     _add_batch_parser(sub)
     _add_train_parser(sub)
     _add_eval_parser(sub)
@@ -241,6 +244,24 @@ def _add_gesture_parser(sub) -> None:
     dst.add_argument("--out-dir", help="output folder for --audio-dir (one NAME.FORMAT per speech file)")
     p.add_argument("--format", type=str.lower, default="fbx", help="with --out-dir: fbx (default), bvh, glb, blend, npz, csv")
     _add_engine_args(p)
+
+
+def _add_track_parser(sub) -> None:
+    p = sub.add_parser("track", help="a full body from three trackers (head, left hand, right hand) on any humanoid rig")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--trackers", metavar="FILE.csv", help="tracker CSV: time, then per tracker (head, lhand, rhand) "
+                                                            "x y z in metres and qw qx qy qz (docs/tracking.md)")
+    src.add_argument("--trackers-from", metavar="CLIP", help="use the head and wrists of a clip (.bvh .bvh.gz .fbx .glb "
+                                                             ".gltf .npz .txt) as the trackers, to test against the clip")
+    p.add_argument("--trackers-up", type=str.upper, default="Z", choices=TRACKER_UP_AXES,
+                   help="--trackers: the file's up axis, Z (Blender, default) or Y")
+    p.add_argument("--rig", required=True, help="target rig file: .blend .glb .gltf .fbx")
+    p.add_argument("--armature", help="target armature object name (default: the largest)")
+    p.add_argument("--method", type=str.lower, default="model", choices=TRACK_METHODS,
+                   help="model: the learned model (default); baseline: IK from the trackers alone")
+    p.add_argument("--fps", type=float, help="frame rate of the body (default 30, the model's)")
+    p.add_argument("--start-frame", type=int, default=1, help="first frame of the take (default 1)")
+    p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
 
 def _add_train_parser(sub) -> None:
@@ -581,6 +602,48 @@ def _gesture_request(args):
                                   style_clip=Path(args.style_clip).resolve() if args.style_clip else None))
 
 
+def cmd_track(args) -> int:
+    from .operators import export, rig_checks, rig_files, track_scene
+
+    out = Path(args.out)
+    if out.suffix.lower() not in export.EXPORT_SUFFIXES:
+        raise UserError(f"{out}: unsupported output type; use one of {' '.join(export.EXPORT_SUFFIXES)}")
+    check_output_path(out)
+    request = _track_request(args)
+    if not Path(args.rig).is_file():
+        raise UserError(f"rig file not found: {args.rig}")
+    if request.trackers_from is not None and not Path(request.trackers_from).is_file():
+        raise UserError(f"{request.trackers_from}: no such file; give a clip (.bvh .fbx .glb .gltf .npz .txt)")
+    if request.trackers is not None:
+        # A CSV is checked before the (slow) rig load; a clip may need Blender's importers.
+        take, label = track_scene.load_take(request)
+    with _phase("load"):
+        rig_files.load_rig_file(args.rig)
+        arm = _armature(args)
+        rig_checks.check_rig(arm)
+    if request.trackers is None:
+        take, label = track_scene.load_take(request)
+    with _phase("track"):
+        action, tgt_map, _ = track_scene.track_onto(arm, take, request, label)
+    print(f"trackers {label}: {take.num_samples} samples over {take.duration:.2f} s; method {request.method}")
+    print(f"target {arm.name}: mapping '{tgt_map.preset}' (confidence {tgt_map.overall:.2f})")
+    with _phase("export"):
+        path = write_atomically(out, lambda tmp: export.export_written(arm, action, tmp))
+    print(f"wrote {Path(path).resolve()} (action '{action.name}')")
+    return 0
+
+
+def _track_request(args):
+    """``rigmind track``'s arguments as a checked ``TrackRequest`` (the take
+    from ``--start-frame``; the scene's rate and range become the body's)."""
+    from .backend.requests import checked
+    from .backend.requests.track import TrackRequest
+
+    return checked(TrackRequest(trackers=args.trackers, trackers_from=args.trackers_from, up=args.trackers_up,
+                                method=args.method, fps=args.fps, start_frame=args.start_frame,
+                                keyed=Path(args.out).suffix.lower() != ".bvh"))
+
+
 def _add_engine_args(p) -> None:
     p.add_argument("--engine", type=str.lower, default="local", choices=("local", "ray"),
                    help="local: a process pool on this machine (default); ray: Ray tasks on a cluster")
@@ -625,6 +688,16 @@ def _add_batch_parser(sub) -> None:
     f.add_argument("--format", type=str.lower, default="csv", help="csv (Live Link Face, default), json, blend")
     _add_engine_args(f)
 
+    t = kinds.add_parser("track", help="a folder of tracker CSV files → one body take each on one rig")
+    t.add_argument("--trackers-dir", required=True, help="folder of tracker CSV files (docs/tracking.md)")
+    t.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
+    t.add_argument("--armature", help="armature object in the rig file")
+    t.add_argument("--method", type=str.lower, default="model", choices=TRACK_METHODS)
+    t.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    t.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per tracker file, batch_report.json)")
+    t.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend")
+    _add_engine_args(t)
+
     w = kinds.add_parser("walk", help="a JSON manifest of paths → one walk take each")
     w.add_argument("--paths", required=True, help='JSON list of {"name", "path": "x,y;x,y", "style", "speed", "gait"}')
     w.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
@@ -658,8 +731,14 @@ def cmd_batch(args) -> int:
         controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
         emotion=tuple(getattr(args, "emotion", None) or ()), style=getattr(args, "style", "") or "",
         style_clip=str(Path(args.style_clip).resolve()) if getattr(args, "style_clip", None) else None,
+        method=getattr(args, "method", "model"),
     )
-    items = batch.walk_items(args.paths) if kind == "walk" else batch.audio_items(args.audio_dir)
+    if kind == "walk":
+        items = batch.walk_items(args.paths)
+    elif kind == "track":
+        items = batch.tracker_items(args.trackers_dir)
+    else:
+        items = batch.audio_items(args.audio_dir)
     # From here the batch handles Ctrl-C and SIGTERM itself (it stops its
     # workers and writes its report); the CLI's handler, back once it
     # returns, must not turn a late second Ctrl-C into "nothing written".
@@ -805,7 +884,7 @@ def cmd_train(args, extra) -> int:
 
 # Commands whose remaining arguments go to a sub-program's own parser.
 PASS_THROUGH = {"eval": cmd_eval, "train": cmd_train}
-COMMANDS = {"batch": cmd_batch, "gesture": cmd_gesture, "face": cmd_face, "walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
+COMMANDS = {"batch": cmd_batch, "track": cmd_track, "gesture": cmd_gesture, "face": cmd_face, "walk": cmd_walk, "retarget": cmd_retarget, "info": cmd_info, "mannequin": cmd_mannequin, "export": cmd_export, "render": cmd_render, "demo": cmd_demo}
 
 
 def main(argv=None) -> int:

@@ -42,6 +42,12 @@ GESTURE_STYLES = (
     "normal", "not-confident", "old", "proud", "sad", "tired", "elderly", "exhausted", "masculine", "youthful",
 )
 
+#: Three-point tracking: the learned model, or the IK baseline (backend/tracking).
+TRACK_METHODS = ("model", "baseline")
+
+#: Which axis points up in a tracker CSV file.
+TRACKER_UP_AXES = ("Z", "Y")
+
 #: Inference engines for the gesture and face models.
 RUNTIMES = ("onnxruntime", "torch")
 
@@ -88,5 +94,5 @@ RANGES = {
 __all__ = [
     "ROOT_MODES", "CONTROLLER_KINDS", "STYLES", "GAITS", "FACE_METHODS", "RUNTIMES", "EXPORT_PRESETS",
     "EXPORT_FORMATS", "GESTURE_BASES", "RANGES", "START_POSES", "ACTIONS",
-    "EMOTIONS", "GESTURE_STYLES",
+    "EMOTIONS", "GESTURE_STYLES", "TRACK_METHODS", "TRACKER_UP_AXES",
 ]

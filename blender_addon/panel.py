@@ -19,6 +19,8 @@ OPERATORS = {
     "walk_along_path": "rigmind.walk_along_path",
     "drive": "rigmind.drive",
     "generate_gesture": "rigmind.generate_gesture",
+    "track_body": "rigmind.track_body",
+    "track_live": "rigmind.track_live",
     "generate_face": "rigmind.generate_face",
     "export": "rigmind.export",
     "render": "rigmind.render",
@@ -31,6 +33,10 @@ LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_pl
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
 EMOTION_PROPS = tuple(f"emotion_{e}" for e in ("happy", "sad", "angry", "surprised", "afraid", "disgusted"))
 GENERATION_PROPS = ("seed", "start_frame")
+TRACK_PROPS = ("track_head", "track_hand_l", "track_hand_r", "track_method")
+#: Each tracker object's bone setting, shown when the object is an armature.
+TRACK_BONE_PROPS = {"track_head": "track_head_bone", "track_hand_l": "track_hand_l_bone",
+                    "track_hand_r": "track_hand_r_bone"}
 EXPORT_PROPS = ("export_format", "export_path")
 RENDER_PROPS = ("render_engine", "render_path")
 
@@ -197,6 +203,23 @@ class VIEW3D_PT_rigmind_speech(_RigMindSubPanel, bpy.types.Panel):
         _button(box, "generate_face", icon="PLAY")
 
 
+class VIEW3D_PT_rigmind_track(_RigMindSubPanel, bpy.types.Panel):
+    bl_idname = "VIEW3D_PT_rigmind_track"
+    bl_label = "Track Body"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout, props = self._split_layout(context)
+        col = layout.column()
+        for name in TRACK_PROPS:
+            col.prop(props, name)
+            ob = getattr(props, name) if name in TRACK_BONE_PROPS else None
+            if ob is not None and ob.type == "ARMATURE":
+                col.prop_search(props, TRACK_BONE_PROPS[name], ob.data, "bones")
+        _button(layout, "track_body", icon="ARMATURE_DATA")
+        _button(layout, "track_live", text="Track Live (playback, Esc stops)", icon="PLAY")
+
+
 class VIEW3D_PT_rigmind_output(_RigMindSubPanel, bpy.types.Panel):
     bl_idname = "VIEW3D_PT_rigmind_output"
     bl_label = "Export & Render"
@@ -225,5 +248,6 @@ CLASSES = (
     RIGMIND_UL_bone_map,
     VIEW3D_PT_rigmind_retarget,
     VIEW3D_PT_rigmind_speech,
+    VIEW3D_PT_rigmind_track,
     VIEW3D_PT_rigmind_output,
 )

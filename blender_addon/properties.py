@@ -105,6 +105,7 @@ CONTROLLER_ITEMS = _items(options.CONTROLLER_KINDS, "controller_kinds")
 ROOT_MODE_ITEMS = _items(options.ROOT_MODES, "root_modes")
 UP_AXIS_ITEMS = _items(("Y", "Z"), "up_axes")
 MODE_ITEMS = _items(("CYCLE", "PATH"), "bake_modes")
+TRACK_METHOD_ITEMS = _items(options.TRACK_METHODS, "track_methods")
 
 
 # Blender calls these with (property group, candidate object). Assigning from
@@ -222,6 +223,26 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                 description="Switch the scene to 30 fps (the gesture model's rate) so keys land on "
                                             "whole frames. Off: the scene keeps its frame rate and the keys are "
                                             "placed at the right times (seconds) on it", default=False)
+
+    # --- tracking (head and hand trackers -> a full body) --------------------------
+    track_head: PointerProperty(name="Head", type=bpy.types.Object,
+                                description="Object that follows the head tracker (headset): an animated empty, "
+                                            "upright with no rotation looking along -Y")
+    track_hand_l: PointerProperty(name="Left Hand", type=bpy.types.Object,
+                                  description="Object that follows the left hand tracker (controller)")
+    track_hand_r: PointerProperty(name="Right Hand", type=bpy.types.Object,
+                                  description="Object that follows the right hand tracker (controller)")
+    track_head_bone: StringProperty(name="Bone", default="",
+                                    description="When Head is an armature: the bone that follows the head tracker "
+                                                "(empty: the object)")
+    track_hand_l_bone: StringProperty(name="Bone", default="",
+                                      description="When Left Hand is an armature: the bone that follows the left "
+                                                  "hand tracker (empty: the object)")
+    track_hand_r_bone: StringProperty(name="Bone", default="",
+                                      description="When Right Hand is an armature: the bone that follows the right "
+                                                  "hand tracker (empty: the object)")
+    track_method: EnumProperty(name="Method", description="How the body is made from the three trackers",
+                               items=TRACK_METHOD_ITEMS, default="model")
 
     # --- generation --------------------------------------------------------------
     seed: IntProperty(name="Seed", description="Random seed; the same seed and inputs give the same animation",

@@ -26,6 +26,7 @@ _SCENE_FORMATS = {
     "gesture": ("fbx", "bvh", "glb", "blend"),
     "face": ("blend",),
     "walk": ("fbx", "bvh", "glb", "blend"),
+    "track": ("fbx", "bvh", "glb", "blend"),
 }
 
 
@@ -98,7 +99,7 @@ class TakeWorker:
         if not rig_path:
             raise UserError(f"batch {self.config.kind} --format {self.config.fmt} needs --rig RIG")
         rig_files.load_rig_file(rig_path)
-        if self.config.kind in ("gesture", "walk"):
+        if self.config.kind in ("gesture", "walk", "track"):
             self.arm_name = rig_files.find_armature(self.config.armature).name
         if self.config.face or self.config.kind == "face":
             self.mesh_name = _face_mesh(bpy, self.config.face or "auto", rig_path).name
@@ -120,6 +121,10 @@ class TakeWorker:
             from ..backend.locomotion.controllers import load_controller
 
             load_controller(self.config.controller, self.config.data)
+        if kind == "track" and self.config.method == "model":
+            from ..backend.tracking.engine import load_engine
+
+            load_engine(None, "onnxruntime")
 
     def _reset_scene(self):
         import bpy
@@ -270,6 +275,19 @@ class TakeWorker:
                                speed=None if speed is None else float(speed),
                                actions=parse_actions(params.get("actions", ()), params.get("start", "standing")),
                                controller=ControllerChoice(kind=self.config.controller, data_dir=self.config.data))
+
+    def _track(self, item, source, seed, out) -> None:
+        """A tracker file's body on the rig, named after the file (not the
+        scratch copy another Ray node reads)."""
+        from ..backend.requests.track import TrackRequest
+        from ..backend.tracking.trackers import read_tracker_csv
+        from . import export, track_scene
+
+        take = read_tracker_csv(source)
+        arm, _ = self._reset_scene()
+        request = TrackRequest(trackers=str(source), method=self.config.method, keyed=self.config.fmt != "bvh")
+        action, _, _ = track_scene.track_onto(arm, take, request, item.name)
+        export.export_written(arm, action, out)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)

@@ -620,4 +620,9 @@ from .drive_op import CLASSES as _DRIVE_CLASSES  # noqa: E402
 
 CLASSES = CLASSES + _DRIVE_CLASSES
 
+# Track Body and Track Live (three trackers -> a full body) too.
+from .track_op import CLASSES as _TRACK_CLASSES  # noqa: E402
+
+CLASSES = CLASSES + _TRACK_CLASSES
+
 __all__ = ["CLASSES", "user_bone_map_dir"]

@@ -174,6 +174,8 @@ class Inputs:
 
         self._hostile(bpy, d)
 
+        self._trackers(d)
+
         # Weights folders for walk --weights.
         self.weights = self._weights_folders(root / "weights")
 
@@ -184,6 +186,29 @@ class Inputs:
         self.readonly.mkdir()
         self.readonly.chmod(stat.S_IRUSR | stat.S_IXUSR)
         bpy.ops.wm.read_factory_settings(use_empty=True)
+
+    def _trackers(self, d: Path) -> None:
+        """Tracker CSV files (issue #30): a good one, then broken copies."""
+        from rigmind.backend.tracking import trackers as T
+
+        n = 30
+        pos = np.tile([[0.0, 0.0, 1.65], [0.25, 0.0, 0.95], [-0.25, 0.0, 0.95]], (n, 1, 1))
+        rot = np.tile([1.0, 0.0, 0.0, 0.0], (n, 3, 1))
+        lines = T.tracker_csv_text(T.TrackerTake(np.arange(n) / 30.0, pos, rot)).splitlines()
+        self.trackers = self._text(d / "trackers.csv", "\n".join(lines) + "\n")
+
+        def edited(name, row, col, value):
+            cells = lines[row].split(",")
+            cells[T.CSV_COLUMNS.index(col)] = value
+            return self._text(d / name, "\n".join(lines[:row] + [",".join(cells)] + lines[row + 1:]) + "\n")
+
+        self.trackers_nan = edited("trackers_nan.csv", 4, "lhand_z", "nan")
+        self.trackers_back = edited("trackers_back.csv", 9, "time", "0.01")
+        self.trackers_far = edited("trackers_far.csv", 3, "rhand_x", "-5")
+        keep = [k for k, c in enumerate(T.CSV_COLUMNS) if c != "head_qz"]
+        self.trackers_cols = self._text(d / "trackers_cols.csv", "\n".join(
+            ",".join(ln.split(",")[k] for k in keep) for ln in lines) + "\n")
+        self.trackers_empty = self._text(d / "trackers_empty.csv", "")
 
     def _hostile(self, bpy, d: Path) -> None:
         """Issue #27's inputs: bombs, liars, foreign units, long paths."""
@@ -458,6 +483,14 @@ CASES = [
     ("npz-no-frames", lambda i, o: ["retarget", "--src", i.npz_noframes, "--rig", i.mannequin, "--out", o], 2, "'poses' has no frames", INTACT),
     ("npz-single-array", lambda i, o: ["retarget", "--src", i.npy_as_npz, "--rig", i.mannequin, "--out", o], 2, "not an .npz archive", INTACT),
     ("bvh-good-retarget", lambda i, o: ["retarget", "--src", i.bvh, "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    # tracker files (rigmind track, issue #30)
+    ("tracker-nan-track", lambda i, o: ["track", "--trackers", i.trackers_nan, "--rig", i.mannequin, "--out", o], 2, "position at line 5 is not a finite number", INTACT),
+    ("tracker-missing-column-track", lambda i, o: ["track", "--trackers", i.trackers_cols, "--rig", i.mannequin, "--out", o], 2, "missing column head_qz", INTACT),
+    ("tracker-time-backwards-track", lambda i, o: ["track", "--trackers", i.trackers_back, "--rig", i.mannequin, "--out", o], 2, "time goes backwards at line 10", INTACT),
+    ("tracker-5m-apart-track", lambda i, o: ["track", "--trackers", i.trackers_far, "--rig", i.mannequin, "--out", o], 2, "the head and right hand trackers are 5.", INTACT),
+    ("tracker-empty-track", lambda i, o: ["track", "--trackers", i.trackers_empty, "--rig", i.mannequin, "--out", o], 2, "empty", INTACT),
+    ("tracker-missing-track", lambda i, o: ["track", "--trackers", i.root / "nope.csv", "--rig", i.mannequin, "--out", o], 2, "no such file", INTACT),
+    ("tracker-good-track", lambda i, o: ["track", "--trackers", i.trackers, "--rig", i.mannequin, "--method", "baseline", "--out", o], 0, "wrote", WRITTEN),
     # output paths
     ("out-folder-face", lambda i, o: ["face", "--audio", i.speech, "--out", i.root / "in.json"], 2, "", "folder"),
     ("out-folder-export", lambda i, o: ["export", "--rig", i.mannequin, "--out", i.root / "in.bvh"], 2, "", "folder"),
