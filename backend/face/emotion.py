@@ -28,7 +28,7 @@ import numpy as np
 from ...presets import arkit52_names, load_preset
 from ..options import EMOTIONS
 from ..emotion.timeline import EmotionError
-from .nonverbal import _smooth_attack_release
+from .nonverbal import smooth_attack_release
 
 #: mouthClose at which the lips count as sealed (the seal sets 0.12 and more; the
 #: closure metric counts 0.1).
@@ -119,7 +119,7 @@ def blend_emotion(weights: np.ndarray, emotion_weights: np.ndarray, fps: float, 
     col = {c: i for i, c in enumerate(arkit52_names())}
     var_cfg = tab.variation
     s = np.zeros(n, np.float32) if stress is None else np.clip(np.asarray(stress, np.float32), 0, 1)
-    s = _smooth_attack_release(s, fps, var_cfg["stress_attack_s"], var_cfg["stress_release_s"])
+    s = smooth_attack_release(s, fps, var_cfg["stress_attack_s"], var_cfg["stress_release_s"])
     variation = (var_cfg["base"] + var_cfg["stress_gain"] * s
                  + var_cfg["drift"] * _drift(n, fps, var_cfg["drift_hz"], seed))
     expr = np.clip((w @ tab.targets) * variation[:, None], 0.0, 1.0)

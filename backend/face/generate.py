@@ -102,7 +102,7 @@ def phones_to_visemes(phones: list) -> list:
 
 
 def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, seed: int = 0, smile: float = 0.0,
-                  method: str = "model", strength: float = 1.0, model=None, runtime: str = None,
+                  method: str = "model", model=None, runtime: str = None,
                   emotion=None) -> FaceAnimation:
     """``audio`` (an ``AudioClip`` or a file path) → ``FaceAnimation`` at ``fps``.
 
@@ -112,8 +112,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     "words" (English word recognition, then forced alignment: ~3x fewer
     viseme errors on English, ~15x slower; falls back to the model where it
     recognises nothing) or "table" (phone recognition + table, the
-    Rhubarb-style baseline); ``strength`` scales mouth
-    motion; ``model``: a loaded ``FaceModel`` (default: the committed ensemble
+    Rhubarb-style baseline); ``model``: a loaded ``FaceModel`` (default: the committed ensemble
     in ``runtime``, "onnxruntime" by default or "torch"); ``emotion``: an
     ``EmotionTimeline`` (None: neutral) blended over the take
     (``emotion.blend_emotion``)."""
@@ -172,13 +171,13 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
         visemes, source = phones_to_visemes(phones), "allphone"
 
     gate = coarticulation.speech_gate(speech, fps)
-    mouth = coarticulation.curves_from_segments(visemes, n, fps, gain=coarticulation.loudness_gain(energy), gate=gate, strength=strength)
+    mouth = coarticulation.curves_from_segments(visemes, n, fps, gain=coarticulation.loudness_gain(energy), gate=gate)
     if jaw_model is not None:
         j = arkit52_names().index("jawOpen")
         # The network's jaw head was trained on real jaw motion (BEAT2) and
         # phone-derived openness; averaging with the table keeps the seals.
         seal_free = mouth[:, j] > 0.02
-        mouth[:, j] = np.where(seal_free, 0.5 * mouth[:, j] + 0.5 * np.clip(jaw_model, 0, 1) * gate * strength,
+        mouth[:, j] = np.where(seal_free, 0.5 * mouth[:, j] + 0.5 * np.clip(jaw_model, 0, 1) * gate,
                                mouth[:, j])
     face = nonverbal_curves(n, fps, pitch=_at(feats.pitch, n, fps), energy=energy, onset=_at(feats.onset, n, fps),
                             voiced=_at(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))

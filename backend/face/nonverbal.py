@@ -62,7 +62,9 @@ def blink_curve(blinks: list, n_frames: int, fps: float) -> np.ndarray:
     return out
 
 
-def _smooth_attack_release(x: np.ndarray, fps: float, attack_s: float, release_s: float) -> np.ndarray:
+def smooth_attack_release(x: np.ndarray, fps: float, attack_s: float, release_s: float) -> np.ndarray:
+    """``x [F]`` followed by a one-pole filter that rises with time constant
+    ``attack_s`` and falls with ``release_s`` (seconds), at ``fps``."""
     a, r = 1 - np.exp(-1 / (attack_s * fps)), 1 - np.exp(-1 / (release_s * fps))
     y, out = 0.0, np.empty(len(x), np.float32)
     for i, v in enumerate(x):    # one pass over F frames; cheap
@@ -96,13 +98,13 @@ def nonverbal_curves(n_frames: int, fps: float, *, pitch, energy, onset, voiced,
     blink = blink_curve(blink_times(n_frames / fps, rng, speech, fps), n_frames, fps)
     out[:, c["eyeBlinkLeft"]] = out[:, c["eyeBlinkRight"]] = blink
     p = prominence(pitch, energy, onset, voiced, speech)
-    brow = _smooth_attack_release(p, fps, 0.08, 0.35)
+    brow = smooth_attack_release(p, fps, 0.08, 0.35)
     out[:, c["browInnerUp"]] = 0.45 * brow
     out[:, c["browOuterUpLeft"]] = out[:, c["browOuterUpRight"]] = 0.35 * brow
     # A lowered brow on low, loud stretches reads as concentration.
     low = np.clip(-np.asarray(pitch, np.float32) - 1.0, 0, 1) * np.asarray(voiced, np.float32)
-    out[:, c["browDownLeft"]] = out[:, c["browDownRight"]] = 0.2 * _smooth_attack_release(low, fps, 0.1, 0.4)
-    squint = 0.15 * _smooth_attack_release(p, fps, 0.1, 0.5) + 0.35 * smile
+    out[:, c["browDownLeft"]] = out[:, c["browDownRight"]] = 0.2 * smooth_attack_release(low, fps, 0.1, 0.4)
+    squint = 0.15 * smooth_attack_release(p, fps, 0.1, 0.5) + 0.35 * smile
     out[:, c["eyeSquintLeft"]] = out[:, c["eyeSquintRight"]] = squint
     out[:, c["cheekSquintLeft"]] = out[:, c["cheekSquintRight"]] = 0.4 * smile
     out[:, c["mouthSmileLeft"]] = out[:, c["mouthSmileRight"]] = 0.6 * smile

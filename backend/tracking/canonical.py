@@ -63,3 +63,8 @@ def write_canonical_skeleton(bvh_path, out=SKELETON_PATH) -> Path:
 def tracked_indices(sk: Skeleton) -> np.ndarray:
     """Joint indices ``[3]`` of head, left hand, right hand."""
     return np.array([sk.index(n) for n in TRACKED])
+
+
+def is_canonical(motion) -> bool:
+    """True when ``motion`` is on the canonical skeleton (its joint names, in order)."""
+    return list(motion.skeleton.names) == list(canonical_skeleton().names)

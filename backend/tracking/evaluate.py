@@ -25,9 +25,8 @@ from ..locomotion.metrics import foot_skate, jitter
 from ..motion import Motion
 from ..resample import resample
 from ..retarget import RetargetConfig, retarget
-from .canonical import CANONICAL_MAP
+from .canonical import CANONICAL_MAP, is_canonical
 from .features import contacts_of
-from .mocap_trackers import is_canonical
 
 LIMBS = (("upperarm_l", "lowerarm_l"), ("lowerarm_l", "hand_l"), ("upperarm_r", "lowerarm_r"),
          ("lowerarm_r", "hand_r"), ("upperleg_l", "lowerleg_l"), ("lowerleg_l", "foot_l"),

@@ -19,7 +19,7 @@ from ..errors import UserError
 from ..motion import Motion
 from ..resample import resample
 from ..retarget import RetargetConfig, retarget
-from .canonical import CANONICAL_MAP, TRACKED, canonical_skeleton
+from .canonical import CANONICAL_MAP, TRACKED, canonical_skeleton, is_canonical
 from .trackers import TrackerTake
 
 #: Frame rate the model works at (frames per second).
@@ -55,10 +55,6 @@ def load_mocap(path) -> tuple:
         m = read_deepmimic(p)
         return m, dict(match_preset(m.skeleton, "deepmimic").bones)
     raise MocapFileError(f"{p}: unsupported mocap file; use .bvh, .bvh.gz, .npz (SMPL-X) or DeepMimic .txt")
-
-
-def is_canonical(motion: Motion) -> bool:
-    return list(motion.skeleton.names) == list(canonical_skeleton().names)
 
 
 def to_canonical(motion: Motion, mapping: dict = None, fps: float = FPS) -> Motion:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -69,10 +70,32 @@ def _loss(model, x, y, w):
     return reg + 0.2 * bce
 
 
-def train(seconds: float = 360.0, *, data_dir=None, out=PT_PATH, hidden: int = 512, layers: int = 3,
-          batch: int = 512, lr: float = 1e-3, seed: int = 0, threads: int = 1, verbose: bool = True,
-          mirror: bool = False) -> Path:
-    """Fit for ``seconds`` of wall time; returns the checkpoint path."""
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of one training run: ``seconds`` of wall time, the MLP's
+    ``hidden`` width and ``layers``, ``batch`` frames per step, peak ``lr``
+    (cosine decay to 0), ``seed``, torch ``threads``, ``mirror`` (add the
+    train clips' left-right mirror images), ``verbose`` (print the log)."""
+
+    seconds: float = 360.0
+    hidden: int = 512
+    layers: int = 3
+    batch: int = 512
+    lr: float = 1e-3
+    seed: int = 0
+    threads: int = 1
+    mirror: bool = False
+    verbose: bool = True
+
+
+def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> Path:
+    """Fit for ``config.seconds`` of wall time on the train split of
+    ``data_dir`` (default ../shared/data), keeping the step with the best
+    validation loss; writes the checkpoint ``out`` and its ONNX export,
+    returns the checkpoint path."""
+    c = config or TrainConfig()
+    seconds, hidden, layers, batch, lr = c.seconds, c.hidden, c.layers, c.batch, c.lr
+    seed, threads, verbose, mirror = c.seed, c.threads, c.verbose, c.mirror
     import torch
 
     from ..model_files import checkpoint
@@ -185,7 +208,7 @@ def main_train(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--mirror", action="store_true", help="add left-right mirror images of the train clips")
     a = p.parse_args(argv)
-    path = train(a.seconds, data_dir=a.data, out=a.out, threads=a.threads, mirror=a.mirror)
+    path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror), data_dir=a.data, out=a.out)
     print(f"wrote {path} and {Path(path).with_suffix('.onnx')}")
     return 0
 
