@@ -109,7 +109,6 @@ def _features(wav, seed=0):
 
 
 def part_classifier(data, voices):
-    from rigmind.backend.gesture import style_features as sf
     from rigmind.backend.gesture.generate import get_model, gesture_from_features
     from rigmind.backend.gesture.style_classifier import StyleClassifier
     from rigmind.backend.gesture.style_layer import STYLE_FILE, BodyStyle

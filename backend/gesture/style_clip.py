@@ -30,7 +30,7 @@ from .style_layer import StyleError
 #: Fewest frames a style clip needs (1 s at 30 fps).
 MIN_FRAMES = 30
 #: Range of the energy gain a clip may ask for.
-CLIP_GAIN_RANGE = (0.4, 2.5)
+CLIP_GAIN_RANGE = (0.25, 3.0)
 #: A finger channel counts as animated when it turns more than this (rad) over the clip.
 FINGER_MOTION_RAD = 0.05
 

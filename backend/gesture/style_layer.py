@@ -99,7 +99,8 @@ class StyleBank:
     emotions): ``posture [S, P, 3]`` (radians), ``log_amp [S]``,
     ``log_sharp [S]``; absolute (``--style``): the style's own mean pooled
     posture ``abs_posture [S, P, 3]`` (radians), log mean wrist speed
-    ``abs_speed [S]`` (log m/s) and log fast-band share ``abs_sharp [S]``;
+    ``abs_speed [S]`` (log m/s), log fast-band share ``abs_sharp [S]`` and
+    log trunk share of the motion ``abs_trunk [S]`` (:func:`trunk_share`);
     ``source`` says which clips."""
 
     styles: tuple
@@ -110,6 +111,7 @@ class StyleBank:
     abs_posture: np.ndarray = None
     abs_speed: np.ndarray = None
     abs_sharp: np.ndarray = None
+    abs_trunk: np.ndarray = None
 
     def index(self, style: str) -> int:
         if style not in self.styles:
@@ -148,7 +150,7 @@ def load_bank(path=None) -> StyleBank:
         z = np.load(p)
         _BANK[key] = StyleBank(tuple(str(s) for s in z["layer_styles"]), z["layer_posture"], z["layer_log_amp"],
                                z["layer_log_sharp"], str(z["source"]), z["abs_posture"], z["abs_speed"],
-                               z["abs_sharp"])
+                               z["abs_sharp"], z["abs_trunk"])
     return _BANK[key]
 
 
@@ -196,7 +198,8 @@ def layer_curves(body: BodyStyle, n_frames: int, fps: float, bank: StyleBank = N
 def apply_layer(motion: Motion, posture: np.ndarray, log_amp: np.ndarray, log_sharp: np.ndarray) -> Motion:
     """``motion`` (SMPL-X, local rotations) with the layer applied: per frame
     the moving joints' deviation from their slow pose scaled by
-    ``exp(log_amp [T])`` (its fast band by ``exp(log_sharp [T])`` more),
+    ``exp(log_amp [T])`` (or per moving joint, ``[T, len(MOVING)]``; its
+    fast band by ``exp(log_sharp [T])`` more),
     then the posture joints pre-rotated by ``posture [T, P, 3]`` (radians;
     pooled right joints get the mirrored offset). Root and legs unchanged."""
     rot = rotations.make_continuous(rotations.normalize(motion.rotations.copy()), axis=0)
@@ -204,7 +207,8 @@ def apply_layer(motion: Motion, posture: np.ndarray, log_amp: np.ndarray, log_sh
     ix = sf.moving_index()
     slow, d = sf.deviation(rot[:, ix], fps)
     hi = d - gaussian_filter1d(d, sf.SHARP_SECONDS * fps, axis=0, mode="nearest")
-    g = np.exp(np.asarray(log_amp, np.float64))[:, None, None]
+    g = np.exp(np.asarray(log_amp, np.float64))
+    g = g[:, None, None] if g.ndim == 1 else g[..., None]
     s = np.exp(np.asarray(log_sharp, np.float64))[:, None, None]
     d_new = g * (d - hi) + g * s * hi
     rot[:, ix] = rotations.mul(slow, rotations.from_axis_angle(d_new))
@@ -229,13 +233,21 @@ def take_statistics(motion: Motion) -> tuple:
     amp, sharp = sf.band_energies(motion.rotations, motion.fps)
     speed = sf.wrist_speed(motion.world_positions(), motion.fps).mean()
     return (sf.rotvecs(motion.rotations).mean(axis=0), float(np.log(max(speed, 1e-4))),
-            float(np.log(np.sqrt(np.mean(sharp ** 2)) / max(np.sqrt(np.mean(amp ** 2)), 1e-9))))
+            float(np.log(np.sqrt(np.mean(sharp ** 2)) / max(np.sqrt(np.mean(amp ** 2)), 1e-9))),
+            float(np.log(trunk_share(motion.rotations, motion.fps))))
 
 
-def apply_style(motion: Motion, style: str, bank: StyleBank = None, passes: int = 2) -> Motion:
+def trunk_share(rot: np.ndarray, fps: float) -> float:
+    """RMS motion of the trunk (spine, neck, head) around its slow pose ÷ that of all moving joints."""
+    _, d = sf.deviation(rot[:, sf.moving_index()], fps)
+    e = np.sqrt((d ** 2).sum(-1).mean(0))
+    return float(np.sqrt(np.mean(e[:5] ** 2)) / max(np.sqrt(np.mean(e ** 2)), 1e-9))
+
+
+def apply_style(motion: Motion, style: str, bank: StyleBank = None, passes: int = 3) -> Motion:
     """``motion`` moved into a style's own statistics: its trunk posture
-    (spine, neck, head, collars) set to the style's mean, its energy and
-    sharpness scaled to the style's (within :data:`STYLE_GAIN_RANGE` /
+    (spine, neck, head, collars) set to the style's mean, its energy,
+    sharpness and the trunk's share of the motion scaled to the style's (within :data:`STYLE_GAIN_RANGE` /
     :data:`SHARP_GAIN_RANGE` over the take); the arms take the style's
     offset relative to "normal" (where the hands are is mostly a clip's
     content, a wave or a bow, not its style). ``passes``: the gains are
@@ -244,14 +256,17 @@ def apply_style(motion: Motion, style: str, bank: StyleBank = None, passes: int 
     i = bank.index(style)
     T = motion.num_frames
     trunk = np.array([isinstance(j, str) or j[0] == "left_collar" for j in sf.POSTURE])
-    total_a = total_s = 0.0
+    total_a = total_s = total_t = 0.0
+    trunk_joints = np.arange(len(sf.MOVING)) < 5
     for k in range(passes):
-        post, speed, sharp = take_statistics(motion)
+        post, speed, sharp, share = take_statistics(motion)
         off = np.where(trunk[:, None], bank.abs_posture[i] - post, bank.posture[i] if k == 0 else 0.0)
         da = float(np.clip(total_a + bank.abs_speed[i] - speed, *np.log(STYLE_GAIN_RANGE))) - total_a
         ds = float(np.clip(total_s + bank.abs_sharp[i] - sharp, *np.log(SHARP_GAIN_RANGE))) - total_s
-        motion = apply_layer(motion, np.broadcast_to(off, (T,) + off.shape), np.full(T, da), np.full(T, ds))
-        total_a, total_s = total_a + da, total_s + ds
+        dt = float(np.clip(total_t + bank.abs_trunk[i] - share, *np.log(STYLE_GAIN_RANGE))) - total_t
+        gains = np.full((T, len(sf.MOVING)), da) + np.where(trunk_joints, dt, 0.0)[None]
+        motion = apply_layer(motion, np.broadcast_to(off, (T,) + off.shape), gains, np.full(T, ds))
+        total_a, total_s, total_t = total_a + da, total_s + ds, total_t + dt
     return motion
 
 
@@ -287,15 +302,17 @@ def learn(clips: list) -> StyleBank:
         amp, sharp = sf.band_energies(c.rot, fps)
         speed = sf.wrist_speed(positions(c.rot, c.root), fps).mean()
         groups.setdefault((c.dataset, c.content, c.style), []).append(
-            (sf.rotvecs(c.rot).mean(axis=0), speed, np.sqrt(np.mean(sharp ** 2)) / np.sqrt(np.mean(amp ** 2))))
+            (sf.rotvecs(c.rot).mean(axis=0), speed, np.sqrt(np.mean(sharp ** 2)) / np.sqrt(np.mean(amp ** 2)),
+             trunk_share(c.rot, fps)))
     stats = {k: (np.mean([v[0] for v in vs], axis=0), np.log(np.mean([v[1] for v in vs])),
-                 np.log(np.mean([v[2] for v in vs]))) for k, vs in groups.items()}
+                 np.log(np.mean([v[2] for v in vs])), np.log(np.mean([v[3] for v in vs])))
+             for k, vs in groups.items()}
     styles = tuple(s for s in GESTURE_STYLES if any(k[2] == s for k in stats))
     P = np.zeros((len(styles), len(sf.POSTURE), 3))
     A, S = np.zeros(len(styles)), np.zeros(len(styles))
     arm = np.array([0.5 if isinstance(j, tuple) and j[0] != "left_collar" else 1.0 for j in sf.POSTURE])
     for i, s in enumerate(styles):
-        diffs = [tuple(a - b for a, b in zip(stats[k], stats[(k[0], k[1], "normal")]))
+        diffs = [tuple(a - b for a, b in zip(stats[k][:3], stats[(k[0], k[1], "normal")][:3]))
                  for k in stats if k[2] == s and (k[0], k[1], "normal") in stats]
         if s == "normal" or not diffs:
             continue
@@ -304,8 +321,11 @@ def learn(clips: list) -> StyleBank:
         P[i] = p * np.minimum(1.0, np.radians(MAX_OFFSET_DEG) / np.maximum(norm, 1e-9))
         A[i] = np.clip(np.mean([d[1] for d in diffs]), *np.log(STYLE_GAIN_RANGE))
         S[i] = np.clip(np.mean([d[2] for d in diffs]), *np.log(SHARP_GAIN_RANGE))
-    # A style's own statistics: the mean over its contents (each content once).
-    ab = [np.array([np.mean([stats[k][m] for k in stats if k[2] == s], axis=0) for s in styles]) for m in range(3)]
+    # A style's own statistics: the mean over its clips (each clip once, as
+    # the classifier weighs them; a clip's arm content moves its collars).
+    clip_stats = {s: [v for k, vs in groups.items() if k[2] == s for v in vs] for s in styles}
+    ab = [np.array([np.mean([v[0] for v in clip_stats[s]], axis=0) for s in styles])]
+    ab += [np.array([np.log(np.mean([v[m] for v in clip_stats[s]])) for s in styles]) for m in (1, 2, 3)]
     n = sum(c.split == "train" for c in clips)
     return StyleBank(styles, P, A, S, f"Bandai Namco d1+d2 styled clips, training split ({n} clips)", *ab)
 

@@ -41,7 +41,7 @@ def save(path, bank, clf, val_acc: dict) -> Path:
     styles = sorted(val_acc)
     np.savez(path, layer_styles=np.array(bank.styles), layer_posture=bank.posture, layer_log_amp=bank.log_amp,
              layer_log_sharp=bank.log_sharp, abs_posture=bank.abs_posture,
-             abs_speed=bank.abs_speed, abs_sharp=bank.abs_sharp, source=np.array(bank.source), val_styles=np.array(styles),
+             abs_speed=bank.abs_speed, abs_sharp=bank.abs_sharp, abs_trunk=bank.abs_trunk, source=np.array(bank.source), val_styles=np.array(styles),
              val_accuracy=np.array([val_acc[s][0] for s in styles]), val_clips=np.array([val_acc[s][1] for s in styles]),
              **clf.arrays())
     record(path)
