@@ -135,6 +135,44 @@ def match_fingers(motion: Motion, clip: ClipStyle, finger_basis: dict) -> Motion
                   motion.name)
 
 
+def match_spread(motion: Motion, clip: ClipStyle, smooth_seconds: float = 0.2) -> Motion:
+    """``motion`` with each wrist's lateral distance from the pelvis
+    quantile-mapped onto the clip's (rank kept, the offsets smoothed over
+    ``smooth_seconds``), the arm re-solved with two-bone IK as the hand lift
+    does (only shoulder and elbow rotations change)."""
+    from .. import ik
+    from ..filters import gaussian_filter1d
+    from .gesture_space import ARMS
+
+    names_ = list(motion.skeleton.names)
+    world_rot, pos = motion.world()
+    hp = hand_places(pos)
+    lat = hp[..., 2]
+    rank = np.argsort(np.argsort(lat.reshape(-1), kind="stable"), kind="stable").reshape(lat.shape) / max(lat.size - 1, 1)
+    delta = gaussian_filter1d(np.interp(rank, QUANTILES, clip.lateral) - lat, smooth_seconds * motion.fps, axis=0,
+                              mode="nearest")
+    from .viewer_metrics import facing
+
+    fwd = facing(pos[:, names_.index("left_hip")], pos[:, names_.index("right_hip")])
+    left = np.cross(np.array([0.0, 0.0, 1.0]), fwd)
+    rot = motion.rotations.copy()
+    parents = motion.skeleton.parents
+    for side, (sh, el, wr) in enumerate(ARMS):
+        a, b, c = (names_.index(n) for n in (sh, el, wr))
+        out = left if side == 0 else -left
+        goal = pos[:, c] + delta[:, side, None] * out
+        pole = pos[:, b] + 0.03 * (pos[:, b] - 0.5 * (pos[:, a] + pos[:, c]))
+        q_up, q_low, _ = ik.two_bone_ik(pos[:, a], pos[:, b], pos[:, c], goal, pole, soft=ik.SOFT_REACH)
+        up_w = rotations.mul(q_up, world_rot[:, a])
+        low_w = rotations.mul(q_low, world_rot[:, b])
+        rot[:, a] = rotations.mul(rotations.inv(world_rot[:, parents[a]]), up_w)
+        rot[:, b] = rotations.mul(rotations.inv(up_w), low_w)
+    return Motion(motion.skeleton, rotations.make_continuous(rotations.normalize(rot), axis=0),
+                  motion.root_positions.copy(), motion.fps, None if motion.translations is None else motion.translations.copy(),
+                  list(motion.shape_names), None if motion.shape_weights is None else motion.shape_weights.copy(),
+                  motion.name)
+
+
 def _w1(a: np.ndarray, qb: np.ndarray) -> float:
     """1-D Wasserstein distance of samples ``a`` to a distribution given by quantiles ``qb`` at QUANTILES."""
     return float(np.mean(np.abs(np.quantile(np.asarray(a).reshape(-1), QUANTILES) - qb)))
@@ -159,4 +197,4 @@ def distances(motion: Motion, clip: ClipStyle, finger_basis: dict = None) -> dic
     return out
 
 
-__all__ = ["ClipStyle", "clip_style", "distances", "from_smplx", "match_energy", "match_fingers", "to_gesture_skeleton"]
+__all__ = ["ClipStyle", "clip_style", "distances", "from_smplx", "match_energy", "match_fingers", "match_spread", "to_gesture_skeleton"]
