@@ -262,7 +262,12 @@ def markdown(res: dict) -> str:
         gen_acc = [np.mean([x == s for x in calls]) for s, calls in c["generated"].items()]
         L += ["", f"Generated takes: {sum(a >= 0.8 for a in gen_acc)} of {len(gen_acc)} styles at 80 % or more; "
               f"mean {np.mean(gen_acc):.0%}. The neutral takes (no style) are called: "
-              f"{dict(Counter(c['neutral']))}.", ""]
+              f"{dict(Counter(c['neutral']))}.", "",
+              "Read with care: the layer moves a take into exactly the statistics this classifier reads (trunk "
+              "posture, energy, sharpness, trunk share), so a high score on generated takes says the layer reaches "
+              "each style's measured statistics, not that a person would name the style. On the held-out REAL "
+              "clips the d1 styles (one `guide` clip each, a content the classifier never saw) are often "
+              "missed: " + ", ".join(s for s, v in c["real"].items() if v[0] < 0.5) + ".", ""]
     if "clip" in res:
         rows = res["clip"]
         keys = ["height_cm", "forward_cm", "lateral_cm", "speed_pct", "finger_pca"]
@@ -295,7 +300,12 @@ def markdown(res: dict) -> str:
                     continue
                 L.append(f"| {rig} | {label} | {max(r['skate_cm_per_frame'] for r in rr):.3f} | "
                          f"{max(r['frozen_frames'] for r in rr)} | {max(r['seam32'] for r in rr):.2f} |")
-        L.append("")
+        worst = {k: max(r[k] - next(n[k] for n in rows if n["rig"] == r["rig"] and n["voice"] == r["voice"]
+                                      and n["take"] == "neutral") for r in rows)
+                 for k in ("skate_cm_per_frame", "frozen_frames", "seam32")}
+        L += ["", f"Largest rise over the same rig and voice's neutral take: skate {worst['skate_cm_per_frame']:+.3f} "
+              f"cm/frame, frozen {worst['frozen_frames']:+d} frames, seam 32 {worst['seam32']:+.2f} (the sharpness "
+              "gain lifts the fast band, where the window joins' residue lives; real motion reads 1.1-1.4).", ""]
     return "\n".join(L)
 
 

@@ -10,12 +10,12 @@ SAME content performed in the "normal" style (:func:`learn`):
   collar/shoulder/elbow with left and right pooled and mirrored);
 - ``log_amp``: log of the amplitude ratio of the motion around the slow
   (0.5-s) pose;
-- ``log_sharp``: log of the extra gain of the fast band (< 0.1 s) on top of
-  the amplitude: "sharper" moves.
+- ``log_sharp``: log of the extra gain of the fast band (0.033-0.1 s,
+  :func:`.style_features.fast_band`) on top of the amplitude: "sharper" moves.
 
 :func:`apply_layer` rotates every moving joint as ``slow ⊗ exp(g·d_lo +
-g·s·d_hi)`` (``d`` its rotation from its own slow pose, split into a slow
-and a fast band) and then pre-multiplies the posture offset. Nothing is
+g·s·d_hi)`` (``d`` its rotation from its own slow pose, ``d_hi`` its
+sharp band, ``d_lo`` the rest) and then pre-multiplies the posture offset. Nothing is
 shifted in time, so the beats stay where the model put them; the legs are
 not touched, so the planted feet stay planted. Per frame the layer is the
 weighted blend of the active layers (``weights [T, K]``): an emotion
@@ -206,11 +206,14 @@ def apply_layer(motion: Motion, posture: np.ndarray, log_amp: np.ndarray, log_sh
     fps = motion.fps
     ix = sf.moving_index()
     slow, d = sf.deviation(rot[:, ix], fps)
+    band = sf.fast_band(d, fps)
     hi = d - gaussian_filter1d(d, sf.SHARP_SECONDS * fps, axis=0, mode="nearest")
     g = np.exp(np.asarray(log_amp, np.float64))
     g = g[:, None, None] if g.ndim == 1 else g[..., None]
     s = np.exp(np.asarray(log_sharp, np.float64))[:, None, None]
-    d_new = g * (d - hi) + g * s * hi
+    # Softer (s < 1) damps the whole fast part, jitter too; sharper (s > 1)
+    # boosts only the stroke band, never the frame-to-frame residue.
+    d_new = g * (d - hi) + g * np.minimum(s, 1.0) * (hi - band) + g * s * band
     rot[:, ix] = rotations.mul(slow, rotations.from_axis_angle(d_new))
     n = list(names())
     for k, j in enumerate(sf.POSTURE):
