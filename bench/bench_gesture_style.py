@@ -304,8 +304,10 @@ def markdown(res: dict) -> str:
                                       and n["take"] == "neutral") for r in rows)
                  for k in ("skate_cm_per_frame", "frozen_frames", "seam32")}
         L += ["", f"Largest rise over the same rig and voice's neutral take: skate {worst['skate_cm_per_frame']:+.3f} "
-              f"cm/frame, frozen {worst['frozen_frames']:+d} frames, seam 32 {worst['seam32']:+.2f} (the sharpness "
-              "gain lifts the fast band, where the window joins' residue lives; real motion reads 1.1-1.4).", ""]
+              f"cm/frame, frozen {worst['frozen_frames']:+d} frames, seam 32 {worst['seam32']:+.2f}. The seam "
+              "measure is relative (worst phase ÷ mean): the calmer takes (sad, old) read higher because the layer "
+              "shrinks the motion around its 0.5-s slow pose and the window joins' residue near the 32-frame "
+              "stride sits partly in that slow pose (real motion reads 1.1-1.4).", ""]
     return "\n".join(L)
 
 
