@@ -40,6 +40,7 @@ from pathlib import Path
 
 from .backend import limits, options
 from .backend.emotion.timeline import parse_emotions
+from .backend.gesture.style_layer import check_style
 from .backend.errors import Cancelled, UserError
 from .backend.stop_signals import StopSignals
 from .backend.take_seeds import derive_seed
@@ -588,6 +589,7 @@ def check_settings(config: WorkerConfig, workers: int = None) -> None:
         raise BatchError(f"--method {config.method!r}: use one of {', '.join(options.TRACK_METHODS)}")
     limits.check("seed", config.base_seed, option="--seed")
     parse_emotions(list(config.emotion))
+    check_style(config.style)
     if workers is not None:
         limits.check("workers", workers, option="--workers")
 

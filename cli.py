@@ -228,7 +228,7 @@ def _add_gesture_parser(sub) -> None:
     p.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
                    help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
                         "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
-    p.add_argument("--style", type=str.lower, default="", choices=("",) + GESTURE_STYLES, metavar="STYLE",
+    p.add_argument("--style", type=str.lower, default="", metavar="STYLE",
                    help="move like a Bandai Namco style: " + " ".join(GESTURE_STYLES))
     p.add_argument("--style-clip", metavar="FILE", help="a clip (.bvh .fbx .glb .gltf .npz) of the speaker gesturing: "
                                                         "the take takes on its hand places, energy and hand shapes")
@@ -555,7 +555,10 @@ def cmd_gesture(args) -> int:
         from .operators.gesture_scene import write_npz
 
         clip = load_audio(args.audio)
-        res = generate_gesture(clip, amount=request.amount, seed=request.seed, runtime=request.runtime)
+        from .operators.gesture_scene import body_style
+
+        res = generate_gesture(clip, amount=request.amount, seed=request.seed, runtime=request.runtime,
+                               body=body_style(request))
         path = write_atomically(out, lambda tmp: write_npz(tmp, res))
         print(f"gesture: {res.motion.num_frames} frames at 30 fps from {clip.seconds:.1f} s of speech")
         print(f"wrote {Path(path).resolve()}")
@@ -592,13 +595,14 @@ def _gesture_request(args):
     scene switched to the model's 30 fps; the speech added as a strip)."""
     from .backend.requests import checked
     from .backend.emotion.timeline import parse_emotions
+    from .backend.gesture.style_layer import check_style
     from .backend.requests.gesture import GestureRequest
 
     return checked(GestureRequest(audio_path=Path(args.audio).resolve(), amount=args.amount, seed=args.seed,
                                   start_frame=args.start_frame, base=args.base, face_mesh=args.face or "",
                                   face_method=args.face_method, transcript=args.transcript, runtime=args.runtime,
                                   keyed=Path(args.out or "").suffix.lower() != ".bvh",
-                                  emotion=parse_emotions(args.emotion), style=args.style,
+                                  emotion=parse_emotions(args.emotion), style=check_style(args.style),
                                   style_clip=Path(args.style_clip).resolve() if args.style_clip else None))
 
 
@@ -666,7 +670,7 @@ def _add_batch_parser(sub) -> None:
     g.add_argument("--emotion", action="append", metavar="NAME[:WEIGHT][@START-END]",
                    help="emotion, repeatable: happy sad angry surprised afraid disgusted (or neutral), weight 0..1 "
                         "(default 1), over START-END seconds of the take (default all of it): happy:1@0-10 --emotion sad:0.8@10-20")
-    g.add_argument("--style", type=str.lower, default="", choices=("",) + GESTURE_STYLES, metavar="STYLE",
+    g.add_argument("--style", type=str.lower, default="", metavar="STYLE",
                    help="move like a Bandai Namco style: " + " ".join(GESTURE_STYLES))
     g.add_argument("--style-clip", metavar="FILE", help="a clip (.bvh .fbx .glb .gltf .npz) of the speaker gesturing: "
                                                         "the take takes on its hand places, energy and hand shapes")

@@ -184,7 +184,7 @@ class TakeWorker:
             anim = self._face_curves(clip, item, seed)
             write_animation(anim, out)
             return
-        res = generate_gesture(clip, amount=cfg.amount, seed=seed)  # cfg.amount: checked by batch.check_settings
+        res = generate_gesture(clip, amount=cfg.amount, seed=seed, body=self._body())  # cfg: batch.check_settings
         if cfg.fmt == "npz":
             from .gesture_scene import write_npz
 
@@ -201,6 +201,19 @@ class TakeWorker:
         scene = bpy.context.scene
         rng = (scene.frame_start, scene.frame_end) if cfg.fmt == "blend" else None
         export.export_character(arm, out, frame_range=rng)
+
+    def _body(self):
+        """The batch's emotion, style and style clip (the clip read once per worker)."""
+        if not hasattr(self, "_body_style"):
+            from ..backend.emotion.timeline import parse_emotions
+            from ..backend.gesture.style_layer import BodyStyle, check_style
+            from .gesture_scene import read_style_clip
+
+            cfg = self.config
+            clip = read_style_clip(cfg.style_clip) if cfg.style_clip else None
+            body = BodyStyle(parse_emotions(list(cfg.emotion)), check_style(cfg.style), clip)
+            self._body_style = None if body.is_neutral else body
+        return self._body_style
 
     def _gesture_request(self, item, seed: int):
         """The take as a ``GestureRequest``: the batch's settings, the take's

@@ -58,9 +58,39 @@ def smplx_source_map():
     return auto_map(smplx_rest_skeleton()).bones
 
 
-def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runtime: str = None):
+def read_style_clip(path):
+    """A ``--style-clip`` file (BVH, FBX, glTF, SMPL-X npz: whatever
+    ``rigmind retarget`` reads) → its :class:`~..backend.gesture.style_clip.ClipStyle`.
+    Not a humanoid, no animated armature, no such file: one-line errors."""
+    from ..backend.bone_mapping import NotHumanoidError
+    from ..backend.gesture.style_clip import clip_style
+    from ..backend.gesture.style_layer import StyleError
+    from .retarget_scene import load_source
+
+    name = Path(str(path)).name
+    try:
+        motion, mapping = load_source(path)
+    except NotHumanoidError:
+        raise StyleError(f"--style-clip {name} is not a humanoid: give a clip of a person gesturing "
+                         "(hips, spine, head, two arms, two legs)") from None
+    return clip_style(motion, mapping.bones, label=name)
+
+
+def body_style(request: GestureRequest):
+    """The request's emotion, style and style clip as the backend's
+    ``BodyStyle`` (None when all are neutral). Reads the clip now (main
+    thread: an FBX/glTF clip goes through Blender's importer)."""
+    from ..backend.gesture.style_layer import BodyStyle, check_style
+
+    style = check_style(request.style)
+    clip = read_style_clip(request.style_clip) if request.style_clip else None
+    body = BodyStyle(request.emotion, style, clip)
+    return None if body.is_neutral else body
+
+
+def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runtime: str = None, body=None):
     """Backend half (no bpy; safe in a worker thread): an ``AudioClip`` →
-    ``(clip, GestureResult)``."""
+    ``(clip, GestureResult)``. ``body``: :func:`body_style`'s (None: neutral)."""
     from ..backend.errors import Cancelled
     from ..backend.gesture.generate import GestureCancelled, generate_gesture
 
@@ -69,7 +99,7 @@ def generate(clip, *, amount: float, seed: int, progress=None, cancel=None, runt
     try:
         res = generate_gesture(clip, amount=amount, seed=seed,
                                progress=(lambda k, n: progress(0.1 + 0.8 * k / n)) if progress else None,
-                               cancelled=cancel, runtime=runtime)
+                               cancelled=cancel, runtime=runtime, body=body)
     except GestureCancelled:
         raise Cancelled() from None
     return clip, res
@@ -378,10 +408,12 @@ def gesture_job(arm, request: GestureRequest = GestureRequest(), face_mesh=None)
         transcript = transcript_beside(audio_path)
     resolved = replace(request, audio_path=audio_path, start_frame=start_frame, add_sound=add_sound,
                        transcript=transcript)
+    body = body_style(resolved)  # a bad style or style clip fails now, before the work starts
 
     def work(progress, cancel):
         r = resolved
-        out = generate(clip, amount=r.amount, seed=r.seed, progress=progress, cancel=cancel, runtime=r.runtime)
+        out = generate(clip, amount=r.amount, seed=r.seed, progress=progress, cancel=cancel, runtime=r.runtime,
+                       body=body)
         if mesh_name is None:
             return out, None
         from ..backend.face.generate import generate_face

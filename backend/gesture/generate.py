@@ -279,13 +279,14 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
 
 
 def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: str = None, model=None,
-                     progress=None, cancelled=None, runtime: str = None) -> GestureResult:
+                     progress=None, cancelled=None, runtime: str = None, body=None) -> GestureResult:
     """An ``AudioClip`` → :class:`GestureResult` (30 fps, one frame per 1/30 s
     of audio). ``transcript`` is accepted for API symmetry with the face model
     and not used: the gesture model listens to rhythm, loudness and voice
     activity, which text does not add to here. ``amount`` 0..1, checked once
     by the front end's request (``backend.requests.gesture``), not clipped
-    here. ``runtime``: see :data:`RUNTIMES`."""
+    here. ``runtime``: see :data:`RUNTIMES`. ``body``: the take's emotion,
+    style and style clip (:class:`.style_layer.BodyStyle`; None: neutral)."""
     from ..audio.features import speech_features
 
     model = model or get_model(runtime=runtime)
@@ -294,16 +295,22 @@ def generate_gesture(clip, *, amount: float = 0.5, seed: int = 0, transcript: st
 
         torch.set_num_threads(min(torch.get_num_threads(), 2))
     feats = speech_features(clip, FPS)
-    return gesture_from_features(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
+    return gesture_from_features(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled,
+                                 body=body)
 
 
 def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0, progress=None,
-                          cancelled=None) -> GestureResult:
+                          cancelled=None, body=None) -> GestureResult:
     """Speech features (30 fps) → :class:`GestureResult`: the model's poses,
-    decoded, feet planted (:mod:`.standing`) and hands lifted on stressed
-    speech (:mod:`.gesture_space`)."""
+    decoded, feet planted (:mod:`.standing`), hands lifted on stressed
+    speech (:mod:`.gesture_space`; into a style clip's hand places when
+    ``body`` has one) and moved by ``body``'s emotion/style layer
+    (:mod:`.style_take`)."""
+    from .style_take import hand_target, style_take
+
     res, stress = standing_gesture(model, feats, amount=amount, seed=seed, progress=progress, cancelled=cancelled)
-    res.motion = lift_hands(res.motion, stress, amount, talking=res.speech)
+    res.motion = lift_hands(res.motion, stress, amount, talking=res.speech, target=hand_target(body))
+    res.motion = style_take(res.motion, body, model.finger_basis)
     return res
 
 
