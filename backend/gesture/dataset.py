@@ -122,7 +122,10 @@ def load_paired_take(npz, wav) -> Take:
     return Take(Path(npz).stem, m.rotations, m.root_positions, "beat2", True, str(wav))
 
 
-def _bandai_to_smplx(path) -> tuple:
+def bandai_to_smplx(path) -> tuple:
+    """A Bandai Namco BVH retargeted onto the SMPL-X rest skeleton (hips
+    root motion, no IK): ``(local rotations, root positions)`` as the
+    gesture dataset stores them."""
     from ..bone_mapping import auto_map
     from ..bvh import read_bvh
     from ..retarget import RetargetConfig, retarget
@@ -151,7 +154,7 @@ def load_bandai(data_dir, *, cache: bool = True, progress=None) -> list:
                 for n, a, b in zip(names, cuts[:-1], cuts[1:])]
     takes = []
     for i, f in enumerate(files):
-        rot, root = _bandai_to_smplx(f)
+        rot, root = bandai_to_smplx(f)
         name = f.name.split(".")[0]
         takes.append(Take(name, rot.astype(np.float64), root.astype(np.float64),
                           "bandai_d1" if name.startswith("dataset-1") else "bandai_d2", False))

@@ -11,7 +11,7 @@ styles; d2: wave / raise-up hands, 7 styles). The split is fixed by name:
 - ``train``: the rest; the style layer and the classifier learn from it.
 
 Clips are retargeted with RigMind's own retargeter (as
-:func:`.dataset._bandai_to_smplx`) and cached in ``.cache/gesture``.
+:func:`.dataset.bandai_to_smplx`) and cached in ``.cache/gesture``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import paths
-from .dataset import CACHE_DIR, FPS, _bandai_to_smplx
+from .dataset import CACHE_DIR, FPS, bandai_to_smplx
 
 D1_CONTENT = ("bow", "bye", "byebye", "guide")
 D2_CONTENT = ("raise-up-both-hands", "raise-up-left-hand", "raise-up-right-hand",
@@ -108,7 +108,7 @@ def load_styled(data_dir=None, *, cache: bool = True, progress=None) -> list:
 
     clips = []
     for i, f in enumerate(files):
-        rot, root = _bandai_to_smplx(f)
+        rot, root = bandai_to_smplx(f)
         rot, root = _resampled(rot, root, read_bvh(f).fps)
         name = f.name.split(".")[0]
         clips.append(StyledClip(name, np.asarray(rot, np.float64), np.asarray(root, np.float64), *_labels(name)))

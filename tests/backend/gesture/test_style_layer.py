@@ -99,12 +99,12 @@ def test_style_clip_pulls_the_hands_to_its_distributions():
 
 @pytest.mark.skipif(not BANDAI_D2.is_dir(), reason="needs ../shared/data/bandai_namco_d2_hand_gestures")
 def test_classifier_names_a_held_out_real_clip():
-    from rigmind.backend.gesture.dataset import _bandai_to_smplx
+    from rigmind.backend.gesture.dataset import bandai_to_smplx
     from rigmind.backend.gesture.style_classifier import StyleClassifier
     from rigmind.backend.gesture.style_layer import STYLE_FILE
 
     clf = StyleClassifier.from_arrays(np.load(STYLE_FILE))
     # NNN % 5 == 0: the validation split, never seen by the classifier.
     path = BANDAI_D2 / "dataset-2_raise-up-both-hands_elderly_005.bvh.gz"
-    rot, root = _bandai_to_smplx(path)
+    rot, root = bandai_to_smplx(path)
     assert clf.classify_motion(rot.astype(np.float64), root.astype(np.float64), 30.0) == "elderly"
