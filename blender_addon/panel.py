@@ -195,6 +195,8 @@ class VIEW3D_PT_rigmind_speech(_RigMindSubPanel, bpy.types.Panel):
         box.label(text="Gesture", icon="OUTLINER_OB_ARMATURE")
         box.prop(props, "gesture_amount", slider=True)
         box.prop(props, "gesture_base")
+        box.prop(props, "gesture_style")
+        box.prop(props, "gesture_style_clip")
         box.prop(props, "set_scene_fps")
         _button(box, "generate_gesture", icon="PLAY")
 

@@ -106,6 +106,10 @@ ROOT_MODE_ITEMS = _items(options.ROOT_MODES, "root_modes")
 UP_AXIS_ITEMS = _items(("Y", "Z"), "up_axes")
 MODE_ITEMS = _items(("CYCLE", "PATH"), "bake_modes")
 TRACK_METHOD_ITEMS = _items(options.TRACK_METHODS, "track_methods")
+#: The gesture styles: "none" (the model's own), then the Bandai Namco labels.
+GESTURE_STYLE_ITEMS = (("none", "None", "The model's own way of moving"),) + tuple(
+    (s, s.replace("-", " ").capitalize(), f"Move like the Bandai Namco '{s}' gesture clips (learned from them)")
+    for s in options.GESTURE_STYLES)
 
 
 # Blender calls these with (property group, candidate object). Assigning from
@@ -219,6 +223,11 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
 
     gesture_base: EnumProperty(name="Base", description="What the gestures are layered over", items=BASE_ITEMS,
                                default="idle")
+    gesture_style: EnumProperty(name="Style", description="Move like one of the Bandai Namco styles",
+                                items=GESTURE_STYLE_ITEMS, default="none")
+    gesture_style_clip: StringProperty(name="Style Clip", subtype="FILE_PATH", default="",
+                                       description="A clip (.bvh .fbx .glb .gltf .npz) of the speaker gesturing: the "
+                                                   "take takes on its hand places, energy and hand shapes; empty: none")
     set_scene_fps: BoolProperty(name="Set Scene FPS",
                                 description="Switch the scene to 30 fps (the gesture model's rate) so keys land on "
                                             "whole frames. Off: the scene keeps its frame rate and the keys are "

@@ -527,9 +527,15 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
     set_scene_fps: BoolProperty(options={"SKIP_SAVE"}, name="Set Scene FPS", default=False,
                                 description="Switch the scene to 30 fps (the model's rate); off: the scene keeps "
                                             "its frame rate and the keys land at the right times")
+    style: EnumProperty(options={"SKIP_SAVE"}, name="Style", items=properties.GESTURE_STYLE_ITEMS, default="none",
+                        description="Move like one of the Bandai Namco styles")
+    style_clip: StringProperty(options={"SKIP_SAVE", "PATH_SUPPORTS_BLEND_RELATIVE"}, name="Style Clip",
+                               subtype="FILE_PATH", default="",
+                               description="A clip of the speaker gesturing (.bvh .fbx .glb .gltf .npz); empty: none")
     scene_props = {"armature": "target_armature", "audio_path": "audio_path", "amount": "gesture_amount",
                    "seed": "seed", "start_frame": "start_frame", "base": "gesture_base",
-                   "face_mesh": scene_face_choice, "face_method": "face_method", "set_scene_fps": "set_scene_fps"}
+                   "face_mesh": scene_face_choice, "face_method": "face_method", "set_scene_fps": "set_scene_fps",
+                   "style": "gesture_style", "style_clip": "gesture_style_clip"}
 
     @classmethod
     def poll(cls, context):
@@ -544,6 +550,8 @@ class RIGMIND_OT_generate_gesture(ModalJobMixin, bpy.types.Operator):
         arm = _armature_or_error(context, self.armature)
         face = resolve_face_mesh(context, self.face_mesh, arm)
         props = _absolute_audio(self.as_keywords())
+        if props.get("style_clip"):
+            props["style_clip"] = bpy.path.abspath(props["style_clip"])
         props["emotion"] = take_emotion(context.scene, props["audio_path"], self.start_frame,
                                         30.0 if self.set_scene_fps else None)
         request = from_properties(props, runtime=_runtime(context), user_scene=True)

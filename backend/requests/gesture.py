@@ -65,9 +65,14 @@ def from_properties(props: dict, *, runtime: str | None = None, user_scene: bool
     ``Operator.as_keywords()`` gives them (property name -> value; names
     that are not request fields, like ``armature``, are left out; an empty
     ``audio_path`` means the scene's sound strip), with what the operator
-    adds: ``runtime`` from the preferences and ``user_scene``."""
+    adds: ``runtime`` from the preferences and ``user_scene``. The
+    operator's style "none" is the model's own (""); an empty style clip
+    is none."""
     given = request_fields(GestureRequest, props)
     given["audio_path"] = given.get("audio_path") or None
+    if given.get("style") == "none":
+        given["style"] = ""
+    given["style_clip"] = given.get("style_clip") or None
     return GestureRequest(**given, runtime=runtime, user_scene=user_scene)
 
 
