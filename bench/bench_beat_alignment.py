@@ -107,15 +107,63 @@ def stage_positions(model, feats, seed: int, amount: float) -> dict:
 
 #: Settings of the beat-stroke layer tried on the validation voices (name → BeatStrokeConfig fields).
 STROKE_GRID = {
+    "off (+ lift_hands)": None,
     "default": {},
-    "no drift": {"drift_speed": 0.0},
-    "amplitude 0.02": {"amplitude": 0.02},
-    "amplitude 0.05": {"amplitude": 0.05},
-    "wide (0.1/0.15 s)": {"rise_seconds": 0.1, "release_seconds": 0.15},
-    "narrow (0.05/0.07 s)": {"rise_seconds": 0.05, "release_seconds": 0.07},
-    "no nod": {"nod_degrees": 0.0},
-    "nod 3 deg": {"nod_degrees": 3.0},
+    "no settle (strokes + nod)": {"settle_depth": 0.0},
+    "settle only": {"amplitude": 1e-6, "drift_speed": 0.0, "nod_degrees": 0.0},
+    "settle 0.5": {"settle_depth": 0.5},
+    "settle 0.5, wide (0.15/0.5 s)": {"settle_depth": 0.5, "settle_seconds": 0.15, "catchup_seconds": 0.5},
+    "strokes 7 cm, no settle": {"settle_depth": 0.0, "amplitude": 0.07, "drift_speed": 0.15},
+    "strokes 7 cm wide, no settle": {"settle_depth": 0.0, "amplitude": 0.07, "drift_speed": 0.15,
+                                     "rise_seconds": 0.1, "release_seconds": 0.14},
+    "snap 0.2 s only": {"snap_seconds": 0.2, "settle_depth": 0.0, "amplitude": 1e-6, "drift_speed": 0.0,
+                        "nod_degrees": 0.0},
+    "snap 0.2 s + strokes + nod": {"snap_seconds": 0.2, "settle_depth": 0.0},
+    "snap 0.2 s + settle 0.5": {"snap_seconds": 0.2, "settle_depth": 0.5},
+    "nod 4 deg only": {"settle_depth": 0.0, "amplitude": 1e-6, "drift_speed": 0.0, "nod_degrees": 4.0},
 }
+
+
+def score_ceiling(data: Path, voices, amount: float, gaps=(0.27, 0.4, 0.6)) -> dict:
+    """The most any beat layer could reach: the gain of a motion whose 13
+    upper-body joints all have their speed minima exactly on a beat set and
+    nowhere else — the model's pulses (seed 0), and the speech's strongest
+    librosa onsets (the audio beats BC uses) at least ``gaps`` seconds apart."""
+    import librosa
+    from rigmind.backend.gesture import controls, metrics
+
+    model = get_model()
+    out = {}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        T = feats.num_frames
+        trim = metrics.BC_TRIM_S if T / FPS >= 4 * metrics.BC_TRIM_S + 1 else max(0.0, (T / FPS - 1) / 4)
+        f0 = int(round(trim * FPS))
+        f1 = max(T - f0, f0)
+        sr = clip.sample_rate
+        y = np.asarray(clip.samples, np.float32)[: int(round(T / FPS * sr))]
+        onsets = metrics.audio_beats(y[int(round(f0 / FPS * sr)):int(round(f1 / FPS * sr))], sr)
+        y16 = librosa.resample(y, orig_sr=sr, target_sr=metrics.AUDIO_SR) if sr != metrics.AUDIO_SR else y
+        env = librosa.onset.onset_strength(y=y16, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        fr = librosa.onset.onset_detect(onset_envelope=env, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        t = librosa.frames_to_time(fr, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        pulse = controls.audio_controls(feats, model.energy_map, model.beat_rate, amount, np.random.default_rng(0))[0]
+        sets = {"pulses": pulse_peaks(pulse) / FPS}
+        for g in gaps:
+            chosen = []
+            for i in np.argsort(-env[fr]):
+                if all(abs(t[i] - c) >= g for c in chosen):
+                    chosen.append(t[i])
+            sets[f"onsets ≥ {g} s apart"] = np.sort(np.asarray(chosen))
+        span = (f1 - f0) / FPS
+        out[v] = {}
+        for k, b in sets.items():
+            b = b[(b >= f0 / FPS) & (b < f1 / FPS)] - f0 / FPS
+            out[v][k] = {"gain": alignment.alignment_from_beats(onsets, [b] * 13, span).gain,
+                         "per_s": len(b) / max(span, 1e-9)}
+        print(v, {k: round(r["gain"], 3) for k, r in out[v].items()}, flush=True)
+    return out
 
 
 def score_stroke_grid(data: Path, voices, seeds: int, amount: float, mean_speed) -> dict:
@@ -123,7 +171,11 @@ def score_stroke_grid(data: Path, voices, seeds: int, amount: float, mean_speed)
     from rigmind.backend.gesture.generate import standing_gesture
 
     model = get_model()
+    from rigmind.backend.gesture.viewer_metrics import largest_acceleration
+
+    arms = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
     out = {name: {} for name in STROKE_GRID}
+    accel = {name: [] for name in STROKE_GRID}
     for v in voices:
         clip = load_audio(data / v)
         feats = speech_features(clip, FPS)
@@ -132,13 +184,16 @@ def score_stroke_grid(data: Path, voices, seeds: int, amount: float, mean_speed)
             res, stress = standing_gesture(model, feats, amount=amount, seed=seed)
             lifted = lift_hands(res.motion, stress, amount, talking=res.speech)
             for name, kw in STROKE_GRID.items():
-                p = add_beat_strokes(lifted, pulse_peaks(res.pulses), stress, res.speech,
-                                     BeatStrokeConfig(**kw)).world_positions()
+                p = (lifted if kw is None else add_beat_strokes(lifted, pulse_peaks(res.pulses), stress, res.speech,
+                                                                BeatStrokeConfig(**kw))).world_positions()
                 rows[name].append(alignment.alignment_gain(clip.samples, clip.sample_rate, p, FPS,
                                                            mean_speed=mean_speed).gain)
+                accel[name].append(largest_acceleration(p[:, arms]))
         for name in STROKE_GRID:
             out[name][v] = rows[name]
         print(v, {k: f"{np.nanmean(g):.3f}" for k, g in rows.items()}, flush=True)
+    out["_arm_accel_max_mm"] = {k: float(np.max(a)) for k, a in accel.items()}
+    print("largest elbow/wrist acceleration (mm/frame²):", {k: round(float(np.max(a)), 1) for k, a in accel.items()})
     return out
 
 
@@ -281,6 +336,26 @@ def markdown(res: dict, labels: dict) -> str:
             means.append(f"{np.nanmean([np.nanmean(g) for g in res['commands'][group].values()]):.3f}")
         means += [f"{np.nanmean([np.nanmean(g) for g in res['trees'][t][group].values()]):.3f}" for t in trees]
         lines += ["| " + " | ".join(means + [""] * (2 if "strokes" in stages else 1)) + " |", ""]
+    for group, rows in res.get("ceiling", {}).items():
+        sets = list(next(iter(rows.values())))
+        lines += [f"**Ceiling: every joint's beats exactly on a beat set ({group} voices)**", "",
+                  "| voice | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+        for v, r in rows.items():
+            lines.append(f"| {Path(v).stem} | " + " | ".join(f"{r[k]['gain']:.3f} ({r[k]['per_s']:.1f}/s)" for k in sets)
+                         + " |")
+        lines.append("")
+    grid = res.get("stroke_grid")
+    if grid:
+        voices = [v for v in next(iter(grid.values())) if not v.startswith("_")]
+        names = [k for k in grid if not k.startswith("_")]
+        lines += [f"**Beat-stroke settings (validation voices, {res['seeds']} seeds; `--stroke-grid`)**", "",
+                  "| setting | " + " | ".join(Path(v).stem for v in voices) + " | mean | largest elbow/wrist accel mm/f² |",
+                  "|---|" + "---|" * (len(voices) + 2)]
+        for k in names:
+            g = [float(np.nanmean(grid[k][v])) for v in voices]
+            lines.append(f"| {k} | " + " | ".join(f"{x:.3f}" for x in g)
+                         + f" | {np.mean(g):.3f} | {grid['_arm_accel_max_mm'][k]:.1f} |")
+        lines.append("")
     for group, rows in res.get("pulses", {}).items():
         lines += [f"**Does the motion follow its own beat pulses? ({group} voices, untrimmed)**", "",
                   "| voice | latent temperature | motion beats vs its pulses | training-definition beats vs its pulses "
@@ -326,6 +401,7 @@ def main(argv=None) -> int:
     ap.add_argument("--real-windows", action="store_true", help="the real capture's gain on 5 stretches of its take")
     ap.add_argument("--pulses", action="store_true", help="does the motion follow its own beat pulses?")
     ap.add_argument("--stroke-grid", action="store_true", help="beat-stroke settings (validation voices only)")
+    ap.add_argument("--ceiling", action="store_true", help="the gain of every joint's beats exactly on a beat set")
     ap.add_argument("--tree", type=Path, action="append", default=[],
                     help="also score generate_gesture of another source tree (repeatable)")
     ap.add_argument("--only", choices=("heldout", "validation", "both"), default="both")
@@ -367,6 +443,8 @@ def main(argv=None) -> int:
             res.setdefault("stages", {})[name] = score_stages(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.commands:
             res.setdefault("commands", {})[name] = score_commands(args.data, vs, args.seeds, mean_speed, sys.executable)
+        if args.ceiling:
+            res.setdefault("ceiling", {})[name] = score_ceiling(args.data, vs, args.amount)
         if args.stroke_grid and name == "validation":
             res["stroke_grid"] = score_stroke_grid(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.pulses:

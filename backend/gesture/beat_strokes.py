@@ -80,6 +80,12 @@ class BeatStrokeConfig:
     #: there, so each beat's retiming sums to zero and the motion stays in
     #: time with the speech).
     catchup_seconds: float = 0.3
+    #: Snap instead of settle: the body's own nearest upper-body speed
+    #: minimum within ``snap_seconds`` of a beat is moved onto it by a local
+    #: retiming (0: off).
+    snap_seconds: float = 0.0
+    #: Width (s, σ) over which a snap's time shift fades out.
+    snap_width_seconds: float = 0.15
     #: Least horizontal distance of a moved wrist from the pelvis → neck axis (m),
     #: as :class:`.gesture_space.GestureSpaceConfig`.
     torso_clearance: float = 0.14
@@ -143,6 +149,35 @@ def settle_time(beats: np.ndarray, weights: np.ndarray, n: int, fps: float,
     return np.clip(phi, 0.0, n - 1.0)
 
 
+def snap_time(beats: np.ndarray, own_minima: np.ndarray, n: int, fps: float,
+              config: BeatStrokeConfig = None) -> np.ndarray:
+    """Source time ``[n]`` (frames, increasing) that plays the body's own
+    speed minimum nearest each beat (``own_minima [M]`` frames, within
+    ``snap_seconds``) at the beat: shifts blended with Gaussian weights of
+    width ``snap_width_seconds``, fading to none away from the beats."""
+    c = config or BeatStrokeConfig()
+    t = np.arange(n, dtype=np.float64)
+    mins = np.sort(np.asarray(own_minima, np.float64))
+    if len(beats) == 0 or len(mins) == 0 or c.snap_seconds <= 0:
+        return t
+    b = np.asarray(beats, np.float64)
+    i = np.clip(np.searchsorted(mins, b), 1, max(len(mins) - 1, 1))
+    near = np.where(np.abs(mins[i - 1] - b) <= np.abs(mins[np.minimum(i, len(mins) - 1)] - b),
+                    mins[i - 1], mins[np.minimum(i, len(mins) - 1)])
+    d = near - b
+    ok = np.abs(d) <= c.snap_seconds * fps
+    b, d = b[ok], d[ok]
+    if len(b) == 0:
+        return t
+    w = np.exp(-0.5 * ((t[:, None] - b[None, :]) / (c.snap_width_seconds * fps)) ** 2)
+    shift = (w * d[None, :]).sum(axis=1) / np.maximum(w.sum(axis=1), 1.0)
+    phi = t + shift
+    # Keep time running forwards (a steep blend between two opposite shifts).
+    rate = np.clip(np.diff(phi), 0.2, 5.0)
+    phi = np.concatenate([[phi[0]], phi[0] + np.cumsum(rate)])
+    return np.clip(phi, 0.0, n - 1.0)
+
+
 def retime(motion: Motion, source_frames: np.ndarray) -> Motion:
     """``motion`` sampled at fractional frames ``source_frames [T]``: rotations
     slerped, root positions (and translations, shape weights) interpolated."""
@@ -195,6 +230,12 @@ def add_beat_strokes(motion: Motion, beats_frames, stress: np.ndarray, speech: n
     amps = c.amplitude * (c.calm_share + (1.0 - c.calm_share) * s)
     # The body slows into each accent (its own gesture settles on the beat),
     # then the stroke and nod mark it.
+    if c.snap_seconds > 0:
+        from .controls import relative_extrema, upper_body_speed
+
+        own = relative_extrema(gaussian_filter1d(upper_body_speed(motion.world_positions(), motion.fps), 1.0),
+                               np.less, order=3)
+        motion = retime(motion, snap_time(beats, own, n, motion.fps, c))
     motion = retime(motion, settle_time(beats, amps / c.amplitude, n, motion.fps, c))
     down, drift = stroke_profile(beats, amps, n, motion.fps, c)
     sigma = c.neutral_seconds * motion.fps
