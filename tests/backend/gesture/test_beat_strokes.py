@@ -82,3 +82,14 @@ def test_pulse_peaks_finds_the_pulse_centres():
     from rigmind.backend.gesture import controls
 
     assert list(beat_strokes.pulse_peaks(controls.pulses(BEATS, T))) == list(BEATS)
+
+
+def test_snap_plays_the_bodys_own_minimum_at_the_beat():
+    cfg = BeatStrokeConfig(snap_seconds=0.2)
+    phi = beat_strokes.snap_time(np.array([30, 90]), np.array([27, 60, 94]), T, FPS, cfg)
+    assert phi[30] == pytest.approx(27.0, abs=0.3) and phi[90] == pytest.approx(94.0, abs=0.3)
+    assert np.all(np.diff(phi) > 0)
+    assert np.allclose(phi[140:], np.arange(140, T), atol=0.05)   # no shift far from the beats
+    # a minimum farther than snap_seconds is left alone
+    far = beat_strokes.snap_time(np.array([30]), np.array([45]), T, FPS, cfg)
+    assert np.allclose(far, np.arange(T))
