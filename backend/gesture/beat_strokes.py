@@ -7,7 +7,19 @@ from its latent code. This layer adds what animators and procedural
 co-speech systems add for that: at each accent the wrists make a short
 stroke whose extreme falls ON the beat frame (the hand decelerates into it
 and releases), and the head (a spine share) gives a small nod on the same
-beats. Both are added on top of the model's motion, so its own gestures stay.
+beats. Before the stroke the body's own motion *settles* into each beat: a
+local retiming (:func:`settle_time`) slows every joint into the accent and
+catches up around it, net zero; :func:`snap_time` (off by default) instead
+plays the body's own nearest speed minimum at the beat. All of it sits on top
+of the model's motion, so its own gestures stay.
+
+Status: ``rigmind gesture`` does NOT apply this layer. On held-out voices it
+lowered the alignment gain (mean 1.046 → 1.020) and raised the largest arm
+acceleration; no setting tried on the validation voices did better than the
+layer off (``bench/bench_beat_alignment.py --stages/--stroke-grid/--ceiling``,
+``bench/results/gesture_alignment.md``). To try it: one line after
+``lift_hands`` in :func:`.generate.gesture_from_features`,
+``res.motion = add_beat_strokes(res.motion, pulse_peaks(res.pulses), stress, res.speech)``.
 
 The stroke of a beat at ``b`` (s) with amplitude ``a`` (m) is a displacement
 along the stroke direction (down, a little forward) ``a · exp(-(t-b)² / 2τ²)``
