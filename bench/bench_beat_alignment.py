@@ -20,7 +20,9 @@ model's poses decoded, after ``plant_feet``, after ``lift_hands``.
 ``--tree PATH`` runs ``generate_gesture`` of another source tree (an old
 commit checked out with ``git worktree add --detach``) and scores it here.
 ``--pulses`` asks whether the model follows the beat pulses it is given.
-``--commands`` runs the whole command ``rigmind gesture --audio V --out X.npz``
+``--stroke-grid`` scores settings of the beat-stroke layer
+(:class:`BeatStrokeConfig`) on the validation voices (its defaults were
+chosen there). ``--commands`` runs the whole command ``rigmind gesture --audio V --out X.npz``
 per voice and seed and scores the file.
 
     PYTHONPATH=/tmp/pkg nice -n 10 python bench/bench_beat_alignment.py --stages --commands \
@@ -44,13 +46,15 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, dataset, representation
+from beat_strokes import BeatStrokeConfig, add_beat_strokes, pulse_peaks
 from rigmind.backend.gesture.generate import FPS, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.standing import plant_feet
 
 HELDOUT = alignment_eval.HELDOUT_VOICES
 VALIDATION = alignment_eval.VALIDATION_VOICES
-STAGES = ("decoded", "planted", "lifted")
+STAGES = ("decoded", "planted", "lifted", "strokes")
+STAGE_NAMES = ("decoded", "+ plant_feet", "+ lift_hands (today)", "+ beat strokes")
 # Run in another source tree (its own rigmind on the path): only the public
 # generate_gesture of every version since the gesture model came in.
 TREE_SCRIPT = """
@@ -96,8 +100,101 @@ def stage_positions(model, feats, seed: int, amount: float) -> dict:
     planted = plant_feet(decoded)
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
     lifted = lift_hands(planted, stress, amount, talking=speech)
+    stroked = add_beat_strokes(lifted, pulse_peaks(pulse), stress, speech)
     return {"decoded": decoded.world_positions(), "planted": planted.world_positions(),
-            "lifted": lifted.world_positions()}
+            "lifted": lifted.world_positions(), "strokes": stroked.world_positions()}
+
+
+#: Settings of the beat-stroke layer tried on the validation voices (name → BeatStrokeConfig fields).
+STROKE_GRID = {
+    "off (+ lift_hands)": None,
+    "default": {},
+    "no settle (strokes + nod)": {"settle_depth": 0.0},
+    "settle only": {"amplitude": 1e-6, "drift_speed": 0.0, "nod_degrees": 0.0},
+    "settle 0.5": {"settle_depth": 0.5},
+    "settle 0.5, wide (0.15/0.5 s)": {"settle_depth": 0.5, "settle_seconds": 0.15, "catchup_seconds": 0.5},
+    "strokes 7 cm, no settle": {"settle_depth": 0.0, "amplitude": 0.07, "drift_speed": 0.15},
+    "strokes 7 cm wide, no settle": {"settle_depth": 0.0, "amplitude": 0.07, "drift_speed": 0.15,
+                                     "rise_seconds": 0.1, "release_seconds": 0.14},
+    "snap 0.2 s only": {"snap_seconds": 0.2, "settle_depth": 0.0, "amplitude": 1e-6, "drift_speed": 0.0,
+                        "nod_degrees": 0.0},
+    "snap 0.2 s + strokes + nod": {"snap_seconds": 0.2, "settle_depth": 0.0},
+    "snap 0.2 s + settle 0.5": {"snap_seconds": 0.2, "settle_depth": 0.5},
+    "nod 4 deg only": {"settle_depth": 0.0, "amplitude": 1e-6, "drift_speed": 0.0, "nod_degrees": 4.0},
+}
+
+
+def score_ceiling(data: Path, voices, amount: float, gaps=(0.27, 0.4, 0.6)) -> dict:
+    """The most any beat layer could reach: the gain of a motion whose 13
+    upper-body joints all have their speed minima exactly on a beat set and
+    nowhere else — the model's pulses (seed 0), and the speech's strongest
+    librosa onsets (the audio beats BC uses) at least ``gaps`` seconds apart."""
+    import librosa
+    from rigmind.backend.gesture import controls, metrics
+
+    model = get_model()
+    out = {}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        T = feats.num_frames
+        trim = metrics.BC_TRIM_S if T / FPS >= 4 * metrics.BC_TRIM_S + 1 else max(0.0, (T / FPS - 1) / 4)
+        f0 = int(round(trim * FPS))
+        f1 = max(T - f0, f0)
+        sr = clip.sample_rate
+        y = np.asarray(clip.samples, np.float32)[: int(round(T / FPS * sr))]
+        onsets = metrics.audio_beats(y[int(round(f0 / FPS * sr)):int(round(f1 / FPS * sr))], sr)
+        y16 = librosa.resample(y, orig_sr=sr, target_sr=metrics.AUDIO_SR) if sr != metrics.AUDIO_SR else y
+        env = librosa.onset.onset_strength(y=y16, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        fr = librosa.onset.onset_detect(onset_envelope=env, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        t = librosa.frames_to_time(fr, sr=metrics.AUDIO_SR, hop_length=metrics.ONSET_HOP)
+        pulse = controls.audio_controls(feats, model.energy_map, model.beat_rate, amount, np.random.default_rng(0))[0]
+        sets = {"pulses": pulse_peaks(pulse) / FPS}
+        for g in gaps:
+            chosen = []
+            for i in np.argsort(-env[fr]):
+                if all(abs(t[i] - c) >= g for c in chosen):
+                    chosen.append(t[i])
+            sets[f"onsets ≥ {g} s apart"] = np.sort(np.asarray(chosen))
+        span = (f1 - f0) / FPS
+        out[v] = {}
+        for k, b in sets.items():
+            b = b[(b >= f0 / FPS) & (b < f1 / FPS)] - f0 / FPS
+            out[v][k] = {"gain": alignment.alignment_from_beats(onsets, [b] * 13, span).gain,
+                         "per_s": len(b) / max(span, 1e-9)}
+        print(v, {k: round(r["gain"], 3) for k, r in out[v].items()}, flush=True)
+    return out
+
+
+def score_stroke_grid(data: Path, voices, seeds: int, amount: float, mean_speed) -> dict:
+    """Gain per voice for each :data:`STROKE_GRID` setting, on the same lifted motion."""
+    from rigmind.backend.gesture.generate import standing_gesture
+
+    model = get_model()
+    from rigmind.backend.gesture.viewer_metrics import largest_acceleration
+
+    arms = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
+    out = {name: {} for name in STROKE_GRID}
+    accel = {name: [] for name in STROKE_GRID}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        rows = {name: [] for name in STROKE_GRID}
+        for seed in range(seeds):
+            res, stress = standing_gesture(model, feats, amount=amount, seed=seed)
+            lifted = lift_hands(res.motion, stress, amount, talking=res.speech)
+            for name, kw in STROKE_GRID.items():
+                p = (lifted if kw is None else add_beat_strokes(lifted, pulse_peaks(res.pulses), stress, res.speech,
+                                                                BeatStrokeConfig(**kw))).world_positions()
+                rows[name].append(alignment.alignment_gain(clip.samples, clip.sample_rate, p, FPS,
+                                                           mean_speed=mean_speed).gain)
+                accel[name].append(largest_acceleration(p[:, arms]))
+        for name in STROKE_GRID:
+            out[name][v] = rows[name]
+        print(v, {k: f"{np.nanmean(g):.3f}" for k, g in rows.items()}, flush=True)
+    out["_arm_accel_max_mm"] = {k: float(np.max(a)) for k, a in accel.items()}
+    print("largest elbow/wrist acceleration (mm/frame²):", {k: round(float(np.max(a)), 1) for k, a in accel.items()})
+    return out
 
 
 def score_stages(data: Path, voices, seeds: int, amount: float, mean_speed) -> dict:
@@ -218,24 +315,47 @@ def markdown(res: dict, labels: dict) -> str:
         if group not in res.get("stages", {}):
             continue
         trees = [t for t in res.get("trees", {}) if group in res["trees"][t]]
-        head = ["voice", "decoded", "+ plant_feet", "+ lift_hands (today)"]
+        stages = [s for s in STAGES if all(s in st for st in res["stages"][group].values())]
+        head = ["voice"] + [STAGE_NAMES[STAGES.index(s)] for s in stages]
         head += ["`rigmind gesture --out .npz`"] if group in res.get("commands", {}) else []
-        head += [labels.get(t, t) for t in trees] + ["today ≥ real"]
+        head += [labels.get(t, t) for t in trees] + ["today ≥ real"] + (["strokes ≥ real"] if "strokes" in stages else [])
         lines += [f"**{'Held-out voices (never tuned on)' if group == 'heldout' else 'Validation voices'}**", "",
                   "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for v, st in res["stages"][group].items():
-            row = [Path(v).stem] + [_ms(st[s]) for s in STAGES]
+            row = [Path(v).stem] + [_ms(st[s]) for s in stages]
             if group in res.get("commands", {}):
                 row.append(_ms(res["commands"][group][v]))
             row += [_ms(res["trees"][t][group][v]) for t in trees]
             row.append("yes" if np.nanmean(st["lifted"]) >= real else "no")
+            if "strokes" in stages:
+                row.append("yes" if np.nanmean(st["strokes"]) >= real else "no")
             lines.append("| " + " | ".join(row) + " |")
         means = ["**mean**"] + [f"{np.nanmean([np.nanmean(st[s]) for st in res['stages'][group].values()]):.3f}"
-                                for s in STAGES]
+                                for s in stages]
         if group in res.get("commands", {}):
             means.append(f"{np.nanmean([np.nanmean(g) for g in res['commands'][group].values()]):.3f}")
         means += [f"{np.nanmean([np.nanmean(g) for g in res['trees'][t][group].values()]):.3f}" for t in trees]
-        lines += ["| " + " | ".join(means + [""]) + " |", ""]
+        lines += ["| " + " | ".join(means + [""] * (2 if "strokes" in stages else 1)) + " |", ""]
+    for group, rows in res.get("ceiling", {}).items():
+        sets = list(next(iter(rows.values())))
+        lines += [f"**Ceiling: every joint's beats exactly on a beat set ({group} voices)**", "",
+                  "| voice | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+        for v, r in rows.items():
+            lines.append(f"| {Path(v).stem} | " + " | ".join(f"{r[k]['gain']:.3f} ({r[k]['per_s']:.1f}/s)" for k in sets)
+                         + " |")
+        lines.append("")
+    grid = res.get("stroke_grid")
+    if grid:
+        voices = [v for v in next(iter(grid.values())) if not v.startswith("_")]
+        names = [k for k in grid if not k.startswith("_")]
+        lines += [f"**Beat-stroke settings (validation voices, {res['seeds']} seeds; `--stroke-grid`)**", "",
+                  "| setting | " + " | ".join(Path(v).stem for v in voices) + " | mean | largest elbow/wrist accel mm/f² |",
+                  "|---|" + "---|" * (len(voices) + 2)]
+        for k in names:
+            g = [float(np.nanmean(grid[k][v])) for v in voices]
+            lines.append(f"| {k} | " + " | ".join(f"{x:.3f}" for x in g)
+                         + f" | {np.mean(g):.3f} | {grid['_arm_accel_max_mm'][k]:.1f} |")
+        lines.append("")
     for group, rows in res.get("pulses", {}).items():
         lines += [f"**Does the motion follow its own beat pulses? ({group} voices, untrimmed)**", "",
                   "| voice | latent temperature | motion beats vs its pulses | training-definition beats vs its pulses "
@@ -280,6 +400,8 @@ def main(argv=None) -> int:
                     help="print `rigmind eval gesture --viewer --json` before/after side by side and stop")
     ap.add_argument("--real-windows", action="store_true", help="the real capture's gain on 5 stretches of its take")
     ap.add_argument("--pulses", action="store_true", help="does the motion follow its own beat pulses?")
+    ap.add_argument("--stroke-grid", action="store_true", help="beat-stroke settings (validation voices only)")
+    ap.add_argument("--ceiling", action="store_true", help="the gain of every joint's beats exactly on a beat set")
     ap.add_argument("--tree", type=Path, action="append", default=[],
                     help="also score generate_gesture of another source tree (repeatable)")
     ap.add_argument("--only", choices=("heldout", "validation", "both"), default="both")
@@ -321,6 +443,10 @@ def main(argv=None) -> int:
             res.setdefault("stages", {})[name] = score_stages(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.commands:
             res.setdefault("commands", {})[name] = score_commands(args.data, vs, args.seeds, mean_speed, sys.executable)
+        if args.ceiling:
+            res.setdefault("ceiling", {})[name] = score_ceiling(args.data, vs, args.amount)
+        if args.stroke_grid and name == "validation":
+            res["stroke_grid"] = score_stroke_grid(args.data, vs, args.seeds, args.amount, mean_speed)
         if args.pulses:
             res.setdefault("pulses", {})[name] = score_pulses(args.data, vs, args.seeds, args.amount, mean_speed)
         for tree in args.tree:

@@ -270,14 +270,33 @@ def lift_hands(motion: Motion, stress: np.ndarray, amount: float = 0.5,
         rest_shift = target.rest - np.sum(quiet * hf, axis=0) / np.maximum(quiet.sum(axis=0), 1e-9)
         delta = w * delta + (1.0 - w) * rest_shift[None]
     pelvis, neck = pos[:, names.index("pelvis")], pos[:, names.index("neck")]
+    up = np.array([0.0, 0.0, 1.0])
+    goals = []
+    for side, (_, _, wr) in enumerate(ARMS):
+        goal_w = pos[:, names.index(wr)] + k * (delta[:, side, 0:1] * up + delta[:, side, 1:2] * fwd)
+        goals.append(_clear_of_torso(goal_w, pelvis, neck, cfg.torso_clearance))
+    return reach_wrists(motion, np.stack(goals, axis=1), world_rot, pos, fwd)
+
+
+def reach_wrists(motion: Motion, goals: np.ndarray, world_rot: np.ndarray = None, pos: np.ndarray = None,
+                 fwd: np.ndarray = None) -> Motion:
+    """``motion`` with both arms re-solved by two-bone IK (shoulder → elbow →
+    wrist) so the wrists reach ``goals [T, 2, 3]`` (m, world, left then
+    right); only shoulder and elbow rotations change. ``world_rot``/``pos``
+    (:meth:`Motion.world`) and ``fwd [T, 3]`` (the hips' facing) are
+    recomputed when not given."""
+    names = list(motion.skeleton.names)
+    if world_rot is None or pos is None:
+        world_rot, pos = motion.world()
+    if fwd is None:
+        fwd = facing(pos[:, names.index("left_hip")], pos[:, names.index("right_hip")])
     rot = motion.rotations.copy()
     parents = motion.skeleton.parents
     up = np.array([0.0, 0.0, 1.0])
     for side, (sh, el, wr) in enumerate(ARMS):
         a, b, c = (names.index(n) for n in (sh, el, wr))
         s_p, e_p, w_p = pos[:, a], pos[:, b], pos[:, c]
-        goal_w = w_p + k * (delta[:, side, 0:1] * up + delta[:, side, 1:2] * fwd)
-        goal_w = _clear_of_torso(goal_w, pelvis, neck, cfg.torso_clearance)
+        goal_w = goals[:, side]
         # Pole: the animated elbow's side of the shoulder → wrist line; where
         # the arm is nearly straight that side is noise, so a natural elbow
         # direction (outwards, back and down) takes over.

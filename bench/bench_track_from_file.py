@@ -1,0 +1,115 @@
+"""Issue #30's acceptance read from the exported file: whole `rigmind track
+--trackers-from CLIP --rig RIG --out t.bvh` processes on the CMU 131 clips
+(a skeleton the model never saw), the written BVH read back and scored
+against the clip.
+
+Per clip and rig: limb directions (upper arm, forearm, thigh, shin, left and
+right, each in its body frame: the hips' left-right axis, world up and their
+cross product) against the clip's, mean over frames and limbs, and per limb;
+foot skate of the file against the clip's (cm per 30 fps contact frame,
+``locomotion.metrics.foot_skate`` with each file's own floor); foot
+touch-downs while the clip's head moves (> 0.3 m/s) in the file and in the
+clip (the start, the walk and the stop are walked, not slid); wall time of the
+process, start to file written.
+
+    python bench/bench_track_from_file.py [--rigs mannequin,xbot] [--method model|baseline] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO.parent))
+
+from rigmind.backend.paths import data_dir  # noqa: E402
+from rigmind.backend.resample import resample  # noqa: E402
+from rigmind.backend.tracking.evaluate import FEET, LIMBS, _touch_downs, limb_angles  # noqa: E402
+from rigmind.backend.tracking.mocap_trackers import load_mocap  # noqa: E402
+from rigmind.backend.locomotion.metrics import foot_skate  # noqa: E402
+
+CLIPS = ("131_01", "131_02", "131_03")
+RIGS = {"mannequin": None, "xbot": "characters/Xbot.glb"}
+
+
+def _rig_file(name: str, tmp: Path) -> Path:
+    if RIGS[name]:
+        return data_dir() / RIGS[name]
+    out = tmp / "mannequin.blend"
+    if not out.exists():
+        subprocess.run([sys.executable, "-m", "rigmind", "mannequin", "--out", str(out)], check=True,
+                       capture_output=True, cwd=REPO.parent)
+    return out
+
+
+def _skate(motion, mapping) -> float:
+    names = [mapping[k] for k in FEET if k in mapping]
+    return foot_skate(motion, names, lift=[None] * len(names), floor="clip")["skate_cm_per_frame"]
+
+
+def score_file(clip_path: Path, out_path: Path) -> dict:
+    src, smap = load_mocap(clip_path)
+    out, omap = load_mocap(out_path)
+    src = resample(src, out.fps)
+    n = min(src.num_frames, out.num_frames)
+    src, out = src.slice(0, n), out.slice(0, n)
+    keys = [k for a, b in LIMBS for k in (a, b)] + list(FEET) + ["head"]
+    keys = [k for k in dict.fromkeys(keys) if k in smap and k in omap]
+    si = {k: src.skeleton.index(smap[k]) for k in keys}
+    oi = {k: out.skeleton.index(omap[k]) for k in keys}
+    ps, po = src.world_positions(), out.world_positions()
+    ang = limb_angles(ps, si, po, oi)
+    head = ps[:, si["head"], :2]
+    speed = np.convolve(np.linalg.norm(np.gradient(head, axis=0), axis=-1) * out.fps, np.ones(9) / 9, mode="same")
+    moving = speed > 0.3
+    names = ["upper arm L", "forearm L", "upper arm R", "forearm R", "thigh L", "shin L", "thigh R", "shin R"]
+    return {
+        "frames": int(n), "limb_angle_deg": float(ang.mean()),
+        "per_limb_deg": {nm: float(a) for nm, a in zip(names, ang.mean(axis=0))},
+        "skate_cm": _skate(out, omap), "skate_clip_cm": _skate(src, smap),
+        "touch_downs_moving": _touch_downs(po, oi, out.fps, moving),
+        "touch_downs_moving_clip": _touch_downs(ps, si, out.fps, moving),
+        "moving_s": float(moving.sum() / out.fps),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rigs", default="mannequin,xbot")
+    ap.add_argument("--method", default="model")
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for rig in a.rigs.split(","):
+            rig_path = _rig_file(rig, tmp)
+            for clip in CLIPS:
+                clip_path = data_dir() / "cmu_131_start_walk_stop" / f"{clip}.bvh"
+                out = tmp / f"{rig}_{clip}.bvh"
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "rigmind", "track", "--trackers-from", str(clip_path), "--rig",
+                                str(rig_path), "--method", a.method, "--out", str(out)], check=True,
+                               capture_output=True, cwd=REPO.parent)
+                wall = time.perf_counter() - t0
+                row = {"rig": rig, "clip": clip, "method": a.method, "wall_s": wall, **score_file(clip_path, out)}
+                rows.append(row)
+                print(f"{rig:9s} {clip} limbs {row['limb_angle_deg']:5.1f} deg  skate {row['skate_cm']:.2f} "
+                      f"(clip {row['skate_clip_cm']:.2f}) cm  touch-downs moving {row['touch_downs_moving']} "
+                      f"(clip {row['touch_downs_moving_clip']})  {wall:.1f} s", flush=True)
+                print("          " + ", ".join(f"{k} {v:.0f}" for k, v in row["per_limb_deg"].items()), flush=True)
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
