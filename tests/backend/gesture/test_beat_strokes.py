@@ -4,6 +4,7 @@ weights give a natural standing pose; everything else is synthetic)."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from rigmind.backend.motion import Motion
 # The beat-stroke layer is an experiment the alignment bench runs (not applied by rigmind gesture).
 _spec = importlib.util.spec_from_file_location("beat_strokes", REPO / "bench" / "beat_strokes.py")
 beat_strokes = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("beat_strokes", beat_strokes)  # its dataclasses look their module up by name
 _spec.loader.exec_module(beat_strokes)
 BeatStrokeConfig, add_beat_strokes = beat_strokes.BeatStrokeConfig, beat_strokes.add_beat_strokes
 
