@@ -175,6 +175,10 @@ class Inputs:
         self._hostile(bpy, d)
 
         self._trackers(d)
+        # A clip of something that is not a person (issue #29's --style-clip).
+        self.stick_bvh = self._text(d / "stick.bvh", "HIERARCHY\nROOT Stick\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition "
+                                    "Yposition Zposition Zrotation Xrotation Yrotation\n End Site\n {\n  OFFSET 0 1 0\n }\n}\n"
+                                    "MOTION\nFrames: 2\nFrame Time: 0.033333\n0 0 0 0 0 0\n0 0 0 0 0 10\n")
 
         # Weights folders for walk --weights.
         self.weights = self._weights_folders(root / "weights")
@@ -483,6 +487,16 @@ CASES = [
     ("npz-no-frames", lambda i, o: ["retarget", "--src", i.npz_noframes, "--rig", i.mannequin, "--out", o], 2, "'poses' has no frames", INTACT),
     ("npz-single-array", lambda i, o: ["retarget", "--src", i.npy_as_npz, "--rig", i.mannequin, "--out", o], 2, "not an .npz archive", INTACT),
     ("bvh-good-retarget", lambda i, o: ["retarget", "--src", i.bvh, "--rig", i.mannequin, "--out", o], 0, "wrote", WRITTEN),
+    # emotions and styles (issue #29)
+    ("emotion-unknown-face", lambda i, o: ["face", "--audio", i.speech, "--emotion", "joy", "--out", o.with_suffix(".json")], 2, "unknown emotion 'joy'", INTACT),
+    ("emotion-weight-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--emotion", "happy:1.5", "--out", o.with_suffix(".npz")], 2, "weight must be between 0 and 1", INTACT),
+    ("emotion-negative-time-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--emotion", "sad@-1-2", "--out", o.with_suffix(".npz")], 2, "0 or more", INTACT),
+    ("emotion-overlap-face", lambda i, o: ["face", "--audio", i.speech, "--emotion", "happy@0-2", "--emotion", "sad@1-3", "--out", o.with_suffix(".csv")], 2, "overlap in time", INTACT),
+    ("emotion-after-audio-face", lambda i, o: ["face", "--audio", i.speech, "--emotion", "happy@600-700", "--out", o.with_suffix(".json")], 2, "after the audio ends", INTACT),
+    ("emotion-batch-gesture", lambda i, o: ["batch", "gesture", "--audio-dir", i.root / "in", "--emotion", "angry:2", "--format", "npz", "--out-dir", o.parent / "batch"], 2, "weight must be between 0 and 1", None),
+    ("style-unknown-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style", "joyful", "--out", o.with_suffix(".npz")], 2, "unknown gesture style 'joyful'", INTACT),
+    ("style-clip-stick-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style-clip", i.stick_bvh, "--out", o.with_suffix(".npz")], 2, "is not a humanoid", INTACT),
+    ("style-clip-missing-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style-clip", i.root / "nope.bvh", "--out", o.with_suffix(".npz")], 2, "nope.bvh", INTACT),
     # tracker files (rigmind track, issue #30)
     ("tracker-nan-track", lambda i, o: ["track", "--trackers", i.trackers_nan, "--rig", i.mannequin, "--out", o], 2, "position at line 5 is not a finite number", INTACT),
     ("tracker-missing-column-track", lambda i, o: ["track", "--trackers", i.trackers_cols, "--rig", i.mannequin, "--out", o], 2, "missing column head_qz", INTACT),
