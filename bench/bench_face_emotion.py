@@ -27,30 +27,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
-
-LJ_CLIPS = ("LJ001-0005", "LJ001-0006", "LJ001-0007", "LJ001-0008")
-EMOTIONS = ("happy", "sad", "angry", "surprised", "afraid", "disgusted")
-CHECKS = {  # emotion: [(channels, needed increase over neutral)], the issue's acceptance
-    "happy": [(("MouthSmileLeft", "MouthSmileRight"), 0.2)],
-    "sad": [(("BrowInnerUp",), 0.2), (("MouthFrownLeft", "MouthFrownRight"), 0.1)],
-    "angry": [(("BrowDownLeft", "BrowDownRight"), 0.2)],
-    "surprised": [(("BrowOuterUpLeft", "BrowOuterUpRight"), 0.2), (("EyeWideLeft", "EyeWideRight"), 0.2)],
-    "afraid": [(("BrowInnerUp",), 0.0), (("EyeWideLeft", "EyeWideRight"), 0.0)],
-    "disgusted": [(("NoseSneerLeft", "NoseSneerRight"), 0.0)],
-}
 SHEET = ("\n## Contact sheet\n\n`PYTHONPATH=<folder holding rigmind> .venv/bin/python bench/contact_sheet_face_emotion.py` "
          "renders the Ready Player Me avatar (Cycles, 256 px cells): [../img/face_emotion_sheet.png]"
          "(../img/face_emotion_sheet.png), rows neutral, happy, sad, angry, columns the widest vowel, a p/b/m seal "
          "and a pause of BEAT2 2_scott_0_2_2 (a tuning take); [../img/face_emotion_sheet_pause.png]"
          "(../img/face_emotion_sheet_pause.png), the pause enlarged. What it shows is in "
          "[docs/face.md](../../docs/face.md#emotion).\n")
-OPENERS = ("mouthUpperUpLeft", "mouthUpperUpRight", "mouthLowerDownLeft", "mouthLowerDownRight",
-           "mouthStretchLeft", "mouthStretchRight", "mouthFunnel")
-
-
-def _camel(name: str) -> str:
-    return name[0].lower() + name[1:]
 
 
 def run_face(wav: Path, out: Path, emotion: str | None, transcript: str | None) -> dict:
@@ -70,61 +52,20 @@ def main():
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "face_emotion.md")
     args = ap.parse_args()
-    from rigmind.backend.audio import load_audio
-    from rigmind.backend.audio.features import speech_features
-    from rigmind.backend.face import metrics
-    from rigmind.backend.face.eval import read_lj_metadata
-    from rigmind.backend.face.generate import ANALYSIS_FPS, _at
+    from rigmind.backend.face import emotion_eval
 
-    lj_text = dict(read_lj_metadata(args.data / "speech_english_ljspeech" / "metadata.csv"))
-    clips = [(p, None) for p in sorted((args.data / "speech_multilingual").glob("*.wav"))]
-    clips += [(args.data / "speech_english_ljspeech" / "wavs" / f"{c}.wav", lj_text[c]) for c in LJ_CLIPS]
+    clips = emotion_eval.voices(args.data)
     t0 = time.time()
-    delta = {e: {} for e in EMOTIONS}
-    jaw_r = {e: [] for e in ("neutral",) + EMOTIONS}
-    seal = {e: [0, 0] for e in ("neutral",) + EMOTIONS}
-    gap = {e: [] for e in ("neutral",) + EMOTIONS}
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_face_emotion_{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
+    rows = []
     for wav, text in clips:
-        clip = load_audio(wav)
-        loud100 = speech_features(clip, ANALYSIS_FPS).energy
-        res = {e: run_face(wav, tmp / f"{e}.json", None if e == "neutral" else e, text) for e in ("neutral",) + EMOTIONS}
-        neutral = res["neutral"]
-        names = neutral["names"]
-        w0 = np.asarray(neutral["weights"])
-        loud = _at(loud100, len(w0), neutral["fps"])
-        sealed = w0[:, names.index("mouthClose")] >= 0.1
-        for e, d in res.items():
-            w = np.asarray(d["weights"])
-            jaw_r[e].append(metrics.pearson(w[:, names.index("jawOpen")], loud))
-            if e != "neutral":
-                for chans, _need in CHECKS[e]:
-                    idx = [names.index(_camel(c)) for c in chans]
-                    delta[e].setdefault(chans, []).append(float(w[:, idx].mean() - w0[:, idx].mean()))
-            if text:
-                c, t = metrics.bilabial_closure(w, names, d["fps"], [tuple(p) for p in neutral["phones"]])
-                seal[e][0] += c
-                seal[e][1] += t
-                if sealed.any():
-                    gap[e].append(float(w[sealed][:, [names.index(o) for o in OPENERS]].mean()))
+        res = {e: run_face(wav, tmp / f"{e}.json", None if e == "neutral" else e, text)
+               for e in ("neutral",) + emotion_eval.EMOTIONS}
+        takes = {e: (d["names"], d["weights"], d["fps"], d["phones"]) for e, d in res.items()}
+        rows.append(emotion_eval.evaluate_voice(wav, text, takes=takes))
         print(f"  {wav.name}: done ({time.time() - t0:.0f} s)", flush=True)
-
-    lines = ["| emotion | channels | mean increase over neutral (min over clips) | needed | pass |", "|---|---|---|---|---|"]
-    for e in EMOTIONS:
-        for chans, need in CHECKS[e]:
-            v = np.asarray(delta[e][chans])
-            ok = "yes" if v.mean() >= need else "NO"
-            lines.append(f"| {e} | {' + '.join(chans)} | {v.mean():+.3f} ({v.min():+.3f}) | "
-                         f"{'+%.1f' % need if need else '(not in the issue)'} | {ok if need else '—'} |")
-    lines += ["", "| emotion | JawOpen–loudness r (mean over clips) | largest change from neutral on a clip | "
-              "p/b/m closed (LJSpeech, transcript) | lip-opening weight on sealed frames |", "|---|---|---|---|---|"]
-    r0 = np.asarray(jaw_r["neutral"])
-    for e in ("neutral",) + EMOTIONS:
-        r = np.asarray(jaw_r[e])
-        c, t = seal[e]
-        lines.append(f"| {e} | {r.mean():.3f} | {np.abs(r - r0).max():.3f} | {100 * c / max(t, 1):.1f} % ({c}/{t}) "
-                     f"| {np.mean(gap[e]) if gap[e] else float('nan'):.4f} |")
+    lines = [emotion_eval.markdown({"voices": rows, "emotions": list(emotion_eval.EMOTIONS)})]
     cpu = "unknown CPU"
     try:
         cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))

@@ -163,10 +163,16 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=default_data())
     ap.add_argument("--synth", type=int, default=25, help="held-out synthesised utterances for timing (default 25)")
     ap.add_argument("--out", type=Path, default=Path("bench/face_eval.md"))
+    ap.add_argument("--emotion", action="store_true",
+                    help="instead: the emotions vs neutral on held-out voices, against the #29 acceptance")
+    ap.add_argument("--voices", type=int, default=3, help="with --emotion: how many held-out voices (default 3; 0: all 10)")
+    ap.add_argument("--json", type=Path, default=None, help="with --emotion: also write the numbers as JSON")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
+    if args.emotion:
+        return _emotion_eval(args)
     if not (args.data / "speech_english_ljspeech").is_dir():
         raise ValueError(f"{args.data} lacks speech_english_ljspeech: pass --data with the shared data folder")
     methods = ("model", "words", "table")
@@ -177,4 +183,16 @@ def main_eval(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(md, encoding="utf-8")
     print(md)
+    return 0
+
+
+def _emotion_eval(args) -> int:
+    import json
+
+    from . import emotion_eval
+
+    res = emotion_eval.evaluate_emotions(args.data, n_voices=args.voices)
+    print(emotion_eval.markdown(res))
+    if args.json:
+        args.json.write_text(json.dumps({**res, "summary": emotion_eval.summary(res)}, indent=1))
     return 0
