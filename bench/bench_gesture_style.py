@@ -41,12 +41,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 from rigmind.backend import paths  # noqa: E402
 
-VOICES = ["speech_multilingual/silero_en.wav", "speech_multilingual/silero_de.wav",
-          "speech_multilingual/silero_es.wav", "speech_multilingual/silero_ru.wav",
-          "speech_multilingual/zh_aishell-BAC009S0724W0121.wav",
-          "speech_multilingual/en_librispeech-1995-1837-0001.wav",
-          "speech_english_ljspeech/wavs/LJ001-0001.wav", "speech_english_ljspeech/wavs/LJ001-0002.wav",
-          "speech_english_ljspeech/wavs/LJ001-0003.wav", "speech_english_ljspeech/wavs/LJ001-0004.wav"]
+from rigmind.backend.gesture import style_eval  # noqa: E402
+
+VOICES = list(style_eval.HELDOUT_VOICES)
 RESULTS = REPO / "bench" / "results" / "gesture_style.md"
 
 
@@ -65,13 +62,9 @@ def _bvh_hands(path):
 
     m = read_bvh(path)
     bones = auto_map(m.skeleton).bones
-    pos = m.world_positions()
     ix = [m.skeleton.names.index(bones[c]) for c in ("hand_l", "hand_r")]
     feet = [m.skeleton.names.index(bones[c]) for c in ("foot_l", "foot_r")]
-    floor = np.percentile(pos[:, feet, 2], 1)
-    w = pos[:, ix]
-    speed = np.linalg.norm(np.diff(w, axis=0), axis=-1).mean() * m.fps
-    return float(speed), float(np.median(w[..., 2]) - floor)
+    return style_eval.hand_stats(m.world_positions(), ix, feet, m.fps)
 
 
 def part_emotion(data, tmp, voices, seconds):
@@ -100,83 +93,30 @@ def part_emotion(data, tmp, voices, seconds):
     return rows
 
 
-def _features(wav, seed=0):
-    from rigmind.backend.audio import load_audio
-    from rigmind.backend.audio.features import speech_features
-    from rigmind.backend.gesture.generate import FPS
-
-    return speech_features(load_audio(wav), FPS)
-
-
 def part_classifier(data, voices):
-    from rigmind.backend.gesture.generate import get_model, gesture_from_features
-    from rigmind.backend.gesture.style_classifier import StyleClassifier
-    from rigmind.backend.gesture.style_layer import STYLE_FILE, BodyStyle
-    from rigmind.backend.gesture.style_take import style_take
-    from rigmind.backend.options import GESTURE_STYLES
+    from rigmind.backend.gesture.generate import get_model
 
-    z = np.load(STYLE_FILE)
-    clf = StyleClassifier.from_arrays(z)
-    real = {str(s): (float(a), int(n)) for s, a, n in zip(z["val_styles"], z["val_accuracy"], z["val_clips"])}
+    clf, real = style_eval.load_classifier()
     model = get_model()
-    gen = {s: [] for s in GESTURE_STYLES}
-    neutral = []
+    gen, neutral = {}, []
     for v in voices:
-        feats = _features(data / v)
-        base = gesture_from_features(model, feats, seed=0).motion
-        neutral.append(clf.classify_motion(base.rotations, base.root_positions, 30.0))
-        for s in GESTURE_STYLES:
-            # = gesture_from_features(..., body=BodyStyle(style=s)): without a
-            # clip the style is applied after the same lifted take.
-            m = style_take(base, BodyStyle(style=s))
-            gen[s].append(clf.classify_motion(m.rotations, m.root_positions, 30.0))
+        n, calls = style_eval.classify_voice(model, clf, style_eval.voice_features(data / v))
+        neutral.append(n)
+        for s, c in calls.items():
+            gen.setdefault(s, []).append(c)
         print(v, "done", flush=True)
     return {"real": real, "generated": gen, "neutral": neutral, "voices": voices}
 
 
-def _speakers(data):
-    """Style-clip speakers: the longest held-out Bandai clip of three styles
-    (read from their BVH files, as --style-clip reads them) and the BEAT2
-    take's held-out last 20 % (with fingers)."""
-    from rigmind.backend.bone_mapping import auto_map
-    from rigmind.backend.bvh import read_bvh
-    from rigmind.backend.gesture.style_clip import clip_style, from_smplx
-    from rigmind.backend.gesture.style_data import find_styled, parse_name, split_of
-    from rigmind.backend.gesture.representation import finger_index
-    from rigmind.backend.gesture.dataset import HOLDOUT
-    from rigmind.backend import rotations
-    from rigmind.backend.smplx_motion import read_smplx_npz
-
-    out = {}
-    files = [f for f in find_styled(data) if split_of(*[parse_name(f.name)[i] for i in (0, 1, 3)]) == "validation"]
-    for style in ("elderly", "active", "exhausted"):
-        fs = [f for f in files if parse_name(f.name)[2] == style and parse_name(f.name)[0] == 2]
-        f = max(fs, key=lambda p: read_bvh(p).num_frames)
-        m = read_bvh(f)
-        out[f"Bandai {f.name.split('.')[0]}"] = clip_style(m, auto_map(m.skeleton).bones, f.name)
-    real = read_smplx_npz(data / "beat2_speech_gesture_sample/2_scott_0_1_1.npz")
-    cut = int(round(real.num_frames * (1 - HOLDOUT)))
-    rot, root = real.rotations[cut:], real.root_positions[cut:]
-    aa = rotations.to_axis_angle(rot[:, finger_index()]).reshape(len(rot), -1)
-    out["BEAT2 2_scott_0_1_1 held-out 20 %"] = from_smplx(rot, root, real.fps, aa, "2_scott_0_1_1 tail")
-    return out
-
-
 def part_clip(data, voices):
-    from rigmind.backend.gesture.generate import get_model, gesture_from_features
-    from rigmind.backend.gesture.style_clip import distances
-    from rigmind.backend.gesture.style_layer import BodyStyle
+    from rigmind.backend.gesture.generate import get_model
 
     model = get_model()
     rows = []
-    for name, clip in _speakers(data).items():
+    for name, clip in style_eval.speakers(data).items():
         for v in voices:
-            feats = _features(data / v)
-            without = gesture_from_features(model, feats, seed=0).motion
-            with_ = gesture_from_features(model, feats, seed=0, body=BodyStyle(clip=clip)).motion
             rows.append({"speaker": name, "voice": Path(v).name,
-                         "without": distances(without, clip, model.finger_basis),
-                         "with": distances(with_, clip, model.finger_basis)})
+                         **style_eval.clip_distances(model, style_eval.voice_features(data / v), clip)})
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -229,64 +169,25 @@ def markdown(res: dict) -> str:
         L += ["## Emotions: hand speed and height from exported BVH files", "",
               f"Whole `rigmind gesture --rig R --out X.bvh [--emotion E:1]` processes, first {res['seconds']:g} s "
               "of each held-out voice; mean wrist speed and median wrist height above the floor read back from the "
-              "BVH (auto-mapped hand bones). Ratio / difference to the same voice's neutral take.", "",
-              "| rig | emotion | speed ratio (median over voices, min-max) | median wrist height (m, mean) | "
-              "height vs neutral (cm, mean) |", "|---|---|---|---|---|"]
-        for rig in sorted({r["rig"] for r in rows}):
-            for emo in ("neutral", "happy", "sad", "angry"):
-                rr = [r for r in rows if r["rig"] == rig and r["emotion"] == emo]
-                s = [r["speed_ratio"] for r in rr]
-                L.append(f"| {rig} | {emo} | {np.median(s):.2f} ({min(s):.2f}-{max(s):.2f}) | "
-                         f"{np.mean([r['wrist_height'] for r in rr]):.3f} | "
-                         f"{np.mean([r['height_diff_cm'] for r in rr]):+.1f} |")
-        L.append("")
-        sad_lower = all(
-            next(r for r in rows if r["rig"] == x["rig"] and r["voice"] == x["voice"] and r["emotion"] == "sad")[
-                "wrist_height"] < x["wrist_height"] for x in rows if x["emotion"] == "happy")
-        L += [f"Sad hands below happy hands on every rig and voice: {'yes' if sad_lower else 'NO'}.", ""]
+              "BVH (auto-mapped hand bones). Ratio / difference to the same voice's neutral take.", ""] + style_eval.emotion_markdown(rows)
     if "classifier" in res:
         c = res["classifier"]
         L += ["## Style classifier", "",
               "Trained on the real Bandai clips' training split only; (a) the held-out real clips "
               "(d1: the `guide` content, one clip per style; d2: every 5th clip); (b) generated takes, "
               f"`--style S` on each of {len(c['voices'])} held-out voices "
-              f"({', '.join(Path(v).name for v in c['voices'])}), seed 0.", "",
-              "| style | real held-out clips | generated takes | most common call on generated |", "|---|---|---|---|"]
-        from collections import Counter
-
-        for s, calls in c["generated"].items():
-            acc = np.mean([x == s for x in calls])
-            ra = c["real"].get(s)
-            real = f"{ra[0]:.0%} of {ra[1]}" if ra else "-"
-            L.append(f"| {s} | {real} | {acc:.0%} | {Counter(calls).most_common(1)[0][0]} |")
-        gen_acc = [np.mean([x == s for x in calls]) for s, calls in c["generated"].items()]
-        L += ["", f"Generated takes: {sum(a >= 0.8 for a in gen_acc)} of {len(gen_acc)} styles at 80 % or more; "
-              f"mean {np.mean(gen_acc):.0%}. The neutral takes (no style) are called: "
-              f"{dict(Counter(c['neutral']))}.", "",
-              "Read with care: the layer moves a take into exactly the statistics this classifier reads (trunk "
+              f"({', '.join(Path(v).name for v in c['voices'])}), seed 0.", ""] + style_eval.classifier_markdown(c)
+        L += ["Read with care: the layer moves a take into exactly the statistics this classifier reads (trunk "
               "posture, energy, sharpness, trunk share), so a high score on generated takes says the layer reaches "
               "each style's measured statistics, not that a person would name the style. On the held-out REAL "
               "clips the d1 styles (one `guide` clip each, a content the classifier never saw) are often "
               "missed: " + ", ".join(s for s, v in c["real"].items() if v[0] < 0.5) + ".", ""]
     if "clip" in res:
         rows = res["clip"]
-        keys = ["height_cm", "forward_cm", "lateral_cm", "speed_pct", "finger_pca"]
         L += ["## Style clip: distance of the take's distributions to the speaker's", "",
               "1-D Wasserstein distances (wrist height rel. shoulders, forward, lateral: cm; finger PCA "
               "coefficients: radians-ish units of the basis) and the mean wrist speed's difference (%), mean over "
-              "the held-out voices, without → with `--style-clip`.", "",
-              "| speaker | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
-        for sp in dict.fromkeys(r["speaker"] for r in rows):
-            rr = [r for r in rows if r["speaker"] == sp]
-            cells = []
-            for k in keys:
-                if k not in rr[0]["with"]:
-                    cells.append("-")
-                    continue
-                a, b = np.mean([r["without"][k] for r in rr]), np.mean([r["with"][k] for r in rr])
-                cells.append(f"{a:.2f} → {b:.2f}")
-            L.append(f"| {sp} | " + " | ".join(cells) + " |")
-        L.append("")
+              "the held-out voices, without → with `--style-clip`.", ""] + style_eval.clip_markdown(rows)
     if "viewer" in res:
         rows = res["viewer"]
         L += ["## Gesture as seen: neutral vs emotion/style", "",

@@ -27,6 +27,9 @@ capture's (:mod:`.alignment_eval`).
 ``rigmind eval gesture --viewer`` measures instead what a viewer sees on
 baked rigs (foot skate, frozen stretches, seams, hand space, Keep Legs
 lean, gaze): :mod:`rigmind.evaluation.gesture_viewer`, Blender's side.
+
+``rigmind eval gesture --styles`` measures the body's emotions and styles
+instead (:mod:`.style_eval`).
 """
 
 from __future__ import annotations
@@ -182,10 +185,16 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON")
     ap.add_argument("--alignment", action="store_true",
                     help="also the beat alignment gain on held-out voices (other speakers, languages, TTS)")
+    ap.add_argument("--styles", action="store_true",
+                    help="instead: emotion hand speed/height, style classifier and style-clip distances (#29)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="with --styles: seconds of each voice (0: whole)")
+    ap.add_argument("--voices", type=int, default=3, help="with --styles: how many held-out voices (0: all 10)")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(2)
+    if args.styles:
+        return _styles_eval(args)
     if args.alignment:
         from . import alignment_eval
 
@@ -198,4 +207,15 @@ def main_eval(argv=None) -> int:
         res["alignment"] = al
     if args.json:
         args.json.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+def _styles_eval(args) -> int:
+    from . import style_eval
+
+    voices = style_eval.HELDOUT_VOICES[: args.voices or None]
+    res = style_eval.evaluate_styles(args.data, voices=voices, seconds=args.seconds or None, clip_voices=2)
+    print(style_eval.markdown(res))
+    if args.json:
+        args.json.write_text(json.dumps({**res, "summary": style_eval.summary(res)}, indent=1))
     return 0
