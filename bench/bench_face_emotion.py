@@ -53,8 +53,9 @@ def main():
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "face_emotion.md")
     args = ap.parse_args()
     from rigmind.backend.face import emotion_eval
+    from rigmind.backend.face.eval import read_lj_metadata
 
-    clips = emotion_eval.voices(args.data)
+    clips = emotion_eval.voices(args.data, dict(read_lj_metadata(args.data / "speech_english_ljspeech" / "metadata.csv")))
     t0 = time.time()
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_face_emotion_{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)

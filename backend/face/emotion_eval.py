@@ -48,16 +48,15 @@ def _camel(name: str) -> str:
     return name[0].lower() + name[1:]
 
 
-def voices(data_dir) -> list:
-    """``[(wav path, transcript or None)]``: the held-out voices above."""
+def voices(data_dir, lj_text: dict) -> list:
+    """``[(wav path, transcript or None)]``: the held-out voices above;
+    ``lj_text``: ``{LJSpeech clip id: transcript}`` (``eval.read_lj_metadata``)."""
     from ..gesture.alignment_eval import HELDOUT_VOICES
-    from .eval import read_lj_metadata
 
     data_dir = Path(data_dir)
     out = [(data_dir / v, None) for v in sorted(HELDOUT_VOICES) if v.startswith("speech_multilingual/")]
-    lj = data_dir / "speech_english_ljspeech"
-    text = dict(read_lj_metadata(lj / "metadata.csv"))
-    return out + [(lj / "wavs" / f"{c}.wav", text[c]) for c in LJ_CLIPS if c in text]
+    wavs = data_dir / "speech_english_ljspeech" / "wavs"
+    return out + [(wavs / f"{c}.wav", lj_text[c]) for c in LJ_CLIPS if c in lj_text]
 
 
 def evaluate_voice(wav, transcript=None, emotions=EMOTIONS, takes=None) -> dict:
@@ -69,7 +68,7 @@ def evaluate_voice(wav, transcript=None, emotions=EMOTIONS, takes=None) -> dict:
     with :func:`.generate.generate_face`."""
     from ..audio import load_audio
     from ..audio.features import speech_features
-    from .generate import ANALYSIS_FPS, _at
+    from .generate import ANALYSIS_FPS, at_frames
 
     clip = load_audio(wav)
     if takes is None:
@@ -83,7 +82,7 @@ def evaluate_voice(wav, transcript=None, emotions=EMOTIONS, takes=None) -> dict:
             takes[e] = (a.names, a.weights, a.fps, a.phones)
     names, w0, fps, phones = takes["neutral"]
     w0 = np.asarray(w0)
-    loud = _at(speech_features(clip, ANALYSIS_FPS).energy, len(w0), fps)
+    loud = at_frames(speech_features(clip, ANALYSIS_FPS).energy, len(w0), fps)
     sealed = w0[:, names.index("mouthClose")] >= 0.1
     out = {"voice": Path(wav).name, "transcript": bool(transcript), "delta": {}, "jaw_r": {}, "seal": {}, "gap": {}}
     for e, (_n, w, f, _p) in takes.items():
@@ -101,10 +100,10 @@ def evaluate_voice(wav, transcript=None, emotions=EMOTIONS, takes=None) -> dict:
     return out
 
 
-def evaluate_emotions(data_dir, *, n_voices: int = None, emotions=EMOTIONS, log=print) -> dict:
+def evaluate_emotions(data_dir, lj_text: dict, *, n_voices: int = None, emotions=EMOTIONS, log=print) -> dict:
     """:func:`evaluate_voice` on the first ``n_voices`` of :func:`voices`
     (None or 0: all): ``{"voices": [per voice], "emotions": [...]}``."""
-    vs = voices(data_dir)
+    vs = voices(data_dir, lj_text)
     if n_voices:  # keep LJ clips in a short run: they carry the seal check
         vs = vs[: max(n_voices - 1, 1)] + [v for v in vs if v[1]][:1]
     rows = []

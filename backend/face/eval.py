@@ -191,7 +191,8 @@ def _emotion_eval(args) -> int:
 
     from . import emotion_eval
 
-    res = emotion_eval.evaluate_emotions(args.data, n_voices=args.voices)
+    lj_text = dict(read_lj_metadata(args.data / "speech_english_ljspeech" / "metadata.csv"))
+    res = emotion_eval.evaluate_emotions(args.data, lj_text, n_voices=args.voices)
     print(emotion_eval.markdown(res))
     if args.json:
         args.json.write_text(json.dumps({**res, "summary": emotion_eval.summary(res)}, indent=1))

@@ -83,7 +83,7 @@ def transcript_beside(audio_path) -> str | None:
     return None
 
 
-def _at(a: np.ndarray, n: int, fps: float) -> np.ndarray:
+def at_frames(a: np.ndarray, n: int, fps: float) -> np.ndarray:
     """Sample a 100 fps array at ``n`` frames of ``fps`` (nearest analysis frame)."""
     idx = np.clip(np.round(np.arange(n) * ANALYSIS_FPS / fps).astype(int), 0, len(a) - 1)
     return a[idx]
@@ -128,7 +128,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
     from ..audio.features import speech_mask
 
     speech = np.zeros(n, bool) if clip.silent else speech_mask(clip.samples, fps, n)
-    energy = _at(feats.energy, n, fps)
+    energy = at_frames(feats.energy, n, fps)
     phones, visemes, source, jaw_model = [], [], "", None
 
     if transcript and transcript.strip() and not clip.silent:
@@ -158,7 +158,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
             post, jaw100 = m.predict_features(feats)
             # The jaw head learned the real speaker's jaw (BEAT2): recognised
             # words give the mouth shapes, the network still opens the jaw.
-            jaw_model = _at(jaw100, n, fps)
+            jaw_model = at_frames(jaw100, n, fps)
             if not source:
                 labels = m.decode(post)
                 names = viseme_names()
@@ -179,11 +179,11 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
         seal_free = mouth[:, j] > 0.02
         mouth[:, j] = np.where(seal_free, 0.5 * mouth[:, j] + 0.5 * np.clip(jaw_model, 0, 1) * gate,
                                mouth[:, j])
-    face = nonverbal_curves(n, fps, pitch=_at(feats.pitch, n, fps), energy=energy, onset=_at(feats.onset, n, fps),
-                            voiced=_at(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))
+    face = nonverbal_curves(n, fps, pitch=at_frames(feats.pitch, n, fps), energy=energy, onset=at_frames(feats.onset, n, fps),
+                            voiced=at_frames(feats.voiced, n, fps), speech=speech, seed=seed, smile=float(smile))
     weights = np.clip(np.maximum(mouth, face), 0.0, 1.0).astype(np.float32)
     if emotion_w is not None:
-        stress = prominence(_at(feats.pitch, n, fps), energy, _at(feats.onset, n, fps), _at(feats.voiced, n, fps), speech)
+        stress = prominence(at_frames(feats.pitch, n, fps), energy, at_frames(feats.onset, n, fps), at_frames(feats.voiced, n, fps), speech)
         weights = blend_emotion(weights, emotion_w, fps, stress=stress, seed=seed)
     return FaceAnimation(arkit52_names(), weights, coarticulation.jaw_rotation(weights), float(fps), visemes, phones, source, notes)
 

@@ -13,7 +13,7 @@ from rigmind.backend.audio.features import speech_features
 from rigmind.backend.emotion.timeline import EmotionError, EmotionTimeline, parse_emotions
 from rigmind.backend.face import metrics
 from rigmind.backend.face.emotion import blend_emotion, tables
-from rigmind.backend.face.generate import ANALYSIS_FPS, _at, generate_face
+from rigmind.backend.face.generate import ANALYSIS_FPS, at_frames, generate_face
 from rigmind.backend.options import EMOTIONS
 from rigmind.presets import arkit52_names
 
@@ -56,7 +56,7 @@ def test_acceptance_deltas(faces):
 
 def test_jaw_still_follows_loudness(faces, clip):
     n = faces["neutral"].num_frames
-    loud = _at(speech_features(clip, ANALYSIS_FPS).energy, n, FPS)
+    loud = at_frames(speech_features(clip, ANALYSIS_FPS).energy, n, FPS)
     r0 = metrics.pearson(faces["neutral"].curve("jawOpen"), loud)
     assert r0 > 0.3
     for e in EMOTIONS:
