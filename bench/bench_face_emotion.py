@@ -66,7 +66,7 @@ def main():
         takes = {e: (d["names"], d["weights"], d["fps"], d["phones"]) for e, d in res.items()}
         rows.append(emotion_eval.evaluate_voice(wav, text, takes=takes))
         print(f"  {wav.name}: done ({time.time() - t0:.0f} s)", flush=True)
-    lines = [emotion_eval.markdown({"voices": rows, "emotions": list(emotion_eval.EMOTIONS)})]
+    lines = [emotion_eval.markdown({"voices": rows, "emotions": list(emotion_eval.EMOTIONS)}).rstrip("\n")]
     cpu = "unknown CPU"
     try:
         cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
