@@ -71,7 +71,13 @@ def take_emotion(scene, audio_path, start_frame, fps: float | None = None) -> Em
 
     if getattr(scene, "rigmind", None) is None:
         return None
-    _path, start = scene_audio.audio_and_start(scene, audio_path, start_frame)
+    from ..backend.errors import UserError
+
+    try:
+        _path, start = scene_audio.audio_and_start(scene, audio_path, start_frame)
+    except UserError:
+        # No speech yet: the job refuses that itself, after the rig's checks.
+        start = start_frame or scene.frame_start
     return scene_emotion(scene, start, fps if fps is not None else scene_io.scene_fps(scene))
 
 

@@ -10,7 +10,6 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 
 from ..blender_addon import properties
-from .scene_io import scene_fps
 from .op_common import ModalJobMixin, fill_from_scene, poll_armature, report_failure, resolve_armature
 
 _TRACKER_PROPS = {"head": "track_head", "hand_l": "track_hand_l", "hand_r": "track_hand_r"}
@@ -137,6 +136,8 @@ class RIGMIND_OT_track_live(_TrackerObjects, bpy.types.Operator):
         # The trackers' time is the timeline's: the frames advanced since the
         # last tick (a scrub back or a loop restarts the tracker's history).
         now = scene.frame_current + scene.frame_subframe
+        from .scene_io import scene_fps  # on the first tick, not when the add-on registers
+
         dt, self._last = (now - self._last) / scene_fps(scene), now
         session = self._session
         if session is not None and not session.closed:

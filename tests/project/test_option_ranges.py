@@ -30,6 +30,8 @@ CLI = {
 
 #: option -> the properties (struct, property) that take it in Blender.
 PROPERTIES = {
+    "emotion_weight": [("RigMindSceneProperties", f"emotion_{e}")
+                       for e in ("happy", "sad", "angry", "surprised", "afraid", "disgusted")],
     "speed": [("RigMindSceneProperties", "speed"), ("RIGMIND_OT_bake_walk_cycle", "speed"),
               ("RIGMIND_OT_walk_along_path", "speed")],
     "amount": [("RigMindSceneProperties", "gesture_amount"), ("RIGMIND_OT_generate_gesture", "amount")],
