@@ -27,14 +27,25 @@ MAX_REACH = 0.999
 SOFT_REACH = 0.97
 
 
-def unit_vectors(v: np.ndarray, fallback: np.ndarray = None) -> np.ndarray:
+def unit_vectors(v: np.ndarray, fallback=None) -> np.ndarray:
     """``v [..., n]`` scaled to length 1 along the last axis; where a vector
-    is (near) zero, ``fallback`` (broadcast like ``v``) if given."""
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    is (near) zero, ``fallback`` (broadcast like ``v``) if given: an array, or
+    a function of no arguments returning one, called only when some vector
+    is that short (the fallbacks of :func:`two_bone_ik` cost more than the
+    solve on one frame's limbs)."""
+    n = _length(v)
     out = v / np.maximum(n, _EPS)
     if fallback is not None:
-        out = np.where(n > 1e-8, out, fallback)
+        short = ~(n > 1e-8)  # NaN lengths take the fallback too
+        if short.any():
+            out = np.where(short, fallback() if callable(fallback) else fallback, out)
     return out
+
+
+def _length(v: np.ndarray) -> np.ndarray:
+    """``|v|`` over the last axis, kept as ``[..., 1]`` (``np.linalg.norm``'s
+    checks cost more than the sum on small arrays)."""
+    return np.sqrt(np.sum(v * v, axis=-1, keepdims=True))
 
 
 def soft_reach(dist, length, soft=SOFT_REACH, max_reach: float = MAX_REACH):
@@ -78,11 +89,12 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     c = np.asarray(end, dtype=np.float64)
     t = np.asarray(target, dtype=np.float64)
     p = np.asarray(pole, dtype=np.float64)
-    a, b, c, t, p = np.broadcast_arrays(a, b, c, t, p)
-    l1 = np.linalg.norm(b - a, axis=-1)
-    l2 = np.linalg.norm(c - b, axis=-1)
+    if not (a.shape == b.shape == c.shape == t.shape == p.shape):
+        a, b, c, t, p = np.broadcast_arrays(a, b, c, t, p)
+    l1 = _length(b - a)[..., 0]
+    l2 = _length(c - b)[..., 0]
     at = t - a
-    dist = np.linalg.norm(at, axis=-1)
+    dist = _length(at)[..., 0]
     lo = np.abs(l1 - l2) + 1e-6
     hi = np.maximum(max_reach * (l1 + l2), lo)
     if soft is not None:
@@ -90,16 +102,17 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     d = np.clip(dist, lo, hi)
     # Direction to the target; when the target sits on the root, keep the
     # current root->end direction.
-    u = unit_vectors(at, unit_vectors(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
+    u = unit_vectors(at, lambda: unit_vectors(c - a, np.broadcast_to([0.0, 0.0, -1.0], a.shape)))
     # Bend direction: the pole's offset perpendicular to u; falls back on the
     # current knee offset, then on any perpendicular.
     def perp(v):
         return v - np.sum(v * u, axis=-1, keepdims=True) * u
 
-    any_perp = np.cross(u, np.broadcast_to([1.0, 0.0, 0.0], u.shape))
-    any_perp = np.where(np.linalg.norm(any_perp, axis=-1, keepdims=True) > 1e-3, any_perp,
-                        np.cross(u, np.broadcast_to([0.0, 1.0, 0.0], u.shape)))
-    v = unit_vectors(perp(p - a), unit_vectors(perp(b - a), unit_vectors(any_perp)))
+    def any_perp():
+        x = rotations.cross(u, np.broadcast_to([1.0, 0.0, 0.0], u.shape))
+        return unit_vectors(np.where(_length(x) > 1e-3, x, rotations.cross(u, np.broadcast_to([0.0, 1.0, 0.0], u.shape))))
+
+    v = unit_vectors(perp(p - a), lambda: unit_vectors(perp(b - a), any_perp))
     cos_a = np.clip((l1**2 + d**2 - l2**2) / np.maximum(2.0 * l1 * d, _EPS), -1.0, 1.0)
     sin_a = np.sqrt(1.0 - cos_a**2)
     b_new = a + l1[..., None] * (cos_a[..., None] * u + sin_a[..., None] * v)

@@ -195,6 +195,14 @@ class LiveRetarget:
         hp = local_t[chain[0]].copy()
         for a, b in zip(chain[:-1], chain[1:]):
             hp = hp + s_rot[a] @ local_t[b]
+        return self.apply_world(s_rot, hp)
+
+    def apply_world(self, s_rot: np.ndarray, hips_position: np.ndarray):
+        """:meth:`apply` of a source pose given as its world rotation
+        matrices ``s_rot [J, 3, 3]`` and the source hips' world position
+        ``[3]`` (metres): for a source that has them already (the live
+        tracker), no forward kinematics here."""
+        hp = np.asarray(hips_position, dtype=np.float64)
         W = self._W  # world rotation matrices; only mapped bones and their ancestors are filled
         t_idx, s_idx = self.pairs[:, 0], self.pairs[:, 1]
         W[t_idx] = s_rot[s_idx] @ self._K_mat

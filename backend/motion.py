@@ -31,6 +31,30 @@ def _levels(parents: tuple) -> tuple:
     return tuple(np.nonzero(depth == d)[0] for d in range(int(depth.max()) + 1 if len(depth) else 0))
 
 
+def world_matrices(parents, local_mats: np.ndarray, local_t: np.ndarray) -> tuple:
+    """Forward kinematics on rotation matrices: world rotations ``[..., J,
+    3, 3]`` and positions ``[..., J, 3]`` from local rotation matrices
+    ``local_mats [..., J, 3, 3]`` and local translations ``local_t [..., J,
+    3]`` (metres). One 4x4 product per level of the hierarchy: the live
+    paths' one-frame FK, where the quaternion products of
+    :meth:`Motion.world` cost more in calls than in arithmetic."""
+    parents = np.asarray(parents)
+    lead = local_mats.shape[:-3]
+    h = np.zeros(lead + (len(parents), 4, 4))
+    h[..., :3, :3] = local_mats
+    h[..., :3, 3] = local_t
+    h[..., 3, 3] = 1.0
+    # Joints on the last axis before the matrices: move them first so one
+    # fancy index picks a level whatever the leading shape.
+    h = np.moveaxis(h, -3, 0)
+    out = np.empty_like(h)
+    for js in depth_levels(parents):
+        ps = parents[js]
+        out[js] = h[js] if ps[0] < 0 else out[ps] @ h[js]
+    out = np.moveaxis(out, 0, -3)
+    return out[..., :3, :3], out[..., :3, 3]
+
+
 def depth_levels(parents) -> tuple:
     """The joints ``parents [J]`` (parent index, -1 for a root; parents
     before children) grouped by depth: a tuple of index arrays, the roots

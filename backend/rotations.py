@@ -18,10 +18,10 @@ _EPS = 1e-12
 def normalize(q: np.ndarray) -> np.ndarray:
     """Unit quaternions ``[..., 4]``; a zero quaternion becomes identity."""
     q = np.asarray(q, dtype=np.float64)
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    n = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
     out = q / np.maximum(n, _EPS)
     bad = (n[..., 0] < _EPS)
-    if np.any(bad):
+    if bad.any():
         out = out.copy()
         out[bad] = (1.0, 0.0, 0.0, 0.0)
     return out
@@ -64,11 +64,11 @@ def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * _cross(u, v)
-    return v + w * t + _cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v + w * t + cross(u, t)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.cross`` of 3-vectors ``[..., 3]``, broadcast, written out: the
     same arithmetic without ``np.cross``'s axis handling, which costs more
     than the product itself on the small arrays of per-frame (live) FK."""
@@ -190,7 +190,7 @@ def from_axis_angle_pair(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 def to_matrix(q: np.ndarray) -> np.ndarray:
     """Unit quaternions ``[..., 4]`` to rotation matrices ``[..., 3, 3]``."""
     q = normalize(q)
-    w, x, y, z = np.moveaxis(q, -1, 0)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
@@ -263,7 +263,7 @@ def matrix_from_6d(d6: np.ndarray) -> np.ndarray:
     x = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), _EPS)
     b = b - np.sum(x * b, axis=-1, keepdims=True) * x
     y = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), _EPS)
-    z = np.cross(x, y)
+    z = cross(x, y)
     return np.stack([x, y, z], axis=-1)
 
 
@@ -361,14 +361,14 @@ def between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Shortest-arc rotation taking direction ``u`` to ``v`` (``[..., 3]``)."""
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    u = u / np.maximum(np.linalg.norm(u, axis=-1, keepdims=True), _EPS)
-    v = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), _EPS)
+    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), _EPS)
+    v = v / np.maximum(np.sqrt(np.sum(v * v, axis=-1, keepdims=True)), _EPS)
     d = np.sum(u * v, axis=-1, keepdims=True)
-    c = np.cross(u, v)
+    c = cross(u, v)
     q = np.concatenate([1.0 + d, c], axis=-1)
     # Opposite vectors: rotate pi about any axis orthogonal to u.
     opposite = d[..., 0] < -1.0 + 1e-9
-    if np.any(opposite):
+    if opposite.any():
         alt = np.cross(u, np.array([1.0, 0.0, 0.0]))
         alt2 = np.cross(u, np.array([0.0, 1.0, 0.0]))
         use2 = np.linalg.norm(alt, axis=-1, keepdims=True) < 1e-6

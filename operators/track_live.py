@@ -125,12 +125,15 @@ class TrackLiveSession:
         if dt < 0 or dt > MAX_TICK_SECONDS:
             self.tracker.reset()
             dt = 0.0
-        pose = self.tracker.step(pos, rot, float(dt))
-        t2 = time.perf_counter()
         if self.live is None:
+            pose = self.tracker.step(pos, rot, float(dt))
             self._calibrate(pose)
             t2 = time.perf_counter()
-        basis, loc = self.live.apply(pose)
+            basis, loc = self.live.apply(pose)
+        else:
+            world, hips = self.tracker.step_world(pos, rot, float(dt))
+            t2 = time.perf_counter()
+            basis, loc = self.live.apply_world(world, hips)
         quats = np.ascontiguousarray(basis[self._order], dtype=np.float32).ravel()
         t3 = time.perf_counter()
         self.arm.pose.bones.foreach_set("rotation_quaternion", quats)

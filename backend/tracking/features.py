@@ -30,6 +30,10 @@ from .canonical import TRACKED
 #: Frame lags (30 fps) of the input window: about one second of the past,
 #: dense near the present (velocities and the head's bob carry the step phase).
 LAGS = (0, 1, 2, 3, 4, 6, 8, 10, 13, 16, 20, 25, 30)
+#: The offline model's lags: the same past plus about two thirds of a second
+#: of the future (negative lags), which says whether the head is about to
+#: travel (a step starts before the head moves much) or stop.
+OFFLINE_LAGS = (-20, -16, -13, -10, -8, -6, -4, -3, -2, -1) + LAGS
 PER_FRAME = 36
 #: The head bone's own forward axis (canonical Bandai Head: +Z points where
 #: the face looks, +X up; measured on standing and walking clips).
@@ -43,10 +47,10 @@ def heading_yaw(head_rot: np.ndarray) -> np.ndarray:
     its world rotations ``[F, 4]``; when the head looks straight up or down the
     up axis (tipped forward/back) stands in, and a degenerate frame keeps the
     previous frame's yaw."""
-    f = rotations.rotate(head_rot, np.broadcast_to(HEAD_FORWARD, head_rot.shape[:-1] + (3,)))[..., :2]
+    fwd = rotations.rotate(head_rot, np.broadcast_to(HEAD_FORWARD, head_rot.shape[:-1] + (3,)))
     u = rotations.rotate(head_rot, np.broadcast_to(HEAD_UP, head_rot.shape[:-1] + (3,)))[..., :2]
+    f, tilt = fwd[..., :2], fwd[..., 2:3]
     # Looking down tips the up axis forward; looking up tips it back.
-    tilt = rotations.rotate(head_rot, np.broadcast_to(HEAD_FORWARD, head_rot.shape[:-1] + (3,)))[..., 2:3]
     d = f - np.sign(tilt) * u * np.clip(np.abs(tilt) - 0.7, 0.0, None) * 3.0
     n = np.linalg.norm(d, axis=-1)
     ok = n > 1e-4
@@ -65,21 +69,33 @@ def heading(pos: np.ndarray, rot: np.ndarray) -> tuple:
     return origin, rotations.inv(yaw_quat(yaw))
 
 
-def window_inputs(pos: np.ndarray, rot: np.ndarray, fps: float = 30.0, frames=None) -> np.ndarray:
-    """Inputs ``[N, len(LAGS) * 36]`` (float32) for ``frames`` (default all)
+def window_inputs(pos: np.ndarray, rot: np.ndarray, fps: float = 30.0, frames=None, lags=LAGS) -> np.ndarray:
+    """Inputs ``[N, len(lags) * 36]`` (float32) for ``frames`` (default all)
     of trackers ``pos [F, 3, 3]`` (scaled metres), ``rot [F, 3, 4]`` at
-    ``fps``; frames before the first repeat the first (a take starts at rest)."""
-    F = len(pos)
-    frames = np.arange(F) if frames is None else np.asarray(frames)
-    origin, hinv = heading(pos, rot)
+    ``fps``; frames before the first repeat the first (a take starts at rest),
+    frames after the last (negative lags) repeat the last."""
+    frames = np.arange(len(pos)) if frames is None else np.asarray(frames)
+    origin, hinv = heading(pos, rot)  # all frames: a degenerate one takes the yaw before it
+    return window_in_heading(pos, rot, fps, frames, origin[frames], hinv[frames], lags)
+
+
+def window_in_heading(pos: np.ndarray, rot: np.ndarray, fps: float, frames, origin: np.ndarray,
+                      hinv: np.ndarray, lags=LAGS) -> np.ndarray:
+    """:func:`window_inputs` for ``frames [N]`` whose heading frames are
+    already known: ``origin [N, 3]`` and inverse headings ``hinv [N, 4]``
+    (:func:`heading` of those frames; the live tracker needs them again to
+    decode, so it computes them once)."""
+    frames = np.asarray(frames)
     vel = np.zeros_like(pos)
     vel[1:] = (pos[1:] - pos[:-1]) * fps
-    src = np.maximum(frames[:, None] - np.asarray(LAGS)[None], 0)  # [N, L]
-    o = origin[frames][:, None, None]  # [N, 1, 1, 3]
-    h = hinv[frames][:, None, None]  # [N, 1, 1, 4]
-    p = rotations.rotate(h, pos[src] - o)  # [N, L, 3, 3]
-    v = rotations.rotate(h, vel[src])
-    q = rotations.to_6d(rotations.mul(h, rot[src]))  # [N, L, 3, 6]
+    src = np.clip(frames[:, None] - np.asarray(lags)[None], 0, len(pos) - 1)  # [N, L]
+    # The heading as a matrix: one product per part instead of quaternion
+    # algebra (the live tracker builds one row per tick).
+    h = rotations.to_matrix(hinv)[:, None]  # [N, 1, 3, 3]
+    ht = np.swapaxes(h, -1, -2)
+    p = (pos[src] - origin[:, None, None]) @ ht  # [N, L, 3, 3]
+    v = vel[src] @ ht
+    q = rotations.matrix_to_6d(h[:, :, None] @ rotations.to_matrix(rot[src]))  # [N, L, 3, 6]
     x = np.concatenate([p, v, q], axis=-1)  # [N, L, 3, 12]
     return x.reshape(len(frames), -1).astype(np.float32)
 

@@ -93,6 +93,23 @@ def decode(y: np.ndarray, origin: np.ndarray, hinv: np.ndarray, scale: float, sk
     return Motion(sk, rotations.make_continuous(local), np.zeros((F, 3)), 30.0, trans)
 
 
+def decode_matrices(y: np.ndarray, origin: np.ndarray, yaw: np.ndarray, scale: float, sk: Skeleton) -> tuple:
+    """One network row ``y [O]`` as :func:`decode` makes it, in matrices:
+    ``(local rotation matrices [J, 3, 3], local translations [J, 3])`` on
+    ``sk`` (``origin [3]`` and ``yaw [3, 3]``, heading -> world: the frame's
+    heading). The live tracker's one-frame path (no quaternion round trips)."""
+    parts = split_targets(np.asarray(y, dtype=np.float64)[None], len(sk))
+    six = np.concatenate([parts["hip_rot"], parts["local"][0]])  # [J - 1, 6]: Hips, then every joint below
+    mats = np.empty((len(sk), 3, 3))
+    mats[0] = np.eye(3)
+    mats[1:] = rotations.matrix_from_6d(six)
+    mats[1] = yaw @ mats[1]
+    trans = np.array(sk.offsets, dtype=np.float64)
+    trans[1] = origin + yaw @ (parts["hip_pos"][0] * scale)
+    trans[0] = 0.0
+    return mats, trans
+
+
 def contact_mask(prob: np.ndarray, cfg: PoseConfig) -> np.ndarray:
     """Planted feet ``[F, 2]`` (bool) from contact probabilities, with hysteresis."""
     c = hysteresis(prob > cfg.contact_on, prob < cfg.contact_off, prob[0] > 0.5)

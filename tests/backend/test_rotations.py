@@ -265,3 +265,23 @@ def test_normalize_continuous_in_place_is_the_same_numbers():
     assert got.tobytes() == want.tobytes()
     with pytest.raises(TypeError):
         rotations.normalize_continuous_in_place(q.astype(np.float32))
+
+
+def test_world_matrices_is_motion_world():
+    """The matrix FK of the live paths gives Motion.world's rotations and
+    positions, for one frame and for leading frame axes."""
+    from rigmind.backend.motion import Motion, world_matrices
+    from rigmind.backend.skeleton import Skeleton
+
+    rng = np.random.default_rng(5)
+    parents = np.array([-1, 0, 1, 2, 1, 4, 0, 6, -1, 8])
+    sk = Skeleton([f"j{i}" for i in range(10)], parents, rng.normal(size=(10, 3)))
+    rot = rotations.normalize(rng.normal(size=(7, 10, 4)))
+    m = Motion(sk, rot, rng.normal(size=(7, 3)), 30.0)
+    wr, wp = m.world()
+    lt = m.local_translations()
+    W, P = world_matrices(parents, rotations.to_matrix(rot), lt)
+    np.testing.assert_allclose(W, rotations.to_matrix(wr), atol=1e-12)
+    np.testing.assert_allclose(P, wp, atol=1e-12)
+    W1, P1 = world_matrices(parents, rotations.to_matrix(rot[3]), lt[3])
+    np.testing.assert_allclose(P1, wp[3], atol=1e-12)

@@ -132,6 +132,62 @@ def test_live_tracker_matches_targets(walk):
         assert err.max() < 0.01
 
 
+def test_live_step_world_is_the_step_pose_in_world_matrices(walk):
+    """step_world (what Track Live maps onto the rig) is step's pose: its world
+    rotations as matrices and the hips' world position, tick for tick."""
+    take = trackers_from_motion(walk.slice(0, 40))
+    a, b = LiveTracker(), LiveTracker()
+    for f in range(take.num_samples):
+        pose = a.step(take.positions[f], take.rotations[f], 1.0 / 30.0)
+        world, hips = b.step_world(take.positions[f], take.rotations[f], 1.0 / 30.0)
+        wr, wp = pose.world()
+        np.testing.assert_allclose(world, rotations.to_matrix(wr[0]), atol=1e-9)
+        np.testing.assert_allclose(hips, wp[0, pose.skeleton.index("Hips")], atol=1e-9)
+
+
+def test_live_window_is_the_offline_window(walk):
+    """The live tracker's input row (kept as matrices, built per tick) is the
+    row window_inputs makes for the same history, on a grid and between it."""
+    from rigmind.backend.tracking.features import window_inputs
+
+    take = trackers_from_motion(walk.slice(0, 70))
+    live = LiveTracker(scale=1.0)
+    for f in range(take.num_samples):
+        dt = 1.0 / 30.0 if f % 3 else 0.5 / 30.0  # some ticks between the 30 fps samples
+        p, q = take.positions[f], take.rotations[f]
+        live.step(p, q, dt)
+        pos, rot = live.pos.copy(), live.rot.copy()
+        pos[-1], rot[-1] = p, rotations.normalize(q) * np.sign(np.sum(rotations.normalize(q) * live.rot[-1], -1))[:, None]
+        mats = live.mats.copy()
+        mats[-1] = rotations.to_matrix(rot[-1])
+        got = live._window(p, mats, live._heading(mats[-1, 0]))
+        want = window_inputs(pos, rot, 30.0, [len(pos) - 1])
+        np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+def test_live_retarget_apply_world_is_apply():
+    """LiveRetarget.apply_world (given world matrices and the hips) gives apply's pose bones."""
+    from rigmind.backend.live_retarget import LiveRetarget
+    from rigmind.backend.tracking.canonical import CANONICAL_MAP
+
+    sk = canonical_skeleton()
+    rng = np.random.default_rng(3)
+    f = 12
+    rot = np.tile(sk.rest_rotations, (f, 1, 1))
+    rot[:, 1:] = rotations.mul(rot[:, 1:], rotations.from_axis_angle(rng.normal(scale=0.2, size=(f, len(sk) - 1, 3))))
+    trans = np.broadcast_to(sk.offsets, (f, len(sk), 3)).copy()
+    trans[:, 1] += rng.normal(scale=0.05, size=(f, 3))
+    clip = Motion(sk, rot, np.zeros((f, 3)), 30.0, trans)
+    mapping = dict(CANONICAL_MAP)
+    live = LiveRetarget.calibrate(clip, mapping, sk, mapping)
+    for k in range(f):
+        basis, loc = live.apply(clip, k)
+        wr, wp = clip.slice(k, k + 1).world()
+        b2, loc2 = live.apply_world(rotations.to_matrix(wr[0]), wp[0, sk.index("Hips")])
+        np.testing.assert_allclose(np.abs(np.sum(basis * b2, -1)), 1.0, atol=1e-9)
+        np.testing.assert_allclose(loc, loc2, atol=1e-9)
+
+
 def test_resample_take_keeps_samples():
     t = np.array([0.0, 0.1, 0.2])
     pos = np.zeros((3, 3, 3))
