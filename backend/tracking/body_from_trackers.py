@@ -93,7 +93,7 @@ def _model_body(pos, rot, scale, cfg: TrackConfig, sk):
     from .engine import load_engine
 
     eng = load_engine(cfg.model_path, cfg.engine)
-    x = window_inputs(pos / scale, rot, 30.0)
+    x = window_inputs(pos / scale, rot, 30.0, lags=eng.lags)
     y = eng(x)
     if cfg.smooth > 0 and len(y) > 1:
         y = np.concatenate([gaussian_filter1d(y[:, :-2], cfg.smooth, axis=0, mode="nearest"), y[:, -2:]], axis=1)

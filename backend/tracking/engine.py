@@ -19,7 +19,9 @@ PT_PATH = paths.model_path("track.pt")
 
 class TrackEngine:
     """``engine(x [N, I] float32) -> y [N, O]``; ``head_height`` (m): the
-    canonical skeleton's usual head height the inputs are scaled to."""
+    canonical skeleton's usual head height the inputs are scaled to;
+    ``lags``: the frames of its input window (30 fps; negative: the future,
+    a model trained with ``rigmind train track --future``)."""
 
     def __init__(self, path=None, engine: str = "onnxruntime"):
         if engine == "onnxruntime":
@@ -42,6 +44,7 @@ class TrackEngine:
             self.session = None
         else:
             raise ValueError(f"engine must be 'onnxruntime' or 'torch', got {engine!r}")
+        self.lags = tuple(int(k) for k in self.config["lags"])
 
     def __call__(self, x: np.ndarray, batch: int = 4096) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float32)

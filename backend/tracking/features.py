@@ -30,10 +30,12 @@ from .canonical import TRACKED
 #: Frame lags (30 fps) of the input window: about one second of the past,
 #: dense near the present (velocities and the head's bob carry the step phase).
 LAGS = (0, 1, 2, 3, 4, 6, 8, 10, 13, 16, 20, 25, 30)
-#: The offline model's lags: the same past plus about two thirds of a second
-#: of the future (negative lags), which says whether the head is about to
-#: travel (a step starts before the head moves much) or stop.
-OFFLINE_LAGS = (-20, -16, -13, -10, -8, -6, -4, -3, -2, -1) + LAGS
+#: A window that also reads two thirds of a second of the future (negative
+#: lags: whether the head is about to travel or stop), for offline-only
+#: models (``rigmind train track --future``). Tried: no better than the
+#: causal window on the validation clips or CMU 131 (docs/tracking_model.md),
+#: so the committed model does not use it.
+FUTURE_LAGS = (-20, -16, -13, -10, -8, -6, -4, -3, -2, -1) + LAGS
 PER_FRAME = 36
 #: The head bone's own forward axis (canonical Bandai Head: +Z points where
 #: the face looks, +X up; measured on standing and walking clips).

@@ -43,6 +43,9 @@ class LiveTracker:
         from .engine import load_engine
 
         self.engine = load_engine(model_path, engine)
+        if tuple(self.engine.lags) != LAGS:
+            raise ValueError(f"the live tracker runs a model with the causal window {LAGS}, "
+                             f"not {self.engine.lags} (a --future model is offline only)")
         self.scale = scale
         self.smoothing = float(smoothing)
         self.cfg = pose or PoseConfig()

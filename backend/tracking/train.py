@@ -27,11 +27,12 @@ CACHE_VERSION = "2"  # 2: retargeted heads with the roll fix (mocap_trackers._fi
 
 
 def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False,
-                 mirror: bool = False) -> tuple:
+                 mirror: bool = False, lags=features.LAGS) -> tuple:
     """``(X [N, I], Y [N, O])`` float32 of every frame (every ``every``-th) of
     a split part (and, with ``mirror``, of its left-right mirror images),
-    cached as ``.npz``."""
-    cache = Path(cache_dir) / f"{part}_v{CACHE_VERSION}_every{every}{'_mirror' if mirror else ''}.npz"
+    inputs over ``lags``, cached as ``.npz``."""
+    tag = "" if tuple(lags) == features.LAGS else "_lags" + "_".join(str(k) for k in lags)
+    cache = Path(cache_dir) / f"{part}_v{CACHE_VERSION}_every{every}{'_mirror' if mirror else ''}{tag}.npz"
     if cache.is_file():
         z = np.load(cache)
         return z["x"], z["y"]
@@ -44,7 +45,7 @@ def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, 
         for mm in (m, mirror_motion(m)) if mirror else (m,):
             p, r = features.tracker_arrays(mm)
             frames = np.arange(0, mm.num_frames, every)
-            xs.append(features.window_inputs(p, r, mm.fps, frames))
+            xs.append(features.window_inputs(p, r, mm.fps, frames, lags))
             ys.append(features.targets(mm)[frames])
         if verbose and i % 200 == 0:
             print(f"{part}: {i}/{len(entries)} clips", flush=True)
@@ -75,7 +76,9 @@ class TrainConfig:
     """Settings of one training run: ``seconds`` of wall time, the MLP's
     ``hidden`` width and ``layers``, ``batch`` frames per step, peak ``lr``
     (cosine decay to 0), ``seed``, torch ``threads``, ``mirror`` (add the
-    train clips' left-right mirror images), ``verbose`` (print the log)."""
+    train clips' left-right mirror images), ``lags`` (input frames, 30 fps;
+    negative = the future: a model only offline tracking can run),
+    ``verbose`` (print the log)."""
 
     seconds: float = 360.0
     hidden: int = 512
@@ -85,6 +88,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 1
     mirror: bool = False
+    lags: tuple = features.LAGS
     verbose: bool = True
 
 
@@ -104,8 +108,8 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     t0 = time.time()
-    xt, yt = split_arrays("train", data_dir, every=1, verbose=verbose, mirror=mirror)
-    xv, yv = split_arrays("validation", data_dir, every=2, verbose=verbose)
+    xt, yt = split_arrays("train", data_dir, every=1, verbose=verbose, mirror=mirror, lags=c.lags)
+    xv, yv = split_arrays("validation", data_dir, every=2, verbose=verbose, lags=c.lags)
     if verbose:
         print(f"data: train {len(xt)} frames, validation {len(xv)} ({time.time() - t0:.0f} s)", flush=True)
     model = TrackNet(xt.shape[1], yt.shape[1], hidden, layers)
@@ -150,11 +154,11 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
     if best_state is not None:
         model.load_state_dict(best_state)
     config = {"input_size": int(xt.shape[1]), "output_size": int(yt.shape[1]), "hidden": hidden, "layers": layers,
-              "lags": list(features.LAGS), "fps": 30.0}
+              "lags": [int(k) for k in c.lags], "fps": 30.0}
     metadata = {"skeleton": skeleton_to_dict(canonical_skeleton()), "training": {
         "steps": step, "seconds": seconds, "mirror": mirror, "batch": batch, "lr": lr, "seed": seed, "best_validation": best,
         "train_frames": int(len(xt)), "validation_frames": int(len(xv)), "log": log,
-        "head_height": float(np.percentile(xt[:, 2], 90))}}
+        "head_height": float(np.percentile(xt[:, features.PER_FRAME * list(c.lags).index(0) + 2], 90))}}
     path = checkpoint.save(out, "tracking", config=config, weights=model.state_dict(), metadata=metadata)
     export_onnx(path)
     return path
@@ -207,8 +211,12 @@ def main_train(argv=None) -> int:
     p.add_argument("--out", default=str(PT_PATH), help="checkpoint path (ONNX written next to it)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--mirror", action="store_true", help="add left-right mirror images of the train clips")
+    p.add_argument("--future", action="store_true",
+                   help="inputs from 0.67 s of the future too (features.FUTURE_LAGS; an offline-only model "
+                        "the live tracker refuses); give --out")
     a = p.parse_args(argv)
-    path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror), data_dir=a.data, out=a.out)
+    lags = features.FUTURE_LAGS if a.future else features.LAGS
+    path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror, lags=lags), data_dir=a.data, out=a.out)
     print(f"wrote {path} and {Path(path).with_suffix('.onnx')}")
     return 0
 

@@ -257,3 +257,29 @@ def test_calibration_maps_the_neutral_sample_to_standing_and_keeps_turns():
     q = calibrate(rotations.mul(turn[None], cal), cal)
     d = heading_yaw(q[None, 0]) - heading_yaw(standing_rotations()[None, 0])
     assert abs(float(np.angle(np.exp(1j * d[0]))) - 0.5) < 1e-6
+
+
+def test_a_future_window_model_runs_offline_and_the_live_tracker_refuses_it(walk, tmp_path):
+    """A model trained on another window (here FUTURE_LAGS, untrained weights)
+    is run with its own lags by track_body; the live tracker refuses it."""
+    torch = pytest.importorskip("torch")
+    from rigmind.backend.model_files import checkpoint
+    from rigmind.backend.tracking import features
+    from rigmind.backend.tracking.canonical import skeleton_to_dict
+    from rigmind.backend.tracking.model import TrackNet
+    from rigmind.backend.tracking.train import export_onnx
+
+    lags = features.FUTURE_LAGS
+    out = 9 + 6 * (len(canonical_skeleton()) - 2) + 2
+    torch.manual_seed(0)
+    net = TrackNet(len(lags) * features.PER_FRAME, out, hidden=16, layers=1)
+    config = {"input_size": len(lags) * features.PER_FRAME, "output_size": out, "hidden": 16, "layers": 1,
+              "lags": list(lags), "fps": 30.0}
+    pt = checkpoint.save(tmp_path / "future.pt", "tracking", config=config, weights=net.state_dict(),
+                         metadata={"skeleton": skeleton_to_dict(canonical_skeleton()),
+                                   "training": {"head_height": 1.4}})
+    onnx_path = export_onnx(pt)
+    res = track_body(trackers_from_motion(walk.slice(0, 40)), TrackConfig(model_path=str(onnx_path)))
+    assert res.motion.num_frames == 40 and np.isfinite(res.motion.rotations).all()
+    with pytest.raises(ValueError, match="causal window"):
+        LiveTracker(model_path=str(onnx_path))
