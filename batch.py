@@ -21,6 +21,10 @@ link is never replaced). :func:`exit_code` is 0 when every input has its take,
 1 when any input failed or was cancelled.
 
 This module imports neither bpy nor torch: workers do, in their own process.
+The one exception is a ``--style-clip``: the driver reads it once, before any
+take (Blender's readers, as ``rigmind gesture --style-clip`` reads it), so a
+clip that cannot be used is one error and the workers get the clip's style,
+not its path (a Ray node need not see the file).
 """
 
 from __future__ import annotations
@@ -451,11 +455,12 @@ class Progress:
 # --- engines --------------------------------------------------------------------
 
 
-def _local_pool(config: WorkerConfig, workers: int, scratch: str):
+def _local_pool(config: WorkerConfig, workers: int, scratch: str, clip=None):
     """A process pool whose workers each build one TakeWorker (spawned:
     bpy and torch are not fork-safe). Each worker knows this process's pid,
-    to end when it ends (however it ends: kill -9 too), and keeps its
-    scratch files under ``scratch``, which this process removes."""
+    to end when it ends (however it ends: kill -9 too), keeps its
+    scratch files under ``scratch``, which this process removes, and gets
+    the style ``clip`` as the driver read it."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -463,7 +468,7 @@ def _local_pool(config: WorkerConfig, workers: int, scratch: str):
 
     ctx = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=batch_worker.init_process,
-                               initargs=(config, os.getpid(), scratch))
+                               initargs=(config, os.getpid(), scratch, clip))
 
 
 #: Seconds a terminated worker gets to exit before it is killed.
@@ -484,14 +489,15 @@ def _stop_workers(pool) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_local(config, todo, workers, on_result):
-    """``todo`` on a local pool of ``workers`` processes; returns the worker stats."""
+def _run_local(config, todo, workers, on_result, clip=None):
+    """``todo`` on a local pool of ``workers`` processes (``clip``: the
+    batch's style clip, read); returns the worker stats."""
     # The workers' scratch copies of the rig live here, so they go with the
     # batch even when a worker is terminated (it cannot clean up itself).
     # Only a driver killed with SIGKILL leaves it; its pid in the name says whose.
     scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     try:
-        return _run_pool(_local_pool(config, workers, scratch), todo, on_result)
+        return _run_pool(_local_pool(config, workers, scratch, clip), todo, on_result)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -538,7 +544,7 @@ def _check_setup(result) -> None:
         raise BatchError(result.error)
 
 
-def _run_ray(config, todo, workers, address, on_result):
+def _run_ray(config, todo, workers, address, on_result, clip=None):
     try:
         import ray
         from ray.util import ActorPool
@@ -554,7 +560,9 @@ def _run_ray(config, todo, workers, address, on_result):
     # need no shared folder; speech files too (their bytes, per take).
     rig_ref = ray.put(Path(config.rig).read_bytes()) if config.rig else None
     remote = ray.remote(num_cpus=1)(batch_worker.RayTakeWorker)
-    actors = [remote.remote(config, rig_ref, Path(config.rig).suffix if config.rig else "") for _ in range(workers)]
+    clip_ref = ray.put(clip) if clip is not None else None
+    actors = [remote.remote(config, rig_ref, Path(config.rig).suffix if config.rig else "", clip_ref)
+              for _ in range(workers)]
     pool = ActorPool(actors)
     by_name = {}
 
@@ -594,8 +602,11 @@ def check_settings(config: WorkerConfig, workers: int = None) -> None:
         limits.check("workers", workers, option="--workers")
 
 
-def _checked_out_dir(config: WorkerConfig, out_dir, engine: str, workers) -> Path:
-    """``out_dir`` made, once the kind, format, engine and settings are known good."""
+def _checked_batch(config: WorkerConfig, engine: str, workers):
+    """The kind, format, engine and settings checked, then the style clip
+    read (:func:`~.operators.batch_worker.read_clip`): its style, or None
+    without one. Any of them wrong is one :class:`UserError`, before the
+    output folder exists."""
     if config.kind not in KINDS:
         raise BatchError(f"batch kind must be one of {', '.join(KINDS)}")
     if config.fmt not in FORMATS[config.kind]:
@@ -603,6 +614,13 @@ def _checked_out_dir(config: WorkerConfig, out_dir, engine: str, workers) -> Pat
     if engine not in ENGINES:
         raise BatchError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     check_settings(config, workers)
+    from .operators import batch_worker
+
+    return batch_worker.read_clip(config)
+
+
+def _made_out_dir(out_dir) -> Path:
+    """``out_dir`` made (the batch is known good by then)."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise BatchError(f"--out-dir {out_dir} is a file; give a folder")
@@ -824,7 +842,8 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
     """Make every take in ``items`` that has no finished output in
     ``out_dir`` (all of them with ``force``); returns the report (also
     written to ``out_dir/batch_report.json``)."""
-    out_dir = _checked_out_dir(config, out_dir, engine, workers)
+    clip = _checked_batch(config, engine, workers)
+    out_dir = _made_out_dir(out_dir)
     workers = max(1, int(workers or os.cpu_count() or 1))
     t0 = time.perf_counter()
     reports, todo = _plan(config, items, out_dir, force)
@@ -861,9 +880,9 @@ def run_batch(config: WorkerConfig, items: list, out_dir, *, engine: str = "loca
             stop.install()
             if todo:
                 if engine == "local":
-                    stats = _run_local(config, todo, workers, on_result)
+                    stats = _run_local(config, todo, workers, on_result, clip)
                 else:
-                    stats = _run_ray(config, todo, workers, address, on_result)
+                    stats = _run_ray(config, todo, workers, address, on_result, clip)
         finally:
             stop.disarm()
         # A signal after the last take changes nothing: the batch is whole.

@@ -48,6 +48,18 @@ class TakeResult:
     started_at: float = 0.0   # wall clock (time.time()) when the take began
 
 
+def read_clip(config):
+    """``config.style_clip`` read as ``rigmind gesture --style-clip`` reads it
+    (:func:`.gesture_scene.read_style_clip`): its ``ClipStyle``, None without
+    one. A clip that cannot be used (no such file, not a humanoid, damaged,
+    an unknown type) is that command's one-line ``UserError``."""
+    if not config.style_clip:
+        return None
+    from .gesture_scene import read_style_clip
+
+    return read_style_clip(config.style_clip)
+
+
 def _error_text(e: BaseException) -> str:
     """One line: a user-facing problem (a UserError names the fix) as it is,
     anything else marked as an internal error."""
@@ -63,9 +75,11 @@ class TakeWorker:
     """Loads the rig (``config.rig``) and the models the batch needs, then
     makes takes with :meth:`run`."""
 
-    def __init__(self, config, rig_path: str | None = None, scratch_root: str | None = None):
+    def __init__(self, config, rig_path: str | None = None, scratch_root: str | None = None, clip=None):
         """``scratch_root``: the folder to keep this worker's scratch files in
-        (the driver's, removed with the batch); None: the system's temp folder."""
+        (the driver's, removed with the batch); None: the system's temp folder.
+        ``clip``: ``config.style_clip`` as the driver read it (:func:`read_clip`);
+        None: read here, once, where the config names one."""
         t0 = time.perf_counter()
         os.environ.setdefault("OMP_NUM_THREADS", str(config.threads))
         self.config = config
@@ -86,6 +100,9 @@ class TakeWorker:
         if needs_scene:
             self._load_rig(rig_path or config.rig)
         self._load_models()
+        # Read at set-up, not per take: a clip that cannot be used fails the
+        # batch once (the driver has normally read it already).
+        self.clip = clip if clip is not None else read_clip(config)
         self.startup_s, self.load_s = t1 - t0, time.perf_counter() - t1
 
     # --- set-up ---------------------------------------------------------------
@@ -203,15 +220,13 @@ class TakeWorker:
         export.export_character(arm, out, frame_range=rng)
 
     def _body(self):
-        """The batch's emotion, style and style clip (the clip read once per worker)."""
+        """The batch's emotion, style and style clip (read at set-up)."""
         if not hasattr(self, "_body_style"):
             from ..backend.emotion.timeline import parse_emotions
             from ..backend.gesture.style_layer import BodyStyle, check_style
-            from .gesture_scene import read_style_clip
 
             cfg = self.config
-            clip = read_style_clip(cfg.style_clip) if cfg.style_clip else None
-            body = BodyStyle(parse_emotions(list(cfg.emotion)), check_style(cfg.style), clip)
+            body = BodyStyle(parse_emotions(list(cfg.emotion)), check_style(cfg.style), self.clip)
             self._body_style = None if body.is_neutral else body
         return self._body_style
 
@@ -346,11 +361,11 @@ def _mute_stdout() -> None:
     os.close(devnull)
 
 
-def init_process(config, parent_pid: int | None = None, scratch_root: str | None = None) -> None:
+def init_process(config, parent_pid: int | None = None, scratch_root: str | None = None, clip=None) -> None:
     """Process-pool initializer: Ctrl-C is the driver's to handle (it stops
     the pool), the process ends with the driver ``parent_pid`` (see
     :func:`end_with_parent`), and a set-up failure is reported with each
-    take, not as a crashed pool. ``scratch_root``: see :class:`TakeWorker`."""
+    take, not as a crashed pool. ``scratch_root``, ``clip``: see :class:`TakeWorker`."""
     import signal
 
     global _WORKER, _INIT_ERROR
@@ -359,7 +374,7 @@ def init_process(config, parent_pid: int | None = None, scratch_root: str | None
         end_with_parent(parent_pid)
     _mute_stdout()
     try:
-        _WORKER = TakeWorker(config, scratch_root=scratch_root)
+        _WORKER = TakeWorker(config, scratch_root=scratch_root, clip=clip)
     except Exception as e:  # noqa: BLE001
         _INIT_ERROR = _error_text(e)
 
@@ -442,16 +457,17 @@ def run_in_process(item) -> TakeResult:
 
 class RayTakeWorker:
     """The Ray actor: the rig arrives as bytes through the object store and is
-    written to the actor's scratch folder, so nodes need no shared path."""
+    written to the actor's scratch folder, and the style clip as the driver
+    read it, so nodes need no shared path."""
 
-    def __init__(self, config, rig_bytes: bytes | None, rig_suffix: str):
+    def __init__(self, config, rig_bytes: bytes | None, rig_suffix: str, clip=None):
         _mute_stdout()
         rig_path = None
         if rig_bytes is not None:
             folder = Path(tempfile.mkdtemp(prefix="rigmind-rig-"))
             rig_path = folder / f"rig{rig_suffix}"
             rig_path.write_bytes(rig_bytes)
-        self.worker = TakeWorker(config, str(rig_path) if rig_path else None)
+        self.worker = TakeWorker(config, str(rig_path) if rig_path else None, clip=clip)
 
     def run(self, item, data: bytes | None = None) -> TakeResult:
         return self.worker.run(item, data)

@@ -136,6 +136,75 @@ def test_bad_walk_manifest_is_refused_before_any_take(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def _style_clip(folder: Path, kind: str) -> Path:
+    """A style clip that cannot be used, of the ``kind`` the test names."""
+    from test_gesture_style_cli import SNAKE_BVH
+
+    if kind == "not a humanoid":
+        (folder / "snake.bvh").write_text(SNAKE_BVH)
+        return folder / "snake.bvh"
+    if kind == "damaged":
+        (folder / "cut.bvh").write_text(SNAKE_BVH[:120])
+        return folder / "cut.bvh"
+    if kind == "wrong extension":
+        (folder / "clip.mp4").write_bytes(b"\0" * 64)
+        return folder / "clip.mp4"
+    return folder / "nope.bvh"  # missing
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("not a humanoid", "is not a humanoid"), ("missing", "nope.bvh: no such file"),
+    ("damaged", "cut.bvh"), ("wrong extension", "unsupported source"),
+])
+def test_a_style_clip_that_cannot_be_used_is_refused_before_any_take(tmp_path, blender_in_subprocess, kind, words):
+    """The driver reads the clip once, as `rigmind gesture --style-clip` does:
+    that command's one line, exit 2, and nothing made (not even the output
+    folder), instead of every take failing on its own."""
+    import soundfile as sf
+
+    speech = tmp_path / "speech"
+    speech.mkdir()
+    t = np.arange(16000) / 16000.0
+    for k in range(3):
+        sf.write(speech / f"l{k}.wav", (0.2 * np.sin(2 * np.pi * 180 * t)).astype(np.float32), 16000)
+    clip = _style_clip(tmp_path, kind)
+    r = _rigmind("batch", "gesture", "--audio-dir", speech, "--format", "npz", "--workers", "2",
+                 "--style-clip", clip, "--out-dir", tmp_path / "o", timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], r.stderr
+    assert not (tmp_path / "o").exists()
+    single = _rigmind("gesture", "--audio", speech / "l0.wav", "--style-clip", clip, "--out", tmp_path / "x.npz",
+                      timeout=300)
+    assert single.returncode == 2, single.stderr
+    assert lines[0].removeprefix("rigmind batch: ") == single.stderr.strip().removeprefix("rigmind gesture: ")
+
+
+def test_the_style_clip_read_by_the_driver_moves_every_take(speech_dir, tmp_path, blender_in_subprocess):
+    """The workers get the clip's style as the driver read it: each take is
+    the one `rigmind gesture --style-clip` makes at that take's seed, and not
+    the take without the clip."""
+    from conftest import data_file
+
+    clip = data_file("cmu_131_start_walk_stop/131_01.bvh")
+    speech = tmp_path / "speech"
+    speech.mkdir()
+    for name in ("line00.wav", "line01.wav"):
+        (speech / name).symlink_to(speech_dir / name)
+    for out, extra in (("plain", []), ("styled", ["--style-clip", clip])):
+        r = _rigmind("batch", "gesture", "--audio-dir", speech, "--format", "npz", "--workers", "2", *extra,
+                     "--out-dir", tmp_path / out, timeout=300)
+        assert r.returncode == 0, r.stderr
+    for name in ("line00", "line01"):
+        single = tmp_path / f"{name}.npz"
+        r = _rigmind("gesture", "--audio", speech_dir / f"{name}.wav", "--seed", batch.derive_seed(name),
+                     "--style-clip", clip, "--out", single, timeout=300)
+        assert r.returncode == 0, r.stderr
+        styled, plain = (np.load(tmp_path / d / f"{name}.npz")["poses"] for d in ("styled", "plain"))
+        np.testing.assert_array_equal(styled, np.load(single)["poses"])
+        assert np.abs(styled - plain).max() > 0.05
+
+
 def test_audio_dir_entries_that_are_no_speech_files_are_inputs(tmp_path):
     """A dangling link, a folder or a pipe named like a speech file is an input
     that fails with its reason; a link to a speech file is a speech file."""

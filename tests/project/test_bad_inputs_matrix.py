@@ -497,6 +497,7 @@ CASES = [
     ("style-unknown-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style", "joyful", "--out", o.with_suffix(".npz")], 2, "unknown gesture style 'joyful'", INTACT),
     ("style-clip-stick-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style-clip", i.stick_bvh, "--out", o.with_suffix(".npz")], 2, "is not a humanoid", INTACT),
     ("style-clip-missing-gesture", lambda i, o: ["gesture", "--audio", i.speech, "--style-clip", i.root / "nope.bvh", "--out", o.with_suffix(".npz")], 2, "nope.bvh", INTACT),
+    ("style-clip-stick-batch", lambda i, o: ["batch", "gesture", "--audio-dir", i.root / "in", "--style-clip", i.stick_bvh, "--format", "npz", "--out-dir", o.parent / "batch"], 2, "is not a humanoid", None),
     # tracker files (rigmind track, issue #30)
     ("tracker-nan-track", lambda i, o: ["track", "--trackers", i.trackers_nan, "--rig", i.mannequin, "--out", o], 2, "position at line 5 is not a finite number", INTACT),
     ("tracker-missing-column-track", lambda i, o: ["track", "--trackers", i.trackers_cols, "--rig", i.mannequin, "--out", o], 2, "missing column head_qz", INTACT),

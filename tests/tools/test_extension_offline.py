@@ -5,7 +5,8 @@ the network off, in Blender 5.0 (bpy 5.0.1, Python 3.11) and Blender 5.2 LTS
 (bpy 5.2.3, Python 3.13), and runs the main jobs there through
 ``bpy.ops.rigmind.*`` with explicit arguments: add the mannequin, Bake Walk
 Cycle, Walk Along Path, Generate Gesture with the face, Generate Face,
-Export BVH/FBX/GLB, and a scripted Drive take.
+Export BVH/FBX/GLB, and a scripted Drive take; in 5.2 also a styled Generate
+Gesture over keyed emotions and Generate Face with an emotion (#29).
 
 "Nothing but": each Blender step runs in its own interpreter started with
 ``-I -S`` (no site-packages, no PYTHONPATH, no user site); its ``sys.path`` is
@@ -221,11 +222,44 @@ session.finish(frame_start=1)
 out["drive_commands"] = cmds
 out["drive_actions"] = new_actions(before)
 
+{emotion}
 ext = os.path.join(bpy.utils.user_resource("EXTENSIONS"), ".local")
 out["loaded_from_extension"] = {{
     name: os.path.realpath(sys.modules[name].__file__).startswith(os.path.realpath(ext))
     for name in ("onnxruntime", "scipy") if name in sys.modules}}
 report(out)
+"""
+
+
+# Emotion and style (#29), run in 5.2: a "happy" gesture over keyed emotions
+# (happy at frame 1, sad from half-way) with its face, then Generate Face with
+# a constant happy, read back from the curves: the gesture's face smiles early,
+# not late, and the happy face more than the neutral one made above.
+EMOTION = """
+smiles = ['key_blocks["%s"].value' % k.name for k in face.data.shape_keys.key_blocks
+          if k.name.lower().replace("_", "").startswith("mouthsmile")]
+n = int(round(3 * scene.render.fps / scene.render.fps_base))
+def smile(action, first=1, last=n):
+    fcs = [fc for fc in action.layers[0].strips[0].channelbags[0].fcurves if fc.data_path in smiles]
+    return sum(fc.evaluate(f) for fc in fcs for f in range(first, last + 1)) / (len(fcs) * (last - first + 1))
+R = scene.rigmind
+for frame, happy in ((1, 1.0), (n // 2, 0.0)):
+    R.emotion_happy, R.emotion_sad = happy, 1.0 - happy
+    scene.keyframe_insert("rigmind.emotion_happy", frame=frame)
+    scene.keyframe_insert("rigmind.emotion_sad", frame=frame)
+before = set(bpy.data.actions)
+out["styled_gesture"] = sorted(bpy.ops.rigmind.generate_gesture(armature=arm.name, audio_path=wav, seed=3,
+                                                                start_frame=1, face_mesh=face.name, style="happy"))
+out["styled_gesture_actions"] = new_actions(before)
+act = keys.animation_data.action
+out["styled_gesture_smile"] = [smile(act, 1, n // 6), smile(act, 2 * n // 3)]
+scene.animation_data_clear()
+R.emotion_happy, R.emotion_sad = 1.0, 0.0
+before = set(bpy.data.actions)
+out["happy_face"] = sorted(bpy.ops.rigmind.generate_face(face_mesh=face.name, audio_path=wav, seed=1, start_frame=1,
+                                                         method="table"))
+out["happy_face_actions"] = new_actions(before)
+out["face_smile"] = [smile(bpy.data.actions[name]) for name in out["face_actions"] + out["happy_face_actions"]]
 """
 
 
@@ -270,7 +304,8 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert "torch" not in res["local_packages"]
     assert (user / "extensions" / "user_default" / "rigmind" / "blender_manifest.toml").is_file()
 
-    res = run_isolated(JOBS.format(module=MODULE, speech=blender_envs.speech_wav_code(3)), blender, user)
+    res = run_isolated(JOBS.format(module=MODULE, speech=blender_envs.speech_wav_code(3),
+                                   emotion=EMOTION if env.label == "5.2" else ""), blender, user)
     assert res["blender"].startswith(env.label), res["blender"]
     assert res["mannequin"] == ["FINISHED"]
     assert res["walk"] == ["FINISHED"] and len(res["walk_actions"]) == 1
@@ -289,6 +324,14 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert res["render"][0] == ["FINISHED"] and res["render"][1] > 1000, res["render"]
     assert "finish" in res["drive_commands"] and len(res["drive_actions"]) >= 1
     assert res["loaded_from_extension"] == {"onnxruntime": True, "scipy": True}
+    if env.label == "5.2":
+        assert res["styled_gesture"] == ["FINISHED"], res["styled_gesture"]
+        assert any(n.startswith("RigMind Gesture") for n in res["styled_gesture_actions"])
+        early, late = res["styled_gesture_smile"]
+        assert early > late + 0.25, (early, late)                 # happy, then sad
+        assert res["happy_face"] == ["FINISHED"] and len(res["happy_face_actions"]) == 1
+        neutral, happy = res["face_smile"]
+        assert happy > neutral + 0.25, (neutral, happy)
 
 
 XBOT = """
