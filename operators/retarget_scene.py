@@ -13,6 +13,7 @@ what the character does in the world.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -201,7 +202,7 @@ def load_source(path) -> tuple:
 
 
 def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = RetargetRequest(), *,
-                  tgt_map=None, reference: Motion = None, flat_pose: Motion = None):
+                  tgt_map=None, reference: Motion = None, flat_pose: Motion = None, adjust=None):
     """Retarget ``motion`` (world space) onto ``arm_obj`` as a new action.
 
     Returns ``(action, target_mapping, result)``. ``request``: the root
@@ -218,7 +219,10 @@ def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = R
     mapping, :func:`~.rig_mapping.target_mapping`) stays the DEF- bones'
     mapping, where the body is measured: see operators/rigify.py.
     ``reference``, ``flat_pose``: the source's reference pose and flat-feet
-    pose (see ``backend.retarget.retarget``). With ``request.keyed`` False
+    pose (see ``backend.retarget.retarget``). ``adjust(motion, mapping)``:
+    applied to the retargeted motion (world space, the rig's skeleton; the
+    mapping its canonical -> bone names) before the keys are written, e.g.
+    the tracker pinning its planted feet on the rig's own legs. With ``request.keyed`` False
     the returned "action" may be a ``scene_io.ArrayTake`` (for a BVH:
     ``export.export_written``).
     """
@@ -243,6 +247,8 @@ def retarget_onto(arm_obj, motion: Motion, src_map, request: RetargetRequest = R
         reference=reference,
         flat_pose=flat_pose,
     )
+    if adjust is not None:
+        result = replace(result, motion=adjust(result.motion, dict(getattr(key_map, "bones", key_map))))
     on_rig = motion_to_armature_space(result.motion, arm_skel, rot, scale, trans)
     if rigify_plan is not None:
         on_rig = rigify_plan.to_bone_locals(on_rig)

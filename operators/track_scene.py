@@ -148,8 +148,9 @@ def track_config(request: TrackRequest, fps: float):
 
 
 def _retarget_request(request: TrackRequest, label: str) -> RetargetRequest:
-    # The body's rotations are transferred as they are: it already stands
-    # on its feet where the model put them (no foot IK on top).
+    # The body's rotations are transferred as they are (the retarget's own
+    # foot IK would decide contacts anew); apply_body then pins the planted
+    # feet on the rig's legs with the tracker's contacts.
     return RetargetRequest(root_mode="hips", ik=False, start_frame=request.start_frame,
                            set_scene_fps=request.set_scene_fps, scene_range=request.scene_range,
                            action_name=request.action_name or f"RigMind Track · {label}", keyed=request.keyed)
@@ -162,7 +163,10 @@ def apply_body(arm, result, request: TrackRequest, label: str):
     from ..backend.tracking.canonical import CANONICAL_MAP
     from . import retarget_scene
 
-    return retarget_scene.retarget_onto(arm, result.motion, dict(CANONICAL_MAP), _retarget_request(request, label))
+    from ..backend.tracking.posing import pin_feet_on
+
+    return retarget_scene.retarget_onto(arm, result.motion, dict(CANONICAL_MAP), _retarget_request(request, label),
+                                        adjust=lambda m, mapping: pin_feet_on(m, mapping, result.contact_prob))
 
 
 def track_job(arm, take: TrackerTake, request: TrackRequest, label: str = "trackers"):

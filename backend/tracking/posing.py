@@ -248,3 +248,32 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
 
 def heading_quat(yaw) -> np.ndarray:
     return yaw_quat(yaw)
+
+
+def pin_feet_on(motion: Motion, mapping: dict, contact_prob: np.ndarray) -> Motion:
+    """``motion`` (world space, on any skeleton: a rig the tracked body was
+    retargeted onto) with its feet pinned by the same clean-up as the
+    tracked body's (``locomotion.cleanup.pin_feet``, contacts where the
+    network's ``contact_prob [F, 2]`` (left, right) says so and the foot is
+    near the floor). The rotation transfer keeps the tracked legs' angles,
+    not where the feet stand: on legs of other proportions planted feet
+    would slide. ``mapping``: canonical name -> bone name; a rig whose legs
+    are not mapped hip -> knee -> ankle -> toe chains is returned as it is."""
+    from ..locomotion.cleanup import PinConfig, pin_feet, stance_contacts
+
+    try:
+        names = {f"{k}_{s}": mapping[f"{k}_{s}"] for k in ("upperleg", "lowerleg", "foot", "toes") for s in "lr"}
+    except KeyError:
+        return motion
+    sk = motion.skeleton
+    ix = {k: sk.names.index(n) for k, n in names.items() if n in sk.names}
+    if len(ix) < 8 or any(sk.parents[ix[f"{b}_{s}"]] != ix[f"{a}_{s}"] for s in "lr"
+                          for a, b in (("upperleg", "lowerleg"), ("lowerleg", "foot"), ("foot", "toes"))):
+        return motion
+    cfg = PinConfig(foot_joints=(names["foot_l"], names["foot_r"]), toe_joints=(names["toes_l"], names["toes_r"]),
+                    hip_joints=(names["upperleg_l"], names["upperleg_r"]),
+                    knee_joints=(names["lowerleg_l"], names["lowerleg_r"]))
+    joints = (names["foot_l"], names["toes_l"], names["foot_r"], names["toes_r"])
+    c4 = stance_contacts(motion.world_positions(), sk.names, motion.fps,
+                         np.repeat(np.asarray(contact_prob, dtype=np.float64), 2, axis=1), joints)
+    return pin_feet(motion, c4 > 0.5, config=cfg)

@@ -283,3 +283,36 @@ def test_a_future_window_model_runs_offline_and_the_live_tracker_refuses_it(walk
     assert res.motion.num_frames == 40 and np.isfinite(res.motion.rotations).all()
     with pytest.raises(ValueError, match="causal window"):
         LiveTracker(model_path=str(onnx_path))
+
+
+def test_pin_feet_on_a_rig_of_other_proportions_keeps_planted_feet(tracked):
+    """The tracked walk retargeted onto legs of other proportions (longer
+    thighs, shorter shins, a wider pelvis) slides its planted feet;
+    pin_feet_on (what Track Body does on the rig) plants them again."""
+    from rigmind.backend.locomotion.metrics import foot_skate
+    from rigmind.backend.retarget import RetargetConfig, retarget
+    from rigmind.backend.tracking.canonical import CANONICAL_MAP
+    from rigmind.backend.tracking.posing import pin_feet_on
+
+    sk = canonical_skeleton()
+    rig = sk.copy()
+    for name, factor in (("LowerLeg_L", 1.2), ("LowerLeg_R", 1.2), ("Foot_L", 0.85), ("Foot_R", 0.85),
+                         ("UpperLeg_L", 1.4), ("UpperLeg_R", 1.4)):
+        rig.offsets[rig.index(name)] = rig.offsets[rig.index(name)] * factor
+    on_rig = retarget(tracked.motion, dict(CANONICAL_MAP), rig, dict(CANONICAL_MAP),
+                      RetargetConfig(ik=False, hand_ik=False)).motion
+    feet = ["Foot_L", "Toes_L", "Foot_R", "Toes_R"]
+
+    def skate(m):
+        return foot_skate(m, feet, lift=[None] * 4, floor="clip")["skate_cm_per_frame"]
+
+    pinned = pin_feet_on(on_rig, dict(CANONICAL_MAP), tracked.contact_prob)
+    before, after, tracked_skate = skate(on_rig), skate(pinned), skate(tracked.motion)
+    assert before > tracked_skate + 0.05  # the proportions made it slide
+    assert after < before - 0.5 * (before - tracked_skate)  # at least half of what they added is gone
+    # only the legs change
+    legs = [sk.index(n) for n in ("UpperLeg_L", "LowerLeg_L", "Foot_L", "UpperLeg_R", "LowerLeg_R", "Foot_R")]
+    others = [j for j in range(len(sk)) if j not in legs]
+    np.testing.assert_allclose(pinned.rotations[:, others], on_rig.rotations[:, others])
+    # a mapping without the legs' chains leaves the motion as it is
+    assert pin_feet_on(on_rig, {"hips": "Hips"}, tracked.contact_prob) is on_rig
