@@ -21,7 +21,8 @@ Writes bench/results/gesture_style.md (and .json beside it). Parts:
   --viewer`` samples them) on the baked rigs, neutral vs emotions/styles.
 
 Never tuned on these voices: the style layer's settings were chosen on the
-BEAT2 speech-only wavs 2_scott_0_2_2 … 0_5_5.
+validation voices (``alignment_eval.VALIDATION_VOICES``: the BEAT2
+speech-only wavs 2_scott_0_2_2 … 0_5_5 and LJ001-0010/15/21/25).
 """
 
 import argparse

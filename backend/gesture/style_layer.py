@@ -54,9 +54,16 @@ EMOTION_GAIN = 2.0
 #: than 0.6x the hands all but stop, faster than 1.6x they flail).
 EMOTION_GAIN_RANGE = (0.6, 1.6)
 #: Ranges of a learned style's energy and sharpness gains, and the largest
-#: posture offset per joint (degrees).
+#: posture offset per joint (degrees). Sharpness down to 0.2x: giant's
+#: smoothness (its fast-band share, the lowest of the styles) is out of reach
+#: at 0.4x, and the classifier then calls its takes masculinity (chosen on
+#: alignment_eval.VALIDATION_VOICES; bench/results/gesture_style.md).
 STYLE_GAIN_RANGE = (0.3, 3.0)
-SHARP_GAIN_RANGE = (0.4, 2.5)
+SHARP_GAIN_RANGE = (0.2, 2.5)
+#: Measure-and-correct passes of :func:`apply_style` (speed and sharpness
+#: are not linear in their gains: three passes left proud's short takes
+#: short of its calm, the validation voices' misses).
+STYLE_PASSES = 5
 MAX_OFFSET_DEG = 25.0
 #: Range of an emotion's sharpness gain at weight 1 (designed).
 EMOTION_SHARP_RANGE = (0.6, 1.6)
@@ -247,7 +254,7 @@ def trunk_share(rot: np.ndarray, fps: float) -> float:
     return float(np.sqrt(np.mean(e[:5] ** 2)) / max(np.sqrt(np.mean(e ** 2)), 1e-9))
 
 
-def apply_style(motion: Motion, style: str, bank: StyleBank = None, passes: int = 3) -> Motion:
+def apply_style(motion: Motion, style: str, bank: StyleBank = None, passes: int = STYLE_PASSES) -> Motion:
     """``motion`` moved into a style's own statistics: its trunk posture
     (spine, neck, head, collars) set to the style's mean, its energy,
     sharpness and the trunk's share of the motion scaled to the style's (within :data:`STYLE_GAIN_RANGE` /
