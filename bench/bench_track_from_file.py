@@ -13,6 +13,7 @@ clip (the start, the walk and the stop are walked, not slid); wall time of the
 process, start to file written.
 
     python bench/bench_track_from_file.py [--rigs mannequin,xbot] [--method model|baseline] [--json OUT]
+    python bench/bench_track_from_file.py --markdown OUT.json [OUT2.json ...]   # the results table
 """
 
 from __future__ import annotations
@@ -81,12 +82,28 @@ def score_file(clip_path: Path, out_path: Path) -> dict:
     }
 
 
+def markdown(rows) -> str:
+    """The results table (bench/results/tracking.md) of rows from ``--json`` files."""
+    lines = ["| rig | clip | method | limbs ° (target ≤ 15) | worst limb ° | skate cm (clip's) | "
+             "touch-downs moving (clip's) | wall s |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        worst = max(r["per_limb_deg"], key=r["per_limb_deg"].get)
+        lines.append(f"| {r['rig']} | {r['clip']} | {r['method']} | {r['limb_angle_deg']:.1f} | "
+                     f"{worst} {r['per_limb_deg'][worst]:.0f} | {r['skate_cm']:.2f} ({r['skate_clip_cm']:.2f}) | "
+                     f"{r['touch_downs_moving']} ({r['touch_downs_moving_clip']}) | {r['wall_s']:.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rigs", default="mannequin,xbot")
     ap.add_argument("--method", default="model")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--markdown", type=Path, nargs="+", help="print the table of these --json files and stop")
     a = ap.parse_args(argv)
+    if a.markdown:
+        print(markdown([r for p in a.markdown for r in json.loads(p.read_text())]))
+        return 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -148,6 +148,42 @@ def cmu_table(rows_by_method) -> str:
     return "\n".join(out)
 
 
+def from_file_section() -> list:
+    """The acceptance command read from the exported file: the tables of
+    ``bench/bench_track_from_file.py --json`` runs (model and baseline)
+    saved under bench/results, when they are there."""
+    from bench_track_from_file import markdown
+
+    files = [REPO / "bench" / "results" / f"track_from_file_{m}.json" for m in ("model", "baseline")]
+    rows = [r for p in files if p.is_file() for r in json.loads(p.read_text())]
+    if not rows:
+        return []
+    return [
+        "## The acceptance command, read from the exported file",
+        "",
+        "`python bench/bench_track_from_file.py --method model --json bench/results/track_from_file_model.json` "
+        "(and `--method baseline`; this table: `--markdown` of both): whole `rigmind track --trackers-from "
+        "../shared/data/cmu_131_start_walk_stop/131_0N.bvh --rig RIG --out t.bvh` processes (the mannequin from "
+        "`rigmind mannequin`, X Bot), the BVH read back and scored against the clip. Limb directions: upper arm, "
+        "forearm, thigh, shin (left and right), each in its body frame (the hips' left-right axis, world up), "
+        "mean over frames; skate: cm per 30 fps contact frame, each file's own floor; touch-downs while the "
+        "clip's head moves (> 0.3 m/s); wall: process start to file written.",
+        "",
+        markdown(rows),
+        "",
+        "Track Body pins the planted feet again on the rig's own legs after the retarget "
+        "(`tracking.posing.pin_feet_on`, with the network's contacts): the rotation transfer alone keeps the "
+        "tracked legs' angles, and on legs of other proportions the planted feet slid (131_01: 0.54 cm/frame "
+        "on the mannequin, 0.43 on X Bot, over the clip's 0.39). Contact sheet read from the files: "
+        "`bench/img/track_file_131_01.png` (`python bench/track_file_sheet.py`; rows: the clip, the model's "
+        "BVH on the mannequin, the baseline's; red = a foot low and slow). Looked at (2026-12-03): the model's "
+        "feet stay where they land through each stance, on the floor; the limb misses are the clip's "
+        "bent-knee dance style (its thighs forward, knees bent through the walk, a knee lift at 1.5 s, "
+        "kicks) where the model walks straighter-legged, and its 3-s crouch as a wide lunge.",
+        "",
+    ]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", default="test", choices=("test", "validation"))
@@ -212,9 +248,10 @@ def main(argv=None) -> int:
         "",
         f"{live.get('ticks', 0)} ticks: median {live.get('ms_median', float('nan')):.2f} ms, 95th percentile "
         f"{live.get('ms_p95', float('nan')):.2f} ms per tick (shared 2-core machine, other jobs running); "
-        f"hands at most {live.get('hand_err_max_cm', float('nan')):.2f} cm from their targets.",
+        f"hands at most {live.get('hand_err_max_cm', float('nan')):.2f} cm from their targets. Track Live in "
+        "Blender, with the frame's evaluation around each tick: [track_live.md](track_live.md).",
         "",
-    ]
+    ] + from_file_section()
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(md) + "\n", encoding="utf-8")
