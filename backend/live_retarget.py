@@ -102,6 +102,12 @@ class LiveRetarget:
         self._rest_mat = rotations.to_matrix(tgt.rest_rotations)
         self._rest_mat_T = np.swapaxes(self._rest_mat, -1, -2)
         self._has_parent = tgt.parents >= 0
+        # Per mapped bone, gathered once: its rest matrix transposed, its
+        # parent (the bone itself for a root: replaced by the identity).
+        t_idx = self.pairs[:, 0]
+        self._pair_rest_T = self._rest_mat_T[t_idx]
+        self._pair_parent = np.where(self._has_parent[t_idx], tgt.parents[t_idx], t_idx)
+        self._pair_root = ~self._has_parent[t_idx]
         self._W = np.tile(np.eye(3), (len(tgt), 1, 1))
         self._basis = np.tile((1.0, 0.0, 0.0, 0.0), (len(tgt), 1))
         # Unmapped bones whose world rotation is needed: the ancestors of mapped bones.
@@ -209,7 +215,9 @@ class LiveRetarget:
         for joints, parents in self._free_levels:  # unmapped ancestors: rest relative to their parent
             W[joints] = W[parents] @ self._rest_mat[joints]
         # basis = inv(rest_local) * inv(W_parent) * W (roots: the world skeleton's rest holds the object rotation)
-        b = self._rest_mat_T[t_idx] @ self._parent_T(W, t_idx) @ W[t_idx]
+        parent_T = np.swapaxes(W[self._pair_parent], -1, -2)
+        parent_T[self._pair_root] = np.eye(3)
+        b = self._pair_rest_T @ parent_T @ W[t_idx]
         basis = self._basis
         basis[t_idx] = quats_from_matrices(b)
         # Hips: the source's, scaled by the leg ratio, at the calibrated height.
@@ -217,13 +225,6 @@ class LiveRetarget:
         hp[2] += self.hips_z_offset
         loc = self._hips_A @ hp + self._hips_b
         return basis.copy(), loc
-
-    def _parent_T(self, W, idx):
-        """Transposed world matrices of the parents of bones ``idx`` (identity for roots)."""
-        out = np.broadcast_to(np.eye(3), (len(idx), 3, 3)).copy()
-        has = self._has_parent[idx]
-        out[has] = np.swapaxes(W[self.target.parents[idx[has]]], -1, -2)
-        return out
 
 
 __all__ = ["LiveRetarget", "fk_levels"]
