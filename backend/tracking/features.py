@@ -78,21 +78,12 @@ def window_inputs(pos: np.ndarray, rot: np.ndarray, fps: float = 30.0, frames=No
     frames after the last (negative lags) repeat the last."""
     frames = np.arange(len(pos)) if frames is None else np.asarray(frames)
     origin, hinv = heading(pos, rot)  # all frames: a degenerate one takes the yaw before it
-    return window_in_heading(pos, rot, fps, frames, origin[frames], hinv[frames], lags)
-
-
-def window_in_heading(pos: np.ndarray, rot: np.ndarray, fps: float, frames, origin: np.ndarray,
-                      hinv: np.ndarray, lags=LAGS) -> np.ndarray:
-    """:func:`window_inputs` for ``frames [N]`` whose heading frames are
-    already known: ``origin [N, 3]`` and inverse headings ``hinv [N, 4]``
-    (:func:`heading` of those frames; the live tracker needs them again to
-    decode, so it computes them once)."""
-    frames = np.asarray(frames)
+    origin, hinv = origin[frames], hinv[frames]
     vel = np.zeros_like(pos)
     vel[1:] = (pos[1:] - pos[:-1]) * fps
     src = np.clip(frames[:, None] - np.asarray(lags)[None], 0, len(pos) - 1)  # [N, L]
     # The heading as a matrix: one product per part instead of quaternion
-    # algebra (the live tracker builds one row per tick).
+    # algebra (LiveTracker._window builds the same row from matrices it keeps).
     h = rotations.to_matrix(hinv)[:, None]  # [N, 1, 3, 3]
     ht = np.swapaxes(h, -1, -2)
     p = (pos[src] - origin[:, None, None]) @ ht  # [N, L, 3, 3]
