@@ -261,7 +261,7 @@ def _body_frame(pos, idx):
     return fwd, up, lat
 
 
-def _upright_score(pos, idx):
+def upright_score(pos, idx):
     """How much posed positions ``[..., J, 3]`` look like standing: legs down
     and straight, hips and shoulders agreeing on left/right. ~3 for a T- or
     A-pose, negative for a rest pose like Bandai-Namco's."""
@@ -472,7 +472,7 @@ def _rest_floor(sk: Skeleton, idx: dict, rest_pos, leg: float):
     top ancestor of the hips) when the ankles stand just above it (e.g.
     RobotExpressive, whose imported rest pose stands 2.4 m below its origin
     on its root bone ``Bone``); None when the rest pose is not standing."""
-    if _upright_score(rest_pos, idx) <= _UPRIGHT:
+    if upright_score(rest_pos, idx) <= _UPRIGHT:
         return None
     ankle = min(rest_pos[idx["foot_l"], 2], rest_pos[idx["foot_r"], 2])
     top = _ancestors(sk, idx["hips"])[-1]
@@ -641,7 +641,7 @@ def _reference_poses(st: _State, reference, flat_pose) -> None:
         r_rot, r_pos = reference.world()
         s_ref_rot, s_ref_pos = r_rot[0], r_pos[0]
         posed_ref = True
-    elif _upright_score(t_rest_pos, tidx) > _UPRIGHT and _upright_score(s_rest_pos, sidx) <= _UPRIGHT:
+    elif upright_score(t_rest_pos, tidx) > _UPRIGHT and upright_score(s_rest_pos, sidx) <= _UPRIGHT:
         if flat_pose is not None:
             # The standing pose is the reference: the most upright frame
             # can be one of the steps into it, whose pelvis is rolled ~1
@@ -650,7 +650,7 @@ def _reference_poses(st: _State, reference, flat_pose) -> None:
             # degrees.
             s_ref_rot, s_ref_pos = (x[0] for x in flat_pose.world())
         else:
-            ref_frame = int(np.argmax(_upright_score(s_pos_w, sidx)))
+            ref_frame = int(np.argmax(upright_score(s_pos_w, sidx)))
             s_ref_rot, s_ref_pos = s_rot_w[ref_frame], s_pos_w[ref_frame]
         posed_ref = True
     else:

@@ -176,10 +176,17 @@ def from_file_section() -> list:
         "tracked legs' angles, and on legs of other proportions the planted feet slid (131_01: 0.54 cm/frame "
         "on the mannequin, 0.43 on X Bot, over the clip's 0.39). Contact sheet read from the files: "
         "`bench/img/track_file_131_01.png` (`python bench/track_file_sheet.py`; rows: the clip, the model's "
-        "BVH on the mannequin, the baseline's; red = a foot low and slow). Looked at (2026-12-03): the model's "
-        "feet stay where they land through each stance, on the floor; the limb misses are the clip's "
-        "bent-knee dance style (its thighs forward, knees bent through the walk, a knee lift at 1.5 s, "
-        "kicks) where the model walks straighter-legged, and its 3-s crouch as a wide lunge.",
+        "BVH on the mannequin, the baseline's; red = a foot low and slow). Looked at (2026-12-03, trackers "
+        "read through the standing canonical rest): the model's feet stay where they land through each "
+        "stance, on the floor; the limb misses are the clip's bent-knee dance style (its thighs forward, knees "
+        "bent through the walk, a knee lift at 1.5 s, kicks) where the model walks straighter-legged, and its "
+        "3-s crouch as a wide-kneed squat.",
+        "",
+        "Part of the limb figure is the skeletons, not the pose: the clip itself put on the canonical skeleton "
+        "(every limb's world direction exact) with its wrists moved onto the clip's wrists by the same arm IK "
+        "scores 7.4 / 8.5 / 7.2 degrees (arms 5-28, legs 0.5; on the canonical skeleton alone 0.6): CMU's "
+        "shoulder joints are 0.166 m either side of the body's middle, the canonical skeleton's 0.100 m, so "
+        "hands on the same targets angle the arms out (`python bench/tracking_limb_floor.py`).",
         "",
     ]
 

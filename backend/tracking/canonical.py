@@ -3,6 +3,12 @@ Bandai-Namco BVH skeleton of the walk controller (22 joints, identity rest
 rotations, ``joint_Root`` a static ground root, ``Hips`` carries the
 translation). Stored as data in ``presets/tracking_skeleton.json`` so that
 tracking needs no mocap on disk. Metres, Blender Z up.
+
+That rest pose lies along X with the shoulders' left-right axis square to
+the hips', so it gives a retarget no body frame to align bone rolls with;
+:func:`standing_skeleton` is the same skeleton with a standing pose (a
+Bandai clip's, stored beside it) as its rest, the reference every clip is
+retargeted onto.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paths
+from .. import paths, rotations
 from ..skeleton import Skeleton
 
 SKELETON_PATH = paths.PRESETS_DIR / "tracking_skeleton.json"
@@ -51,11 +57,65 @@ def canonical_skeleton() -> Skeleton:
 
 def write_canonical_skeleton(bvh_path, out=SKELETON_PATH) -> Path:
     """Write the skeleton of a Bandai BVH (e.g. the first d2 walk) as the
-    canonical one (run once; the file is committed)."""
+    canonical one (run once; the file is committed; then
+    :func:`write_standing_pose`)."""
     from ..bvh import read_bvh
 
     sk = read_bvh(bvh_path).skeleton
     Path(out).write_text(json.dumps(skeleton_to_dict(sk), indent=1) + "\n", encoding="utf-8")
+    _cached.cache_clear()
+    return Path(out)
+
+
+def standing_skeleton() -> Skeleton:
+    """The canonical skeleton with its standing pose as the rest: the same
+    names, parents, offsets and tails, local rest rotations ``[J, 4]`` from
+    the file's ``standing`` entry. A motion retargeted onto it has local
+    rotations that are the canonical skeleton's own (``Motion.rotations``
+    are full local rotations, not changes from rest)."""
+    d = json.loads(_cached())
+    sk = skeleton_from_dict(d)
+    sk.rest_rotations = rotations.normalize(np.asarray(d["standing"], dtype=np.float64))
+    return sk
+
+
+def standing_pose(motion) -> np.ndarray:
+    """Local rotations ``[J, 4]`` of the most upright frame of a canonical
+    ``motion`` (a Bandai clip), its pelvis turned about the vertical so the
+    hips' left-right axis is the shoulders' (the spine keeps the upper body
+    where it was): a symmetric reference, so that a source's facing comes
+    over without a twist."""
+    from ..retarget import upright_score
+
+    idx = {k: motion.skeleton.index(v) for k, v in CANONICAL_MAP.items()}
+    _, pos = motion.world()
+    f = int(np.argmax(upright_score(pos, idx)))
+    rot, pos = motion.rotations[f].copy(), pos[f]
+    world = motion.slice(f, f + 1).world_rotations()[0]
+    hips_lat = pos[idx["upperleg_l"]] - pos[idx["upperleg_r"]]
+    arms_lat = pos[idx["upperarm_l"]] - pos[idx["upperarm_r"]]
+    d = np.arctan2(arms_lat[1], arms_lat[0]) - np.arctan2(hips_lat[1], hips_lat[0])
+    turn = np.array([np.cos(0.5 * d), 0.0, 0.0, np.sin(0.5 * d)])
+    h, s = idx["hips"], idx["spine"]
+    parent = world[motion.skeleton.parents[h]]
+    new_hips = rotations.mul(turn, world[h])
+    rot[h] = rotations.mul(rotations.inv(parent), new_hips)
+    rot[s] = rotations.mul(rotations.inv(new_hips), world[s])
+    return rot
+
+
+def write_standing_pose(bvh_path, out=SKELETON_PATH) -> Path:
+    """Store :func:`standing_pose` of a Bandai BVH (``dataset-2_walk_normal_001``,
+    which starts standing still) as the skeleton file's ``standing`` entry
+    (run once; the file is committed)."""
+    from ..bvh import read_bvh
+
+    m = read_bvh(bvh_path)
+    if not is_canonical(m):
+        raise ValueError(f"{bvh_path}: not on the canonical (Bandai) skeleton")
+    d = json.loads(Path(out).read_text(encoding="utf-8"))
+    d["standing"] = np.round(standing_pose(m), 7).tolist()
+    Path(out).write_text(json.dumps(d, indent=1) + "\n", encoding="utf-8")
     _cached.cache_clear()
     return Path(out)
 

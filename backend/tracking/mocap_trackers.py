@@ -19,7 +19,7 @@ from ..errors import UserError
 from ..motion import Motion
 from ..resample import resample
 from ..retarget import RetargetConfig, retarget
-from .canonical import CANONICAL_MAP, TRACKED, canonical_skeleton, is_canonical
+from .canonical import CANONICAL_MAP, TRACKED, canonical_skeleton, is_canonical, standing_skeleton
 from .trackers import TrackerTake
 
 #: Frame rate the model works at (frames per second).
@@ -66,56 +66,11 @@ def to_canonical(motion: Motion, mapping: dict = None, fps: float = FPS) -> Moti
         return motion
     mapping = dict(auto_map(motion.skeleton).bones) if mapping is None else dict(mapping)
     # No leg or hand IK: the rotations themselves are what is transferred.
-    r = retarget(motion, mapping, canonical_skeleton(), CANONICAL_MAP, RetargetConfig(ik=False, hand_ik=False))
-    return _fix_head_yaw(r.motion, motion, mapping)
-
-
-def _yaw(v):
-    return np.arctan2(v[..., 0], -v[..., 1])
-
-
-def _fix_head_yaw(canon: Motion, source: Motion, mapping: dict) -> Motion:
-    """``canon`` with its Head's twist corrected so that the head faces where
-    the source's head faces. Why: the canonical Head is a leaf bone whose
-    rest (the Bandai BVH rest lies along X) gives the retarget no geometry for
-    its roll, and the transferred head came out turned by a constant angle
-    (~55 degrees on CMU 131); every heading-frame input follows the head's yaw.
-    The source's head forward is its rest facing (the rest hips' and
-    shoulders' left-right axis x up) carried by the head's rotation from rest;
-    it needs a standing rest (T or A pose), which every non-Bandai source has."""
-    from .. import rotations
-    from .evaluate import body_frames
-    from .features import HEAD_FORWARD
-
-    sk = source.skeleton
-    need = ("head", "upperleg_l", "upperleg_r")
-    if any(k not in mapping for k in need):
-        return canon
-    si = {k: sk.index(mapping[k]) for k in need}
-    rest_rot, rest_pos = sk.rest_world()
-    rest_fwd = -body_frames(rest_pos[None], si)[0, 1]
-    W_src = source.world_rotations()[:, si["head"]]
-    f_src = rotations.rotate(rotations.mul(W_src, rotations.inv(rest_rot[si["head"]])),
-                             np.broadcast_to(rest_fwd, W_src.shape[:-1] + (3,)))
-    h = canon.skeleton.index("Head")
-    W_c = canon.world_rotations()[:, h]
-    f_c = rotations.rotate(W_c, np.broadcast_to(HEAD_FORWARD, W_c.shape[:-1] + (3,)))
-    ok = (np.linalg.norm(f_src[:, :2], axis=-1) > 0.3) & (np.linalg.norm(f_c[:, :2], axis=-1) > 0.3)
-    if not ok.any():
-        return canon
-    d = np.angle(np.exp(1j * (_yaw(f_src) - _yaw(f_c))))[ok]
-    phi = float(np.angle(np.mean(np.exp(1j * d))))
-    if abs(phi) < np.radians(2.0):
-        return canon
-    z = np.array([np.cos(0.5 * phi), 0.0, 0.0, np.sin(0.5 * phi)])
-    # The same correction in the bone's own frame (a constant roll), averaged over the clip.
-    e = rotations.mul(rotations.mul(rotations.inv(W_c), z[None]), W_c)
-    e = np.where((e[:, :1] < 0), -e, e).mean(axis=0)
-    e = e / np.linalg.norm(e)
-    rot = canon.rotations.copy()
-    rot[:, h] = rotations.mul(rot[:, h], e[None])
-    return Motion(canon.skeleton, rot, canon.root_positions, canon.fps, canon.translations, list(canon.shape_names),
-                  canon.shape_weights, canon.name)
+    # Onto the standing rest: the canonical rest gives no body frame to
+    # align the trunk's, head's and hands' rolls with (they came out turned
+    # by constant angles, the pelvis by 33 degrees on CMU 131).
+    r = retarget(motion, mapping, standing_skeleton(), CANONICAL_MAP, RetargetConfig(ik=False, hand_ik=False))
+    return r.motion.with_pose(r.motion.rotations, r.motion.translations, skeleton=canonical_skeleton())
 
 
 def trackers_from_motion(motion: Motion, mapping: dict = None) -> TrackerTake:

@@ -23,7 +23,7 @@ from . import dataset, features
 CACHE_DIR = paths.cache_dir("tracking")
 PT_PATH = paths.model_path("track.pt")
 ONNX_PATH = paths.model_path("track.onnx")
-CACHE_VERSION = "2"  # 2: retargeted heads with the roll fix (mocap_trackers._fix_head_yaw)
+CACHE_VERSION = "3"  # 3: foreign clips retargeted onto the standing canonical rest
 
 
 def split_arrays(part: str, data_dir=None, cache_dir=CACHE_DIR, every: int = 1, verbose: bool = False,

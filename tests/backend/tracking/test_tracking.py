@@ -246,6 +246,36 @@ def test_foreign_head_tracker_faces_where_the_head_faces(data_dir):
     assert np.median(diff) < 10.0
 
 
+def test_a_foreign_clip_on_the_canonical_skeleton_keeps_its_limbs_and_facing(data_dir):
+    """Retargeted onto the standing canonical rest, CMU 131 keeps every limb's
+    world direction and its pelvis's facing (onto the canonical BVH's own
+    rest, whose body frame is meaningless, the pelvis came out 33 degrees
+    turned)."""
+    from rigmind.backend.tracking.canonical import CANONICAL_MAP, standing_skeleton
+    from rigmind.backend.tracking.evaluate import LIMBS, body_frames
+    from rigmind.backend.tracking.mocap_trackers import load_mocap, to_canonical
+
+    path = data_dir / "cmu_131_start_walk_stop" / "131_01.bvh"
+    if not path.is_file():
+        pytest.skip(f"CMU 131 not in the data folder ({path})")
+    m, mapping = load_mocap(path)
+    m = m.slice(0, 240)
+    canon = to_canonical(m, mapping, m.fps)
+    assert canon.skeleton.names == canonical_skeleton().names
+    np.testing.assert_allclose(canonical_skeleton().rest_rotations, np.tile([1.0, 0, 0, 0], (22, 1)))
+    assert not np.allclose(standing_skeleton().rest_rotations, canonical_skeleton().rest_rotations)
+    ps, pc = m.world_positions(), canon.world_positions()
+    si = {k: m.skeleton.index(mapping[k]) for k in CANONICAL_MAP if k in mapping}
+    ci = {k: canon.skeleton.index(v) for k, v in CANONICAL_MAP.items()}
+    for a, b in LIMBS:
+        va, vb = ps[:, si[b]] - ps[:, si[a]], pc[:, ci[b]] - pc[:, ci[a]]
+        cos = np.sum(va * vb, -1) / np.linalg.norm(va, axis=-1) / np.linalg.norm(vb, axis=-1)
+        assert np.degrees(np.arccos(np.clip(cos, -1, 1))).max() < 0.5, (a, b)
+    fs, fc = body_frames(ps, si)[:, 1], body_frames(pc, ci)[:, 1]
+    turn = np.degrees(np.arccos(np.clip(np.sum(fs * fc, -1), -1, 1)))
+    assert turn.max() < 5.0
+
+
 def test_calibration_maps_the_neutral_sample_to_standing_and_keeps_turns():
     from rigmind.backend.tracking.calibration import calibrate, standing_rotations
     from rigmind.backend.tracking.features import heading_yaw
