@@ -84,6 +84,28 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
         ``q_root``), and ``reached [..., 3]``: where the end joint is after
         the solve (the clamped target).
     """
+    a, b, c, b_new, reached = _bend(root, mid, end, target, pole, max_reach, soft)
+    q_root = rotations.between_vectors(b - a, b_new - a)
+    c_rot = b_new + rotations.rotate(q_root, c - b)
+    q_mid = rotations.mul(rotations.between_vectors(c_rot - b_new, reached - b_new), q_root)
+    return q_root, q_mid, reached
+
+
+def two_bone_ik_matrices(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft=None):
+    """:func:`two_bone_ik` with world-space delta rotation *matrices*
+    ``[..., 3, 3]`` for the upper and the lower bone (a bone's new world
+    rotation matrix is ``delta @ old``), for callers that pose with matrices
+    (the live tracker); the same solve."""
+    a, b, c, b_new, reached = _bend(root, mid, end, target, pole, max_reach, soft)
+    m_root = rotations.matrix_between_vectors(b - a, b_new - a)
+    c_rot = b_new + (m_root @ (c - b)[..., None])[..., 0]
+    m_mid = rotations.matrix_between_vectors(c_rot - b_new, reached - b_new) @ m_root
+    return m_root, m_mid, reached
+
+
+def _bend(root, mid, end, target, pole, max_reach, soft) -> tuple:
+    """The solve's geometry: ``(a, b, c, b_new, reached)``, the chain's
+    joints as arrays, where the middle joint goes and where the end lands."""
     a = np.asarray(root, dtype=np.float64)
     b = np.asarray(mid, dtype=np.float64)
     c = np.asarray(end, dtype=np.float64)
@@ -117,7 +139,4 @@ def two_bone_ik(root, mid, end, target, pole, max_reach: float = MAX_REACH, soft
     sin_a = np.sqrt(1.0 - cos_a**2)
     b_new = a + l1[..., None] * (cos_a[..., None] * u + sin_a[..., None] * v)
     reached = a + d[..., None] * u
-    q_root = rotations.between_vectors(b - a, b_new - a)
-    c_rot = b_new + rotations.rotate(q_root, c - b)
-    q_mid = rotations.mul(rotations.between_vectors(c_rot - b_new, reached - b_new), q_root)
-    return q_root, q_mid, reached
+    return a, b, c, b_new, reached

@@ -357,6 +357,29 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     return normalize(wa * a + wb * b)
 
 
+def matrix_between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """:func:`between_vectors` as rotation matrices ``[..., 3, 3]``
+    (Rodrigues' formula on the unit vectors: ``d I + [c]x + c c^T / (1 + d)``
+    with ``c = u x v``, ``d = u . v``), without a quaternion in between."""
+    u = np.asarray(u, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), _EPS)
+    v = v / np.maximum(np.sqrt(np.sum(v * v, axis=-1, keepdims=True)), _EPS)
+    d = np.sum(u * v, axis=-1)
+    c = cross(u, v)
+    opposite = d < -1.0 + 1e-9
+    k = 1.0 / np.maximum(1.0 + d, _EPS)
+    x, y, z = c[..., 0], c[..., 1], c[..., 2]
+    kx, ky, kz = k * x, k * y, k * z
+    m = np.stack([d + kx * x, kx * y - z, kx * z + y,
+                  kx * y + z, d + ky * y, ky * z - x,
+                  kx * z - y, ky * z + x, d + kz * z], axis=-1).reshape(d.shape + (3, 3))
+    if opposite.any():
+        # Opposite vectors: a half turn about an axis orthogonal to u.
+        return np.where(opposite[..., None, None], to_matrix(between_vectors(u, v)), m)
+    return m
+
+
 def between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Shortest-arc rotation taking direction ``u`` to ``v`` (``[..., 3]``)."""
     u = np.asarray(u, dtype=np.float64)

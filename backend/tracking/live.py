@@ -196,9 +196,8 @@ class LiveTracker:
         pole[:2] = knee_pole(a[:2], b[:2], c[:2], P[toes])
         bend = b[2:] - 0.5 * (a[2:] + c[2:])
         pole[2:] = b[2:] + ik.unit_vectors(bend, np.array([0.0, 0.3, -1.0])) * 0.3
-        q_up, q_low, reached = ik.two_bone_ik(a, b, c, goal, pole, max_reach=self.reach, soft=self.soft)
-        R = rotations.to_matrix(np.concatenate([q_up, q_low]))  # [8, 3, 3]
-        nu, nl = R[:4] @ W[ch[:, 0]], R[4:] @ W[ch[:, 1]]
+        r_up, r_low, reached = ik.two_bone_ik_matrices(a, b, c, goal, pole, max_reach=self.reach, soft=self.soft)
+        nu, nl = r_up @ W[ch[:, 0]], r_low @ W[ch[:, 1]]
         ends = np.concatenate([W[ch[:2, 2]], q[1:]])
         local = local_m.copy()
         local[ch[:, 0]] = np.swapaxes(W[par[ch[:, 0]]], -1, -2) @ nu

@@ -244,6 +244,31 @@ def test_between_opposite_vectors():
     np.testing.assert_allclose(rotations.rotate(q1, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0], atol=1e-12)
 
 
+def test_matrix_between_vectors_is_between_vectors_as_a_matrix():
+    rng = np.random.default_rng(22)
+    u = rng.normal(size=(N, 3))
+    v = rng.normal(size=(N, 3)) * 2.0
+    v[:3] = u[:3] * 4.0  # the same direction
+    v[3:6] = -u[3:6]  # opposite
+    m = rotations.matrix_between_vectors(u, v)
+    np.testing.assert_allclose(m, rotations.to_matrix(rotations.between_vectors(u, v)), atol=1e-9)
+    np.testing.assert_allclose(m @ np.swapaxes(m, -1, -2), np.broadcast_to(np.eye(3), m.shape), atol=1e-9)
+    assert rotations.matrix_between_vectors(np.array([0.0, 0, 1]), np.array([0.0, 1, 0])).shape == (3, 3)
+
+
+def test_two_bone_ik_matrices_solve_as_two_bone_ik():
+    from rigmind.backend import ik
+
+    rng = np.random.default_rng(23)
+    a, b, c, t, p = (rng.normal(size=(40, 3)) for _ in range(5))
+    t[:5] = a[:5]  # targets on the root take the fallback
+    q_up, q_low, reached = ik.two_bone_ik(a, b, c, t, p, soft=0.97)
+    m_up, m_low, reached_m = ik.two_bone_ik_matrices(a, b, c, t, p, soft=0.97)
+    np.testing.assert_allclose(m_up, rotations.to_matrix(q_up), atol=1e-9)
+    np.testing.assert_allclose(m_low, rotations.to_matrix(q_low), atol=1e-9)
+    np.testing.assert_array_equal(reached_m, reached)
+
+
 def test_continuous_signs_block_by_block():
     """make_continuous_in_place (a block of frames at a time, the last
     frame's flip carried over) gives make_continuous's numbers exactly."""
