@@ -103,6 +103,16 @@ def seam_periodicity(positions: np.ndarray, stride: int) -> float:
     return float(per_phase.max() / max(per_phase.mean(), 1e-12))
 
 
+def off_stride_periodicity(positions: np.ndarray, stride: int, spread: int = 5) -> float:
+    """The median of :func:`seam_periodicity` over the periods ``stride - spread
+    .. stride + spread`` other than ``stride``: what the statistic reads on
+    the same motion where no window joins repeat, the floor a seam at
+    ``stride`` shows above (a worst-of-phase-means ratio is above 1 for any
+    motion, more so the fewer, larger movements a take has)."""
+    periods = [k for k in range(stride - spread, stride + spread + 1) if k != stride and k >= 2]
+    return float(np.median([seam_periodicity(positions, k) for k in periods]))
+
+
 def facing(left_hip: np.ndarray, right_hip: np.ndarray) -> np.ndarray:
     """Unit horizontal forward ``[F, 3]`` from the hip joints (left × up... =
     forward for a Z-up right-handed world: left (+X) × up (+Z) = −Y)."""

@@ -238,3 +238,17 @@ def test_encoder_trains_saves_loads_and_embeds_identically(tmp_path):
     still = [np.repeat(c[:1], 200, axis=0) + 1e-3 * np.random.default_rng(9).normal(size=c.shape)
              for c in clips]
     assert motion_encoder.frechet_motion_distance(enc, clips, still, stride=2) > 1.0
+
+
+def test_off_stride_periodicity_is_the_floor_a_seam_shows_above():
+    """A jolt every 32 frames reads at the stride far above the nearby
+    periods; motion with no period reads the same at both."""
+    from rigmind.backend.gesture import viewer_metrics
+
+    rng = np.random.default_rng(3)
+    smooth = np.cumsum(np.cumsum(rng.normal(size=(640, 4, 3)) * 1e-4, axis=0), axis=0)
+    jolted = smooth.copy()
+    jolted[::32] += 0.01
+    assert viewer_metrics.seam_periodicity(jolted, 32) > 2.0 * viewer_metrics.off_stride_periodicity(jolted, 32)
+    plain, off = viewer_metrics.seam_periodicity(smooth, 32), viewer_metrics.off_stride_periodicity(smooth, 32)
+    assert abs(plain - off) < 0.25 * off
