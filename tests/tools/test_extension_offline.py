@@ -222,6 +222,28 @@ session.finish(frame_start=1)
 out["drive_commands"] = cmds
 out["drive_actions"] = new_actions(before)
 
+# Track Body (#30): three empties walking along +X at 0.5 m/s for 2 s.
+trackers = []
+for name in ("RM Head", "RM HandL", "RM HandR"):
+    ob = bpy.data.objects.new(name, None)
+    scene.collection.objects.link(ob)
+    trackers.append(ob)
+fps = scene.render.fps / scene.render.fps_base
+for f in range(1, 61):
+    t = (f - 1) / fps
+    for ob, p in zip(trackers, ((0.5 * t, 0.0, 1.6), (0.5 * t, 0.22, 0.85), (0.5 * t, -0.22, 0.85))):
+        ob.location = p
+        ob.keyframe_insert("location", frame=f)
+before = set(bpy.data.actions)
+out["track"] = sorted(bpy.ops.rigmind.track_body(armature=arm.name, head=trackers[0].name,
+                                                  hand_l=trackers[1].name, hand_r=trackers[2].name))
+out["track_actions"] = new_actions(before)
+hips = []
+for f in (1, 60):
+    scene.frame_set(f)
+    hips.append((arm.matrix_world @ arm.pose.bones["Hips"].head).x)
+out["track_hips_travel"] = hips[1] - hips[0]
+
 {emotion}
 ext = os.path.join(bpy.utils.user_resource("EXTENSIONS"), ".local")
 out["loaded_from_extension"] = {{
@@ -324,6 +346,8 @@ def test_offline_install_runs_every_main_job_without_torch(platform_zip, blender
     assert res["render"][0] == ["FINISHED"] and res["render"][1] > 1000, res["render"]
     assert "finish" in res["drive_commands"] and len(res["drive_actions"]) >= 1
     assert res["loaded_from_extension"] == {"onnxruntime": True, "scipy": True}
+    assert res["track"] == ["FINISHED"] and res["track_actions"][0].startswith("RigMind Track")
+    assert 0.5 < res["track_hips_travel"] < 1.5, res["track_hips_travel"]   # ~0.98 m tracked
     if env.label == "5.2":
         assert res["styled_gesture"] == ["FINISHED"], res["styled_gesture"]
         assert any(n.startswith("RigMind Gesture") for n in res["styled_gesture_actions"])
