@@ -12,7 +12,7 @@ touch-downs while the clip's head moves (> 0.3 m/s) in the file and in the
 clip (the start, the walk and the stop are walked, not slid); wall time of the
 process, start to file written.
 
-    python bench/bench_track_from_file.py [--rigs mannequin,xbot] [--method model|baseline] [--json OUT]
+    python bench/bench_track_from_file.py [--rigs mannequin,xbot,rpm] [--method model|baseline] [--json OUT]
     python bench/bench_track_from_file.py --markdown OUT.json [OUT2.json ...]   # the results table
 """
 
@@ -38,7 +38,7 @@ from rigmind.backend.tracking.mocap_trackers import load_mocap  # noqa: E402
 from rigmind.backend.locomotion.metrics import foot_skate  # noqa: E402
 
 CLIPS = ("131_01", "131_02", "131_03")
-RIGS = {"mannequin": None, "xbot": "characters/Xbot.glb"}
+RIGS = {"mannequin": None, "xbot": "characters/Xbot.glb", "rpm": "character_rpm_arkit/brunette-t.glb"}
 
 
 def _rig_file(name: str, tmp: Path) -> Path:
@@ -96,7 +96,7 @@ def markdown(rows) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rigs", default="mannequin,xbot")
+    ap.add_argument("--rigs", default="mannequin,xbot,rpm")
     ap.add_argument("--method", default="model")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, nargs="+", help="print the table of these --json files and stop")
