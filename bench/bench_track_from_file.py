@@ -12,7 +12,7 @@ touch-downs while the clip's head moves (> 0.3 m/s) in the file and in the
 clip (the start, the walk and the stop are walked, not slid); wall time of the
 process, start to file written.
 
-    python bench/bench_track_from_file.py [--rigs mannequin,xbot,rpm] [--method model|baseline] [--json OUT]
+    python bench/bench_track_from_file.py [--rigs mannequin,xbot,rpm,rigify] [--method model|baseline] [--json OUT]
     python bench/bench_track_from_file.py --markdown OUT.json [OUT2.json ...]   # the results table
 """
 
@@ -30,6 +30,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rigmind.backend.paths import data_dir  # noqa: E402
 from rigmind.backend.resample import resample  # noqa: E402
@@ -38,17 +39,16 @@ from rigmind.backend.tracking.mocap_trackers import load_mocap  # noqa: E402
 from rigmind.backend.locomotion.metrics import foot_skate  # noqa: E402
 
 CLIPS = ("131_01", "131_02", "131_03")
-RIGS = {"mannequin": None, "xbot": "characters/Xbot.glb", "rpm": "character_rpm_arkit/brunette-t.glb"}
+RIGS = ("mannequin", "xbot", "rpm", "rigify")
 
 
 def _rig_file(name: str, tmp: Path) -> Path:
-    if RIGS[name]:
-        return data_dir() / RIGS[name]
-    out = tmp / "mannequin.blend"
-    if not out.exists():
-        subprocess.run([sys.executable, "-m", "rigmind", "mannequin", "--out", str(out)], check=True,
-                       capture_output=True, cwd=REPO.parent)
-    return out
+    """The rig file of ``name`` (one of :data:`RIGS`; the mannequin and the Rigify rig are made in ``tmp``)."""
+    from bench_actions import rig_files
+
+    if name not in RIGS:
+        raise SystemExit(f"unknown rig {name!r}: one of {', '.join(RIGS)}")
+    return rig_files([name], data_dir(), tmp)[name]
 
 
 def _skate(motion, mapping) -> float:
@@ -96,7 +96,7 @@ def markdown(rows) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rigs", default="mannequin,xbot,rpm")
+    ap.add_argument("--rigs", default=",".join(RIGS))
     ap.add_argument("--method", default="model")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, nargs="+", help="print the table of these --json files and stop")

@@ -164,7 +164,7 @@ def from_file_section() -> list:
         "`python bench/bench_track_from_file.py --method model --json bench/results/track_from_file_model.json` "
         "(and `--method baseline`; this table: `--markdown` of both): whole `rigmind track --trackers-from "
         "../shared/data/cmu_131_start_walk_stop/131_0N.bvh --rig RIG --out t.bvh` processes (the mannequin from "
-        "`rigmind mannequin`, X Bot, the Ready Player Me avatar), the BVH read back and scored against the clip. Limb directions: upper arm, "
+        "`rigmind mannequin`, X Bot, the Ready Player Me avatar, a generated Rigify rig), the BVH read back and scored against the clip. Limb directions: upper arm, "
         "forearm, thigh, shin (left and right), each in its body frame (the hips' left-right axis, world up), "
         "mean over frames; skate: cm per 30 fps contact frame, each file's own floor; touch-downs while the "
         "clip's head moves (> 0.3 m/s); wall: process start to file written.",
