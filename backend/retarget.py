@@ -46,7 +46,8 @@ from .foot_contacts import ContactConfig, detect_contacts
 from .foot_lock import leaning_pole, lock_weights
 from .foot_lock import solve_leg as solve_leg_ik
 
-__all__ = ["RetargetConfig", "RetargetError", "RetargetResult", "retarget", "two_bone_ik", "REQUIRED", "leg_length"]
+__all__ = ["RetargetConfig", "RetargetError", "RetargetResult", "retarget", "standing_rest", "two_bone_ik", "REQUIRED",
+           "leg_length"]
 
 SPINE = ("spine", "spine1", "spine2")
 REQUIRED = (
@@ -1114,6 +1115,25 @@ def _result(st: _State) -> RetargetResult:
 
 
 # --- main -------------------------------------------------------------------------
+
+
+def standing_rest(skeleton: Skeleton, stand: Motion) -> Skeleton:
+    """``skeleton`` with the one-frame pose ``stand`` (on it, standing) as
+    its rest pose, facing -Y (the root joint's rotation left out). The
+    retarget matches the source's standing pose to the target's rest pose,
+    bone rolls and foot soles included; a target whose rest is not standing
+    (the Bandai skeleton of the walk controller and of tracking has every
+    bone laid along X) gives it no body frame, and clips came out with the
+    pelvis turned ~35 degrees from the feet and the feet a few cm into the
+    floor. A motion retargeted onto the result has local rotations that are
+    ``skeleton``'s own (``Motion.rotations`` are full local rotations)."""
+    import dataclasses
+
+    if stand.skeleton is not skeleton and tuple(stand.skeleton.names) != tuple(skeleton.names):
+        raise ValueError("the standing pose is on another skeleton")
+    rest = np.asarray(stand.rotations[0], dtype=np.float64).copy()
+    rest[0] = rotations.identity()
+    return dataclasses.replace(skeleton, rest_rotations=rest, meta=dict(skeleton.meta))
 
 
 @dataclass(frozen=True)

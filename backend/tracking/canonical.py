@@ -68,15 +68,14 @@ def write_canonical_skeleton(bvh_path, out=SKELETON_PATH) -> Path:
 
 
 def standing_skeleton() -> Skeleton:
-    """The canonical skeleton with its standing pose as the rest: the same
-    names, parents, offsets and tails, local rest rotations ``[J, 4]`` from
-    the file's ``standing`` entry. A motion retargeted onto it has local
-    rotations that are the canonical skeleton's own (``Motion.rotations``
-    are full local rotations, not changes from rest)."""
+    """The canonical skeleton with its standing pose (the file's
+    ``standing`` entry) as the rest (:func:`~..retarget.standing_rest`)."""
+    from ..motion import Motion
+    from ..retarget import standing_rest
+
     d = json.loads(_cached())
     sk = skeleton_from_dict(d)
-    sk.rest_rotations = rotations.normalize(np.asarray(d["standing"], dtype=np.float64))
-    return sk
+    return standing_rest(sk, Motion(sk, np.asarray(d["standing"], dtype=np.float64)[None], np.zeros((1, 3)), 30.0))
 
 
 def standing_pose(motion) -> np.ndarray:

@@ -171,32 +171,13 @@ def load_clip_bank(models_dir=None) -> ClipBank:
         return bank
 
 
-def standing_rest(skeleton, stand: Motion):
-    """``skeleton`` with the one-frame pose ``stand`` (on it, standing) as
-    its rest pose, facing -Y (the root joint's rotation left out). The
-    retarget matches the source's standing pose to the target's rest pose,
-    bone rolls and foot soles included; the controller's Bandai skeleton
-    has every bone laid along X at rest, so without this the clips come out
-    with the pelvis turned ~35 degrees from the feet and the feet a few cm
-    into the floor."""
-    import dataclasses
-
-    from ... import rotations
-
-    if stand.skeleton is not skeleton and tuple(stand.skeleton.names) != tuple(skeleton.names):
-        raise ValueError("the standing pose is on another skeleton")
-    rest = np.asarray(stand.rotations[0], dtype=np.float64).copy()
-    rest[0] = rotations.identity()
-    return dataclasses.replace(skeleton, rest_rotations=rest, meta=dict(skeleton.meta))
-
-
 def clip_on(skeleton, name: str, stand: Motion, models_dir=None) -> Motion:
     """Clip ``name`` on ``skeleton`` (the controller's, mapped by the Bandai
     preset), retargeted (``backend.retarget``; the root's travel scaled by
     the leg-length ratio) onto its standing pose ``stand`` (one frame, e.g.
-    a walk's first; :func:`standing_rest`); cached per skeleton and pose."""
+    a walk's first; :func:`~...retarget.standing_rest`); cached per skeleton and pose."""
     from ...bone_mapping import match_preset
-    from ...retarget import RetargetConfig, retarget
+    from ...retarget import RetargetConfig, retarget, standing_rest
     from ..controllers import bandai_bone_map
 
     bank = load_clip_bank(models_dir)
@@ -264,5 +245,5 @@ def main_build(argv=None) -> int:
 
 
 __all__ = ["CLIPS", "BANK_FPS", "BANK_FILE", "FLIGHT_CLEARANCE_M", "ClipBank", "bank_path", "read_clips",
-           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "standing_rest", "clip_on", "clip_leg_length", "default_jump", "default_crouch_speed",
+           "flight_frames", "measure_clips", "build_clip_bank", "load_clip_bank", "clip_on", "clip_leg_length", "default_jump", "default_crouch_speed",
            "main_build"]
