@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rigmind.backend.paths import data_dir  # noqa: E402
 from rigmind.backend.resample import resample  # noqa: E402
-from rigmind.backend.tracking.evaluate import FEET, LIMBS, _touch_downs, limb_angles  # noqa: E402
+from rigmind.backend.tracking.evaluate import FEET, LIMB_NAMES, LIMBS, _touch_downs, limb_angles  # noqa: E402
 from rigmind.backend.tracking.mocap_trackers import load_mocap  # noqa: E402
 from rigmind.backend.locomotion.metrics import foot_skate  # noqa: E402
 
@@ -71,10 +71,9 @@ def score_file(clip_path: Path, out_path: Path) -> dict:
     head = ps[:, si["head"], :2]
     speed = np.convolve(np.linalg.norm(np.gradient(head, axis=0), axis=-1) * out.fps, np.ones(9) / 9, mode="same")
     moving = speed > 0.3
-    names = ["upper arm L", "forearm L", "upper arm R", "forearm R", "thigh L", "shin L", "thigh R", "shin R"]
     return {
         "frames": int(n), "limb_angle_deg": float(ang.mean()),
-        "per_limb_deg": {nm: float(a) for nm, a in zip(names, ang.mean(axis=0))},
+        "per_limb_deg": {nm: float(a) for nm, a in zip(LIMB_NAMES, ang.mean(axis=0))},
         "skate_cm": _skate(out, omap), "skate_clip_cm": _skate(src, smap),
         "touch_downs_moving": _touch_downs(po, oi, out.fps, moving),
         "touch_downs_moving_clip": _touch_downs(ps, si, out.fps, moving),

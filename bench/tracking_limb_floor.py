@@ -24,11 +24,8 @@ from rigmind.backend import ik, rotations  # noqa: E402
 from rigmind.backend.paths import data_dir  # noqa: E402
 from rigmind.backend.resample import resample  # noqa: E402
 from rigmind.backend.tracking.canonical import CANONICAL_MAP  # noqa: E402
-from rigmind.backend.tracking.evaluate import body_frames, limb_angles  # noqa: E402
+from rigmind.backend.tracking.evaluate import LIMB_NAMES, body_frames, limb_angles  # noqa: E402
 from rigmind.backend.tracking.mocap_trackers import load_mocap, to_canonical  # noqa: E402
-
-NAMES = ("upper arm L", "forearm L", "upper arm R", "forearm R", "thigh L", "shin L", "thigh R", "shin R")
-
 
 def floor_of(path: Path) -> dict:
     src, smap = load_mocap(path)
@@ -49,7 +46,7 @@ def floor_of(path: Path) -> dict:
         pc[:, ci[f"lowerarm_{s}"]], pc[:, ci[f"hand_{s}"]] = b_new, b_new + rotations.rotate(q_low, c - b)
     pinned = limb_angles(ps, si, pc, ci).mean(axis=0)
     return {"canonical_limbs": float(plain.mean()), "canonical_facing_deg": float(facing.mean()),
-            "hands_on_targets_limbs": float(pinned.mean()), "per_limb": dict(zip(NAMES, pinned.round(1).tolist())),
+            "hands_on_targets_limbs": float(pinned.mean()), "per_limb": dict(zip(LIMB_NAMES, pinned.round(1).tolist())),
             "shoulder_half_width_m": float(np.linalg.norm(ps[:, si["upperarm_l"]] - ps[:, si["upperarm_r"]], axis=-1).mean() / 2)}
 
 

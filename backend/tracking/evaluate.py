@@ -31,6 +31,8 @@ from .features import contacts_of
 LIMBS = (("upperarm_l", "lowerarm_l"), ("lowerarm_l", "hand_l"), ("upperarm_r", "lowerarm_r"),
          ("lowerarm_r", "hand_r"), ("upperleg_l", "lowerleg_l"), ("lowerleg_l", "foot_l"),
          ("upperleg_r", "lowerleg_r"), ("lowerleg_r", "foot_r"))
+#: :data:`LIMBS` as a reader names them, in the same order.
+LIMB_NAMES = ("upper arm L", "forearm L", "upper arm R", "forearm R", "thigh L", "shin L", "thigh R", "shin R")
 FEET = ("foot_l", "toes_l", "foot_r", "toes_r")
 
 
