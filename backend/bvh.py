@@ -62,6 +62,12 @@ _AXIS = "XYZ"
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 
 
+#: Characters of a file's start checked for binary data.
+BINARY_SNIFF_CHARS = 4096
+#: Longest piece of file content an error message quotes.
+QUOTE_CHARS = 40
+
+
 class BVHError(UserError):
     """A malformed BVH file. ``path`` and ``line`` (1-based, or None) say where."""
 
@@ -210,7 +216,25 @@ def _open_text(path: Path) -> str:
             if len(raw) > MAX_TEXT_BYTES:  # a device or a file that grew while read
                 raise _too_large(path, "the file holds")
     text = raw.decode("utf-8", errors="replace")
+    if _looks_binary(text[:BINARY_SNIFF_CHARS]):
+        raise BVHError("binary data, not BVH text: pick a .bvh file (text starting with HIERARCHY), "
+                       "or import FBX/glTF clips as such", path)
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _looks_binary(head: str) -> bool:
+    """Whether the file's first characters are bytes rather than text: a NUL
+    or more than 1 % of them not UTF-8 (BVH is ASCII; a stray accented joint
+    name in a legacy encoding stays far below that)."""
+    return "\x00" in head or head.count("\ufffd") > max(2, len(head) // 100)
+
+
+def _quoted(value, limit: int = QUOTE_CHARS) -> str:
+    """File content as an error message quotes it: ASCII only (other
+    characters escaped, so a damaged file cannot put control bytes in a
+    one-line report), at most ``limit`` characters."""
+    v = str(value)
+    return ascii(v if len(v) <= limit else v[:limit] + "...")
 
 
 class _Tokens:
@@ -242,12 +266,12 @@ class _Tokens:
         try:
             return float(t)
         except ValueError:
-            raise BVHError(f"expected a number for {what}, got {t!r}", self.src, ln) from None
+            raise BVHError(f"expected a number for {what}, got {_quoted(t)}", self.src, ln) from None
 
     def expect_brace(self):
         t, ln, _ = self.nxt("'{'")
         if t != "{":
-            raise BVHError(f"expected '{{', got {t!r}", self.src, ln)
+            raise BVHError(f"expected '{{', got {_quoted(t)}", self.src, ln)
 
 
 def _read_joint_start(it, key, ln, rest, joints, stack, seen_header):
@@ -283,17 +307,17 @@ def _read_end_site(it, ln, joints, stack):
     src = it.src
     t, ln2, _ = it.nxt("End Site")
     if t.upper() != "SITE":
-        raise BVHError(f"expected 'Site' after 'End', got {t!r}", src, ln2)
+        raise BVHError(f"expected 'Site' after 'End', got {_quoted(t)}", src, ln2)
     if not stack:
         raise BVHError("End Site outside any joint", src, ln)
     it.expect_brace()
     t, ln2, _ = it.nxt("End Site OFFSET")
     if t.upper() != "OFFSET":
-        raise BVHError(f"expected OFFSET in End Site, got {t!r}", src, ln2)
+        raise BVHError(f"expected OFFSET in End Site, got {_quoted(t)}", src, ln2)
     end = np.array([it.number("End Site OFFSET") for _ in range(3)])
     t, ln2, _ = it.nxt("'}'")
     if t != "}":
-        raise BVHError(f"expected '}}' closing End Site, got {t!r}", src, ln2)
+        raise BVHError(f"expected '}}' closing End Site, got {_quoted(t)}", src, ln2)
     joints[stack[-1]].end = end
 
 
@@ -306,14 +330,14 @@ def _read_channels(it, ln, joints, stack):
     try:
         n = int(t)
     except ValueError:
-        raise BVHError(f"expected a channel count after CHANNELS, got {t!r}", src, ln2) from None
+        raise BVHError(f"expected a channel count after CHANNELS, got {_quoted(t)}", src, ln2) from None
     chans = []
     for _ in range(n):
         t, ln2, _ = it.nxt("channel names")
         info = _CHANNEL_NAMES.get(t.lower())
         if info is None:
             raise BVHError(
-                f"unknown channel name {t!r} (CHANNELS {n} of joint {joints[stack[-1]].name!r}; "
+                f"unknown channel name {_quoted(t)} (CHANNELS {n} of joint {_quoted(joints[stack[-1]].name)}; "
                 "expected Xposition/Yposition/Zposition/Xrotation/Yrotation/Zrotation)",
                 src,
                 ln2,
@@ -354,12 +378,12 @@ def _parse_hierarchy(lines, src):
             raise BVHError("unexpected '{'", src, ln)
         elif key == "MOTION":
             if stack:
-                raise BVHError(f"MOTION before joint {joints[stack[-1]].name!r} was closed", src, ln)
+                raise BVHError(f"MOTION before joint {_quoted(joints[stack[-1]].name)} was closed", src, ln)
             if not joints:
                 raise BVHError("no joints in HIERARCHY", src, ln)
             return joints, ln  # ln: 1-based line of MOTION
         else:
-            raise BVHError(f"unexpected token {tok!r} in HIERARCHY", src, ln)
+            raise BVHError(f"unexpected token {_quoted(tok)} in HIERARCHY", src, ln)
 
 
 def _header_value(lines, i, pattern, what, src):
@@ -369,7 +393,7 @@ def _header_value(lines, i, pattern, what, src):
         raise BVHError(f"truncated MOTION block: missing '{what}'", src, len(lines))
     m = re.match(pattern, lines[i], re.IGNORECASE)
     if m is None:
-        raise BVHError(f"expected '{what} ...', got {lines[i].strip()[:40]!r}", src, i + 1)
+        raise BVHError(f"expected '{what} ...', got {_quoted(lines[i].strip()[:40])}", src, i + 1)
     return m.group(1), i
 
 
@@ -388,7 +412,7 @@ def _diagnose(lines, start, n_frames, n_chan, frames_line, src):
             try:
                 float(t)
             except ValueError:
-                raise BVHError(f"non-numeric value {t!r} in MOTION data", src, i + 1) from None
+                raise BVHError(f"non-numeric value {_quoted(t)} in MOTION data", src, i + 1) from None
         if len(toks) != n_chan:
             if rows == n_frames - 1 and len(toks) < n_chan and all(not s.strip() for s in lines[i + 1 :]):
                 raise BVHError(
@@ -411,7 +435,7 @@ def _check_finite(vals, joints, data_start, src) -> None:
     where, instead of failing later as a degenerate skeleton."""
     for jt in joints:
         if not all(np.isfinite(v) for v in jt.offset) or (jt.end is not None and not all(np.isfinite(v) for v in jt.end)):
-            raise BVHError(f"joint {jt.name!r} has a non-finite OFFSET (NaN or Inf); fix the HIERARCHY", src, jt.line)
+            raise BVHError(f"joint {_quoted(jt.name)} has a non-finite OFFSET (NaN or Inf); fix the HIERARCHY", src, jt.line)
     bad = ~np.isfinite(vals)
     if not bad.any():
         return
@@ -488,14 +512,14 @@ def _motion_header(lines, motion_ln, src):
         if n_frames < 0 or n_frames != float(n_frames_s):
             raise ValueError
     except ValueError:
-        raise BVHError(f"bad frame count {n_frames_s!r}", src, frames_line) from None
+        raise BVHError(f"bad frame count {_quoted(n_frames_s)}", src, frames_line) from None
     ft_s, i = _header_value(lines, i + 1, r"\s*Frame\s+Time\s*:?\s*(\S+)", "Frame Time:", src)
     try:
         frame_time = float(ft_s)
         if not (frame_time > 0 and np.isfinite(frame_time)):
             raise ValueError
     except ValueError:
-        raise BVHError(f"bad Frame Time {ft_s!r} (must be a positive number of seconds)", src, i + 1) from None
+        raise BVHError(f"bad Frame Time {_quoted(ft_s)} (must be a positive number of seconds)", src, i + 1) from None
     return n_frames, frame_time, i + 1, frames_line
 
 

@@ -317,6 +317,27 @@ def test_bad_files(tmp_out):
     assert ei.value.line == 9
 
 
+def test_binary_and_damaged_files_are_reported_in_plain_ascii(tmp_out):
+    junk = tmp_out / "junk.bvh"
+    junk.write_bytes(np.random.default_rng(0).integers(0, 256, 200_000, dtype=np.uint8).tobytes())
+    with pytest.raises(BVHError, match="binary data, not BVH text") as ei:
+        read_bvh(junk)
+    assert ei.value.line is None
+    # One damaged row in a text file: the bad bytes are quoted escaped, never raw.
+    damaged = tmp_out / "damaged.bvh"
+    damaged.write_bytes(SIMPLE.replace("0 1 0 0 0 90", "0 1 0 0 0 \xff\xfe\x07\x1b[2J").encode("latin-1"))
+    with pytest.raises(BVHError, match="non-numeric") as ei:
+        read_bvh(damaged)
+    message = str(ei.value)
+    assert message.isascii() and message.isprintable(), message
+    # A long token is cut short in the message.
+    long_token = tmp_out / "long.bvh"
+    long_token.write_text(SIMPLE.replace("HIERARCHY", "HIERARCHY\n" + "x" * 5000, 1))
+    with pytest.raises(BVHError) as ei:
+        read_bvh(long_token)
+    assert len(str(ei.value)) < len(str(long_token)) + 200
+
+
 # --- real data ----------------------------------------------------------------------
 
 BANDAI = "bandai_namco_d2_locomotion/bvh"
