@@ -213,13 +213,13 @@ def knee_pole(hip, knee, ankle, toe, straight: float = 0.03):
     straight leg whose plane is ill-defined, is the foot's forward direction
     faded in so the knee still bends forward, not sideways."""
     axis = ankle - hip
-    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), 1e-9)
+    axis = axis / np.maximum(np.sqrt((axis * axis).sum(-1, keepdims=True)), 1e-9)
     rel = knee - hip
-    perp = rel - np.sum(rel * axis, axis=-1, keepdims=True) * axis
+    perp = rel - (rel * axis).sum(-1, keepdims=True) * axis
     fwd = toe - ankle
     fwd[..., 2] = 0.0
-    fwd /= np.maximum(np.linalg.norm(fwd, axis=-1, keepdims=True), 1e-9)
-    fade = smoothstep(1.0 - np.linalg.norm(perp, axis=-1, keepdims=True) / straight)
+    fwd /= np.maximum(np.sqrt((fwd * fwd).sum(-1, keepdims=True)), 1e-9)
+    fade = smoothstep(1.0 - np.sqrt((perp * perp).sum(-1, keepdims=True)) / straight)
     return knee + perp + straight * fade * fwd
 
 

@@ -45,7 +45,7 @@ def unit_vectors(v: np.ndarray, fallback=None) -> np.ndarray:
 def _length(v: np.ndarray) -> np.ndarray:
     """``|v|`` over the last axis, kept as ``[..., 1]`` (``np.linalg.norm``'s
     checks cost more than the sum on small arrays)."""
-    return np.sqrt(np.sum(v * v, axis=-1, keepdims=True))
+    return np.sqrt((v * v).sum(-1, keepdims=True))
 
 
 def soft_reach(dist, length, soft=SOFT_REACH, max_reach: float = MAX_REACH):
@@ -128,7 +128,7 @@ def _bend(root, mid, end, target, pole, max_reach, soft) -> tuple:
     # Bend direction: the pole's offset perpendicular to u; falls back on the
     # current knee offset, then on any perpendicular.
     def perp(v):
-        return v - np.sum(v * u, axis=-1, keepdims=True) * u
+        return v - (v * u).sum(-1, keepdims=True) * u
 
     def any_perp():
         x = rotations.cross(u, np.broadcast_to([1.0, 0.0, 0.0], u.shape))

@@ -38,20 +38,21 @@ def world_matrices(parents, local_mats: np.ndarray, local_t: np.ndarray) -> tupl
     3]`` (metres). One 4x4 product per level of the hierarchy: the live
     paths' one-frame FK, where the quaternion products of
     :meth:`Motion.world` cost more in calls than in arithmetic."""
-    parents = np.asarray(parents)
+    levels = _level_pairs(tuple(np.asarray(parents).tolist()))
     lead = local_mats.shape[:-3]
-    h = np.zeros(lead + (len(parents), 4, 4))
+    h = np.zeros(lead + (local_mats.shape[-3], 4, 4))
     h[..., :3, :3] = local_mats
     h[..., :3, 3] = local_t
     h[..., 3, 3] = 1.0
     # Joints on the last axis before the matrices: move them first so one
     # fancy index picks a level whatever the leading shape.
-    h = np.moveaxis(h, -3, 0)
+    if lead:
+        h = np.moveaxis(h, -3, 0)
     out = np.empty_like(h)
-    for js in depth_levels(parents):
-        ps = parents[js]
-        out[js] = h[js] if ps[0] < 0 else out[ps] @ h[js]
-    out = np.moveaxis(out, 0, -3)
+    for js, ps in levels:
+        out[js] = h[js] if ps is None else out[ps] @ h[js]
+    if lead:
+        out = np.moveaxis(out, 0, -3)
     return out[..., :3, :3], out[..., :3, 3]
 
 
@@ -59,7 +60,15 @@ def depth_levels(parents) -> tuple:
     """The joints ``parents [J]`` (parent index, -1 for a root; parents
     before children) grouped by depth: a tuple of index arrays, the roots
     first, each level's parents all in the levels before it."""
-    return _levels(tuple(int(p) for p in parents))
+    return _levels(tuple(np.asarray(parents).tolist()))
+
+
+@lru_cache(maxsize=64)
+def _level_pairs(parents: tuple) -> tuple:
+    """:func:`depth_levels` with each level's parents: ``((joints, parents
+    or None for the roots), ...)``, index arrays."""
+    p = np.asarray(parents)
+    return tuple((js, None if p[js[0]] < 0 else p[js]) for js in _levels(parents))
 
 
 @dataclass

@@ -18,7 +18,7 @@ _EPS = 1e-12
 def normalize(q: np.ndarray) -> np.ndarray:
     """Unit quaternions ``[..., 4]``; a zero quaternion becomes identity."""
     q = np.asarray(q, dtype=np.float64)
-    n = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+    n = np.sqrt((q * q).sum(-1, keepdims=True))
     out = q / np.maximum(n, _EPS)
     bad = (n[..., 0] < _EPS)
     if bad.any():
@@ -90,7 +90,7 @@ def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
     """
     q = np.moveaxis(np.asarray(q, dtype=np.float64), axis, 0).copy()
     if q.shape[0] > 1:
-        dots = np.sum(q[1:] * q[:-1], axis=-1)
+        dots = (q[1:] * q[:-1]).sum(-1)
         flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0), axis=0)
         q[1:] *= flips[..., None]
     return np.moveaxis(q, 0, axis)
@@ -111,7 +111,7 @@ def continue_signs(q: np.ndarray, prev_q=None, prev_flip=None) -> tuple:
     else:
         ext = np.concatenate([np.asarray(prev_q, dtype=np.float64)[None], q])
         first = np.asarray(prev_flip, dtype=np.float64)
-    signs = np.where(np.sum(ext[1:] * ext[:-1], axis=-1) < 0.0, -1.0, 1.0)
+    signs = np.where((ext[1:] * ext[:-1]).sum(-1) < 0.0, -1.0, 1.0)
     flips = np.cumprod(np.concatenate([first[None], signs]), axis=0)
     if prev_q is not None:
         flips = flips[1:]
@@ -157,7 +157,7 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def from_axis_angle(axis_angle: np.ndarray) -> np.ndarray:
     """Rotation vectors ``[..., 3]`` (axis * angle in radians) to quaternions."""
     aa = np.asarray(axis_angle, dtype=np.float64)
-    angle = np.linalg.norm(aa, axis=-1, keepdims=True)
+    angle = np.sqrt((aa * aa).sum(-1, keepdims=True))
     half = 0.5 * angle
     # sin(x/2)/x -> 1/2 for small x; use the series to stay exact near zero.
     small = angle < 1e-8
@@ -169,7 +169,7 @@ def to_axis_angle(q: np.ndarray) -> np.ndarray:
     """Quaternions to rotation vectors ``[..., 3]`` with angle in ``[0, pi]``."""
     q = canonical(normalize(q))
     v = q[..., 1:]
-    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    s = np.sqrt((v * v).sum(-1, keepdims=True))
     angle = 2.0 * np.arctan2(s, q[..., :1])
     small = s < 1e-8
     scale = np.where(small, 2.0 / np.maximum(q[..., :1], _EPS), angle / np.where(small, 1.0, s))
@@ -179,7 +179,7 @@ def to_axis_angle(q: np.ndarray) -> np.ndarray:
 def from_axis_angle_pair(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     """Unit ``axis [..., 3]`` and ``angle [...]`` (radians) to quaternions."""
     axis = np.asarray(axis, dtype=np.float64)
-    axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), _EPS)
+    axis = axis / np.maximum(np.sqrt((axis * axis).sum(-1, keepdims=True)), _EPS)
     half = 0.5 * np.asarray(angle, dtype=np.float64)[..., None]
     return np.concatenate([np.cos(half), axis * np.sin(half)], axis=-1)
 
@@ -260,9 +260,9 @@ def matrix_from_6d(d6: np.ndarray) -> np.ndarray:
     outputs that are not orthonormal)."""
     d6 = np.asarray(d6, dtype=np.float64)
     a, b = d6[..., :3], d6[..., 3:]
-    x = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), _EPS)
-    b = b - np.sum(x * b, axis=-1, keepdims=True) * x
-    y = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), _EPS)
+    x = a / np.maximum(np.sqrt((a * a).sum(-1, keepdims=True)), _EPS)
+    b = b - (x * b).sum(-1, keepdims=True) * x
+    y = b / np.maximum(np.sqrt((b * b).sum(-1, keepdims=True)), _EPS)
     z = cross(x, y)
     return np.stack([x, y, z], axis=-1)
 
@@ -346,7 +346,7 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     a = normalize(a)
     b = normalize(b)
     t = np.asarray(t, dtype=np.float64)[..., None]
-    d = np.sum(a * b, axis=-1, keepdims=True)
+    d = (a * b).sum(-1, keepdims=True)
     b = np.where(d < 0.0, -b, b)
     d = np.abs(d)
     theta = np.arccos(np.clip(d, -1.0, 1.0))
@@ -363,30 +363,40 @@ def matrix_between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     with ``c = u x v``, ``d = u . v``), without a quaternion in between."""
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), _EPS)
-    v = v / np.maximum(np.sqrt(np.sum(v * v, axis=-1, keepdims=True)), _EPS)
-    d = np.sum(u * v, axis=-1)
+    u = u / np.maximum(np.sqrt((u * u).sum(-1, keepdims=True)), _EPS)
+    v = v / np.maximum(np.sqrt((v * v).sum(-1, keepdims=True)), _EPS)
+    d = (u * v).sum(-1, keepdims=True)
     c = cross(u, v)
-    opposite = d < -1.0 + 1e-9
     k = 1.0 / np.maximum(1.0 + d, _EPS)
-    x, y, z = c[..., 0], c[..., 1], c[..., 2]
-    kx, ky, kz = k * x, k * y, k * z
-    m = np.stack([d + kx * x, kx * y - z, kx * z + y,
-                  kx * y + z, d + ky * y, ky * z - x,
-                  kx * z - y, ky * z + x, d + kz * z], axis=-1).reshape(d.shape + (3, 3))
+    # Few whole-array products rather than nine entries: on the live
+    # tracker's four limbs the calls, not the arithmetic, are the cost.
+    m = (d * _IDENTITY_9 + c @ _SKEW).reshape(d.shape[:-1] + (3, 3)) + (k * c)[..., :, None] * c[..., None, :]
+    opposite = d[..., 0] < -1.0 + 1e-9
     if opposite.any():
         # Opposite vectors: a half turn about an axis orthogonal to u.
         return np.where(opposite[..., None, None], to_matrix(between_vectors(u, v)), m)
     return m
 
 
+def _skew_basis() -> np.ndarray:
+    """``[3, 9]``: ``c @ _skew_basis()`` is the cross-product matrix ``[c]x`` (row-major)."""
+    e = np.zeros((3, 3, 3))
+    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        e[k, i, j], e[k, j, i] = -1.0, 1.0
+    return e.reshape(3, 9)
+
+
+_SKEW = _skew_basis()
+_IDENTITY_9 = np.eye(3).ravel()
+
+
 def between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Shortest-arc rotation taking direction ``u`` to ``v`` (``[..., 3]``)."""
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), _EPS)
-    v = v / np.maximum(np.sqrt(np.sum(v * v, axis=-1, keepdims=True)), _EPS)
-    d = np.sum(u * v, axis=-1, keepdims=True)
+    u = u / np.maximum(np.sqrt((u * u).sum(-1, keepdims=True)), _EPS)
+    v = v / np.maximum(np.sqrt((v * v).sum(-1, keepdims=True)), _EPS)
+    d = (u * v).sum(-1, keepdims=True)
     c = cross(u, v)
     q = np.concatenate([1.0 + d, c], axis=-1)
     # Opposite vectors: rotate pi about any axis orthogonal to u.
@@ -394,8 +404,8 @@ def between_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if opposite.any():
         alt = np.cross(u, np.array([1.0, 0.0, 0.0]))
         alt2 = np.cross(u, np.array([0.0, 1.0, 0.0]))
-        use2 = np.linalg.norm(alt, axis=-1, keepdims=True) < 1e-6
+        use2 = np.sqrt((alt * alt).sum(-1, keepdims=True)) < 1e-6
         axis = np.where(use2, alt2, alt)
-        axis = axis / np.maximum(np.linalg.norm(axis, axis=-1, keepdims=True), _EPS)
+        axis = axis / np.maximum(np.sqrt((axis * axis).sum(-1, keepdims=True)), _EPS)
         q = np.where(opposite[..., None], np.concatenate([np.zeros_like(d), axis], -1), q)
     return normalize(q)

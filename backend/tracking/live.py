@@ -201,12 +201,12 @@ class LiveTracker:
         ends = np.concatenate([W[ch[:2, 2]], q[1:]])
         local = local_m.copy()
         local[ch[:, 0]] = np.swapaxes(W[par[ch[:, 0]]], -1, -2) @ nu
-        local[ch[:, 1]] = np.swapaxes(nu, -1, -2) @ nl
-        local[ch[:, 2]] = np.swapaxes(nl, -1, -2) @ ends
+        local[ch[:, 1]] = nu.swapaxes(-1, -2) @ nl
+        local[ch[:, 2]] = nl.swapaxes(-1, -2) @ ends
         local[head] = W[par[head]].T @ q[0]
         trans = trans.copy()
         if cfg.stretch_arms:
-            trans[ch[2:, 2]] += (np.swapaxes(nl[2:], -1, -2) @ (goal[2:] - reached[2:])[..., None])[..., 0]
+            trans[ch[2:, 2]] += (nl[2:].swapaxes(-1, -2) @ (goal[2:] - reached[2:])[..., None])[..., 0]
         world = W.copy()
         world[ch[:, 0]], world[ch[:, 1]], world[ch[:, 2]], world[head] = nu, nl, ends, q[0]
         for j in self.below_ends:  # bones under the hands and the head (none on the canonical skeleton)
