@@ -14,12 +14,19 @@ process, start to file written.
 
     python bench/bench_track_from_file.py [--rigs mannequin,xbot,rpm,rigify] [--method model|baseline] [--json OUT]
     python bench/bench_track_from_file.py --markdown OUT.json [OUT2.json ...]   # the results table
+
+``--python EXE`` runs the processes with another interpreter (another Blender
+as a module: ``.venv-bpy52/bin/python`` for Blender 5.2), ``--path DIR``
+(repeatable) puts folders before its ``PYTHONPATH`` (that interpreter's
+onnxruntime and scipy, e.g. unpacked from the extension's cp313 wheels in
+``.cache/wheels``); each row records the Blender version that ran it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -83,11 +90,11 @@ def score_file(clip_path: Path, out_path: Path) -> dict:
 
 def markdown(rows) -> str:
     """The results table (bench/results/tracking.md) of rows from ``--json`` files."""
-    lines = ["| rig | clip | method | limbs ° (target ≤ 15) | worst limb ° | skate cm (clip's) | "
-             "touch-downs moving (clip's) | wall s |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| Blender | rig | clip | method | limbs ° (target ≤ 15) | worst limb ° | skate cm (clip's) | "
+             "touch-downs moving (clip's) | wall s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         worst = max(r["per_limb_deg"], key=r["per_limb_deg"].get)
-        lines.append(f"| {r['rig']} | {r['clip']} | {r['method']} | {r['limb_angle_deg']:.1f} | "
+        lines.append(f"| {r.get('blender', '5.0.1')} | {r['rig']} | {r['clip']} | {r['method']} | {r['limb_angle_deg']:.1f} | "
                      f"{worst} {r['per_limb_deg'][worst]:.0f} | {r['skate_cm']:.2f} ({r['skate_clip_cm']:.2f}) | "
                      f"{r['touch_downs_moving']} ({r['touch_downs_moving_clip']}) | {r['wall_s']:.1f} |")
     return "\n".join(lines)
@@ -99,10 +106,18 @@ def main(argv=None) -> int:
     ap.add_argument("--method", default="model")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, nargs="+", help="print the table of these --json files and stop")
+    ap.add_argument("--python", default=sys.executable, help="interpreter of the rigmind processes")
+    ap.add_argument("--path", action="append", default=[], help="folder put first on their PYTHONPATH")
     a = ap.parse_args(argv)
     if a.markdown:
         print(markdown([r for p in a.markdown for r in json.loads(p.read_text())]))
         return 0
+    if os.sep in a.python:  # the processes run in the checkout's parent folder
+        a.python = str(Path(a.python).absolute())
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(a.path + [p for p in [env.get("PYTHONPATH")] if p])
+    blender = subprocess.run([a.python, "-c", "import bpy; print(bpy.app.version_string)"], check=True,
+                             capture_output=True, text=True, env=env).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -112,11 +127,11 @@ def main(argv=None) -> int:
                 clip_path = data_dir() / "cmu_131_start_walk_stop" / f"{clip}.bvh"
                 out = tmp / f"{rig}_{clip}.bvh"
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "rigmind", "track", "--trackers-from", str(clip_path), "--rig",
+                subprocess.run([a.python, "-m", "rigmind", "track", "--trackers-from", str(clip_path), "--rig",
                                 str(rig_path), "--method", a.method, "--out", str(out)], check=True,
-                               capture_output=True, cwd=REPO.parent)
+                               capture_output=True, cwd=REPO.parent, env=env)
                 wall = time.perf_counter() - t0
-                row = {"rig": rig, "clip": clip, "method": a.method, "wall_s": wall, **score_file(clip_path, out)}
+                row = {"rig": rig, "clip": clip, "method": a.method, "blender": blender, "wall_s": wall, **score_file(clip_path, out)}
                 rows.append(row)
                 print(f"{rig:9s} {clip} limbs {row['limb_angle_deg']:5.1f} deg  skate {row['skate_cm']:.2f} "
                       f"(clip {row['skate_clip_cm']:.2f}) cm  touch-downs moving {row['touch_downs_moving']} "

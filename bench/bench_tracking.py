@@ -154,7 +154,7 @@ def from_file_section() -> list:
     saved under bench/results, when they are there."""
     from bench_track_from_file import markdown
 
-    files = [REPO / "bench" / "results" / f"track_from_file_{m}.json" for m in ("model", "baseline")]
+    files = [REPO / "bench" / "results" / f"track_from_file_{m}.json" for m in ("model", "baseline", "model_blender52")]
     rows = [r for p in files if p.is_file() for r in json.loads(p.read_text())]
     if not rows:
         return []
@@ -162,7 +162,9 @@ def from_file_section() -> list:
         "## The acceptance command, read from the exported file",
         "",
         "`python bench/bench_track_from_file.py --method model --json bench/results/track_from_file_model.json` "
-        "(and `--method baseline`; this table: `--markdown` of both): whole `rigmind track --trackers-from "
+        "(and `--method baseline`; the Blender 5.2 rows: `--python .venv-bpy52/bin/python --path DIR --json "
+        "bench/results/track_from_file_model_blender52.json`, DIR holding the extension's cp313 onnxruntime and scipy "
+        "wheels unpacked; this table: `--markdown` of them): whole `rigmind track --trackers-from "
         "../shared/data/cmu_131_start_walk_stop/131_0N.bvh --rig RIG --out t.bvh` processes (the mannequin from "
         "`rigmind mannequin`, X Bot, the Ready Player Me avatar, a generated Rigify rig), the BVH read back and scored against the clip. Limb directions: upper arm, "
         "forearm, thigh, shin (left and right), each in its body frame (the hips' left-right axis, world up), "

@@ -1,7 +1,7 @@
 """Train the tracking model (``rigmind train track``): build the per-split
 arrays (cached under ``.cache/tracking``), fit :class:`.model.TrackNet` on
 the train split for a fixed CPU time, keep the weights with the lowest
-validation loss, write ``models/track.pt`` (checkpoint kind ``"tracking"``)
+validation joint position error (or loss: ``TrainConfig.select``), write ``models/track.pt`` (checkpoint kind ``"tracking"``)
 and its ONNX export ``models/track.onnx``. The test split is never read here.
 """
 
@@ -78,9 +78,11 @@ class TrainConfig:
     (cosine decay to 0), ``seed``, torch ``threads``, ``mirror`` (add the
     train clips' left-right mirror images), ``lags`` (input frames, 30 fps;
     negative = the future: a model only offline tracking can run),
-    ``verbose`` (print the log)."""
+    ``dropout`` (the MLP's, during training), AdamW's ``weight_decay``,
+    ``input_noise`` (Gaussian noise on the inputs, in units of each input's
+    standard deviation), ``select`` (see the field), ``verbose`` (print the log)."""
 
-    seconds: float = 360.0
+    seconds: float = 900.0
     hidden: int = 512
     layers: int = 3
     batch: int = 512
@@ -89,15 +91,37 @@ class TrainConfig:
     threads: int = 1
     mirror: bool = False
     lags: tuple = features.LAGS
+    dropout: float = 0.1
+    weight_decay: float = 1e-4
+    input_noise: float = 0.02
+    #: Which step's weights are kept: "loss" (the lowest validation loss) or
+    #: "joints" (the lowest validation joint position error of the decoded
+    #: poses, :func:`joint_error`: what the tracker is judged on).
+    select: str = "joints"
     verbose: bool = True
+
+
+def joint_error(y_pred: np.ndarray, y_true: np.ndarray, sk=None) -> float:
+    """Mean joint position error (m) between the poses of network rows
+    ``y_pred`` and target rows ``y_true`` ``[N, O]``, both decoded on the
+    canonical skeleton ``sk`` in their heading frame (no post-processing:
+    the network's own error)."""
+    from .posing import decode
+
+    sk = sk or canonical_skeleton()
+    origin, hinv = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    pos = [decode(np.asarray(y, dtype=np.float64), origin, hinv, 1.0, sk).world_positions() for y in (y_pred, y_true)]
+    return float(np.linalg.norm(pos[0] - pos[1], axis=-1).mean())
 
 
 def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> Path:
     """Fit for ``config.seconds`` of wall time on the train split of
     ``data_dir`` (default ../shared/data), keeping the step with the best
-    validation loss; writes the checkpoint ``out`` and its ONNX export,
+    validation score (``config.select``); writes the checkpoint ``out`` and its ONNX export,
     returns the checkpoint path."""
     c = config or TrainConfig()
+    if c.select not in ("loss", "joints"):
+        raise ValueError(f"select must be 'loss' or 'joints', got {c.select!r}")
     seconds, hidden, layers, batch, lr = c.seconds, c.hidden, c.layers, c.batch, c.lr
     seed, threads, verbose, mirror = c.seed, c.threads, c.verbose, c.mirror
     import torch
@@ -112,7 +136,7 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
     xv, yv = split_arrays("validation", data_dir, every=2, verbose=verbose, lags=c.lags)
     if verbose:
         print(f"data: train {len(xt)} frames, validation {len(xv)} ({time.time() - t0:.0f} s)", flush=True)
-    model = TrackNet(xt.shape[1], yt.shape[1], hidden, layers)
+    model = TrackNet(xt.shape[1], yt.shape[1], hidden, layers, dropout=c.dropout)
     xm, xs = _stats(xt)
     ym, ys = _stats(yt)
     ym[-2:], ys[-2:] = 0.0, 1.0
@@ -123,7 +147,7 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
     w[3:9] = 2.0
     Xt, Yt = torch.from_numpy(xt), torch.from_numpy(yt)
     Xv, Yv = torch.from_numpy(xv), torch.from_numpy(yv)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=c.weight_decay)
     rng = np.random.default_rng(seed)
     step, best, best_state, log = 0, float("inf"), None, []
     t_train = time.time()
@@ -134,7 +158,7 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
         for g in opt.param_groups:
             g["lr"] = lr * 0.5 * (1.0 + np.cos(np.pi * min(frac, 1.0)))
         idx = torch.from_numpy(rng.integers(0, len(Xt), batch))
-        x = Xt[idx] + torch.randn(batch, Xt.shape[1]) * model.x_std * 0.02
+        x = Xt[idx] + torch.randn(batch, Xt.shape[1]) * model.x_std * c.input_noise
         model.train()
         loss = _loss(model, x, Yt[idx], w)
         opt.zero_grad()
@@ -146,17 +170,21 @@ def train(config: TrainConfig | None = None, *, data_dir=None, out=PT_PATH) -> P
             with torch.no_grad():
                 vl = float(np.mean([float(_loss(model, Xv[i:i + 4096], Yv[i:i + 4096], w))
                                     for i in range(0, len(Xv), 4096)]))
-            log.append({"step": step, "seconds": round(time.time() - t_train, 1), "train": float(loss.detach()), "validation": vl})
+                vj = joint_error(model(Xv).numpy(), yv) if c.select == "joints" else None
+            log.append({"step": step, "seconds": round(time.time() - t_train, 1), "train": float(loss.detach()),
+                        "validation": vl, "validation_joints_m": vj})
             if verbose:
                 print(json.dumps(log[-1]), flush=True)
-            if vl < best:
-                best, best_state = vl, {k: v.clone() for k, v in model.state_dict().items()}
+            score = vj if c.select == "joints" else vl
+            if score < best:
+                best, best_state = score, {k: v.clone() for k, v in model.state_dict().items()}
     if best_state is not None:
         model.load_state_dict(best_state)
     config = {"input_size": int(xt.shape[1]), "output_size": int(yt.shape[1]), "hidden": hidden, "layers": layers,
               "lags": [int(k) for k in c.lags], "fps": 30.0}
     metadata = {"skeleton": skeleton_to_dict(canonical_skeleton()), "training": {
         "steps": step, "seconds": seconds, "mirror": mirror, "batch": batch, "lr": lr, "seed": seed, "best_validation": best,
+        "dropout": c.dropout, "weight_decay": c.weight_decay, "input_noise": c.input_noise, "select": c.select,
         "train_frames": int(len(xt)), "validation_frames": int(len(xv)), "log": log,
         "head_height": float(np.percentile(xt[:, features.PER_FRAME * list(c.lags).index(0) + 2], 90))}}
     path = checkpoint.save(out, "tracking", config=config, weights=model.state_dict(), metadata=metadata)
@@ -207,16 +235,19 @@ def export_onnx(pt_path=PT_PATH, onnx_path=None) -> Path:
 def main_train(argv=None) -> int:
     p = argparse.ArgumentParser(prog="rigmind train track", description="train the three-point tracking model")
     p.add_argument("--data", default=None, help="data folder (default ../shared/data)")
-    p.add_argument("--seconds", type=float, default=360.0, help="training wall time (s)")
+    p.add_argument("--seconds", type=float, default=900.0, help="training wall time (s)")
     p.add_argument("--out", default=str(PT_PATH), help="checkpoint path (ONNX written next to it)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--mirror", action="store_true", help="add left-right mirror images of the train clips")
     p.add_argument("--future", action="store_true",
                    help="inputs from 0.67 s of the future too (features.FUTURE_LAGS; an offline-only model "
                         "the live tracker refuses); give --out")
+    p.add_argument("--select", choices=("loss", "joints"), default="joints",
+                   help="keep the step with the lowest validation loss, or joint position error")
     a = p.parse_args(argv)
     lags = features.FUTURE_LAGS if a.future else features.LAGS
-    path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror, lags=lags), data_dir=a.data, out=a.out)
+    path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror, lags=lags, select=a.select),
+                 data_dir=a.data, out=a.out)
     print(f"wrote {path} and {Path(path).with_suffix('.onnx')}")
     return 0
 

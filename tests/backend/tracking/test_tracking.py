@@ -346,3 +346,21 @@ def test_pin_feet_on_a_rig_of_other_proportions_keeps_planted_feet(tracked):
     np.testing.assert_allclose(pinned.rotations[:, others], on_rig.rotations[:, others])
     # a mapping without the legs' chains leaves the motion as it is
     assert pin_feet_on(on_rig, {"hips": "Hips"}, tracked.contact_prob) is on_rig
+
+
+def test_joint_error_is_zero_for_the_targets_and_metres_for_a_moved_hips(walk):
+    """The training's selection score: the targets' own poses score 0; hips
+    lifted 0.1 m in every row (every joint but the fixed joint_Root moves
+    with them) score 0.1 m on those joints."""
+    pytest.importorskip("torch")
+    from rigmind.backend.tracking.features import targets
+    from rigmind.backend.tracking.train import TrainConfig, joint_error, train
+
+    y = targets(walk)
+    assert joint_error(y, y) == 0.0
+    moved = y.copy()
+    moved[:, 2] += 0.1  # hip_pos z, heading frame
+    j = len(canonical_skeleton())
+    assert joint_error(moved, y) == pytest.approx(0.1 * (j - 1) / j, abs=1e-6)
+    with pytest.raises(ValueError, match="select"):
+        train(TrainConfig(select="mpjpe"))
