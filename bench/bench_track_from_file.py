@@ -94,7 +94,7 @@ def markdown(rows) -> str:
              "touch-downs moving (clip's) | wall s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         worst = max(r["per_limb_deg"], key=r["per_limb_deg"].get)
-        lines.append(f"| {r.get('blender', '5.0.1')} | {r['rig']} | {r['clip']} | {r['method']} | {r['limb_angle_deg']:.1f} | "
+        lines.append(f"| {r['blender']} | {r['rig']} | {r['clip']} | {r['method']} | {r['limb_angle_deg']:.1f} | "
                      f"{worst} {r['per_limb_deg'][worst]:.0f} | {r['skate_cm']:.2f} ({r['skate_clip_cm']:.2f}) | "
                      f"{r['touch_downs_moving']} ({r['touch_downs_moving_clip']}) | {r['wall_s']:.1f} |")
     return "\n".join(lines)
