@@ -243,7 +243,7 @@ def add_beat_strokes(motion: Motion, beats_frames, stress: np.ndarray, speech: n
     # The body slows into each accent (its own gesture settles on the beat),
     # then the stroke and nod mark it.
     if c.snap_seconds > 0:
-        from .controls import relative_extrema, upper_body_speed
+        from rigmind.backend.gesture.controls import relative_extrema, upper_body_speed
 
         own = relative_extrema(gaussian_filter1d(upper_body_speed(motion.world_positions(), motion.fps), 1.0),
                                np.less, order=3)
