@@ -188,7 +188,7 @@ def density_ceiling(clip) -> dict:
             "per_s": len(peaks) / max(span, 1e-9)}
 
 
-def score(data: Path, voices, settings: dict, seeds: int, mean_speed) -> dict:
+def score(data: Path, voices, settings: dict, seeds: int, mean_speed, weights=None) -> dict:
     """Gain per setting and voice (a list over seeds), the largest shift, the
     mean depth and the largest elbow/wrist acceleration (mm/frame²)."""
     from rigmind.backend.audio.features import speech_features
@@ -198,7 +198,7 @@ def score(data: Path, voices, settings: dict, seeds: int, mean_speed) -> dict:
     from rigmind.backend.gesture.gesture_space import lift_hands
     from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest_frozen_stretch
 
-    model = get_model()
+    model = get_model(weights)
     arms = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
     out = {name: {"gains": {}, "shift_s": 0.0, "depths": [], "arm_accel_max_mm": 0.0, "frozen_max": 0}
            for name in ["off", *settings]}
@@ -263,6 +263,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="seeds per validation voice (held-out: one more)")
     ap.add_argument("--pulses-at-peaks", action="store_true",
                     help="condition the model on pulses at the onset-density peaks (see pulses_at_density_peaks)")
+    ap.add_argument("--weights", type=Path, default=None,
+                    help="gesture checkpoint to generate with (default the committed models/gesture.pt), e.g. one "
+                         "from `rigmind train gesture --beat-weight 0.3 --out X.pt`")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, help="print the tables of an earlier --json and stop")
     a = ap.parse_args(argv)
@@ -280,16 +283,18 @@ def main(argv=None) -> int:
     mean_speed, whole, _ = alignment_eval.real_reference(a.data)
     groups = {"validation": alignment_eval.VALIDATION_VOICES, "heldout": alignment_eval.HELDOUT_VOICES}
     settings = {k: replace(HoldConfig(), **v) for k, v in GRID.items()}
-    res = {"real_gain": whole.gain, "pulses_at_peaks": a.pulses_at_peaks, "seeds": {"validation": a.seeds, "heldout": a.seeds + 1},
+    res = {"real_gain": whole.gain, "pulses_at_peaks": a.pulses_at_peaks, "weights": str(a.weights or "committed"),
+           "seeds": {"validation": a.seeds, "heldout": a.seeds + 1},
            "settings": {k: asdict(c) for k, c in settings.items()}}
     if a.ceiling:
         res["ceiling"] = {g: {v: density_ceiling(load_audio(a.data / v)) for v in vs} for g, vs in groups.items()}
     if a.grid:
         grid = {k: settings[k] for k in a.grid_only.split(",")} if a.grid_only else settings
-        res.setdefault("scores", {})["validation"] = score(a.data, groups["validation"], grid, a.seeds, mean_speed)
+        res.setdefault("scores", {})["validation"] = score(a.data, groups["validation"], grid, a.seeds, mean_speed,
+                                                           a.weights)
     if a.heldout:
         chosen = {k: settings[k] for k in a.heldout.split(",")}
-        res.setdefault("scores", {})["heldout"] = score(a.data, groups["heldout"], chosen, a.seeds + 1, mean_speed)
+        res.setdefault("scores", {})["heldout"] = score(a.data, groups["heldout"], chosen, a.seeds + 1, mean_speed, a.weights)
     res["seconds"] = time.time() - t0
     if a.json:
         a.json.write_text(json.dumps(res, indent=1))

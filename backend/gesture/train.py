@@ -194,6 +194,41 @@ def sample_batch(arrays, rng, batch=BATCH):
     return [torch.from_numpy(v) for v in (P, ctx, mask, fflag, cond)]
 
 
+def _upper_speed(y, std):
+    """``[B, W - 1]``: frame-to-frame change of the upper-body joints' 6D
+    rotations (unnormalised by ``std [POSE_DIM]``), the speed the beat loss reads."""
+    dims = _UPPER_DIMS.to(y.device)
+    d = (y[:, dims, 1:] - y[:, dims, :-1]) * std[dims][None, :, None]
+    return (d.pow(2).sum(1) + 1e-8).sqrt()
+
+
+_UPPER_DIMS = torch.tensor([representation.BODY.index(j) * 6 + k for j in representation.UPPER for k in range(6)])
+
+
+def beat_loss(model, batch, std, share: float):
+    """Beat following (``GestureTrainConfig.beat_weight``): the first ``share``
+    of the windows decoded from *prior* codes, as at inference, scored by
+    (a) their upper-body speed on the pulse frames ÷ their mean speed (below
+    1: the motion slows into the beats it is given) and (b) the squared log
+    ratio of their mean speed to the target's (so slowing everywhere does
+    not pay). Returns ``(loss, parts)``."""
+    P, ctx, mask, fflag, cond = batch
+    k = max(1, int(round(share * P.shape[0])))
+    P, ctx, mask, fflag, cond = P[:k], ctx[:k], mask[:k], fflag[:k], cond[:k]
+    mu, _ = model.encode(P, cond)
+    y = model.decode(torch.randn_like(mu), ctx, mask, fflag, cond)
+    gen = (1 - mask[:, 0, 1:])                           # generated frames
+    v, v_ref = _upper_speed(y, std), _upper_speed(P, std)
+    pulse = cond[:, 0, 1:] * gen
+    mean_v = (v * gen).sum(1) / gen.sum(1).clamp(min=1)
+    at_pulse = (v * pulse).sum(1) / pulse.sum(1).clamp(min=1e-6)
+    has = (pulse.sum(1) > 0.5).to(v.dtype)
+    dip = (has * at_pulse / (mean_v + 1e-6)).sum() / has.sum().clamp(min=1)
+    ref = (v_ref * gen).sum(1) / gen.sum(1).clamp(min=1)
+    energy = (torch.log(mean_v + 1e-6) - torch.log(ref + 1e-6)).pow(2).mean()
+    return dip + energy, {"beat_dip": float(dip.detach()), "beat_energy": float(energy.detach())}
+
+
 def loss_fn(model, batch, beta, prior_share: float = 0.0):
     P, ctx, mask, fflag, cond = batch
     # Context frames are targets too (the pass-through makes them exact), so
@@ -240,6 +275,10 @@ class GestureTrainConfig:
     beta: float = BETA
     #: Share of windows decoded from a prior code (latent dropout).
     prior_share: float = PRIOR_SHARE
+    #: Weight of :func:`beat_loss` (0: off, the committed model's training).
+    beat_weight: float = 0.0
+    #: Share of each batch :func:`beat_loss` decodes from prior codes.
+    beat_share: float = 0.25
 
 
 def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = GestureTrainConfig(), *, log=print) -> dict:
@@ -270,11 +309,16 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
     val_arrays = dict(arrays)
     val_arrays["clips"] = _heldout_clips(corpus, arrays)
     val_batch = sample_batch(val_arrays, val_rng, 64) if val_arrays["clips"] else None
+    std_t = torch.from_numpy(arrays["std"]).to(device)
     curve, t_train = [], time.time()
     for step in range(steps):
         beta_now = beta * min(1.0, step / (0.3 * steps))
         batch = [b.to(device) for b in sample_batch(arrays, rng)]
         loss, parts = loss_fn(net, batch, beta_now, prior_share)
+        if cfg.beat_weight > 0:
+            bl, bparts = beat_loss(model, batch, std_t, cfg.beat_share)
+            loss = loss + cfg.beat_weight * bl
+            parts.update(bparts)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -289,9 +333,14 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
                 model.train()
                 entry["val_rec"] = vp["rec"]
                 entry["val_vel"] = vp["vel"]
+                if cfg.beat_weight > 0:
+                    with torch.no_grad():
+                        entry["val_beat_dip"] = beat_loss(model, [b.to(device) for b in val_batch], std_t, 1.0)[1]["beat_dip"]
             curve.append(entry)
             log(f"[gesture] step {step:5d}  loss {entry['loss']:.4f}  rec {parts['rec']:.4f}  vel {parts['vel']:.4f}  "
-                f"kl {parts['kl']:.3f}  val_rec {entry.get('val_rec', float('nan')):.4f}  {entry['seconds']:.0f}s")
+                f"kl {parts['kl']:.3f}  val_rec {entry.get('val_rec', float('nan')):.4f}  "
+                f"beat_dip {parts.get('beat_dip', float('nan')):.3f}/{entry.get('val_beat_dip', float('nan')):.3f}  "
+                f"{entry['seconds']:.0f}s")
     train_log = {
         "format": FORMAT, "seed": seed, "steps": steps, "beta": beta, "prior_share": prior_share, "threads": threads, "world_size": world,
         "device": str(device), "data_seconds": round(t_data, 1), "train_seconds": round(time.time() - t_train, 1),
@@ -366,9 +415,11 @@ def main_train(argv=None) -> int:
     ap.add_argument("--beta", type=float, default=BETA, help=f"KL weight (default {BETA})")
     ap.add_argument("--prior-share", type=float, default=PRIOR_SHARE,
                     help=f"share of windows decoded from a prior code (latent dropout; default {PRIOR_SHARE})")
+    ap.add_argument("--beat-weight", type=float, default=0.0,
+                    help="weight of the beat-following loss on prior-decoded windows (default 0: off)")
     ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
     args = ap.parse_args(argv)
     train_gesture(args.data, args.out, GestureTrainConfig(steps=args.steps, seed=args.seed, threads=args.threads,
                                                           with_unpaired=not args.no_unpaired, beta=args.beta,
-                                                          prior_share=args.prior_share))
+                                                          prior_share=args.prior_share, beat_weight=args.beat_weight))
     return 0
