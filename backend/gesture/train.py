@@ -205,13 +205,24 @@ def _upper_speed(y, std):
 _UPPER_DIMS = torch.tensor([representation.BODY.index(j) * 6 + k for j in representation.UPPER for k in range(6)])
 
 
-def beat_loss(model, batch, std, share: float):
+def _peak_accel(y, std, k: int = 3):
+    """``[B]``: mean of the ``k`` largest frame-to-frame changes of
+    :func:`_upper_speed`'s rotation velocity (its second difference) per window."""
+    dims = _UPPER_DIMS.to(y.device)
+    d = y[:, dims] * std[dims][None, :, None]
+    a = ((d[..., 2:] - 2 * d[..., 1:-1] + d[..., :-2]).pow(2).sum(1) + 1e-8).sqrt()
+    return a.topk(min(k, a.shape[1]), dim=1).values.mean(1)
+
+
+def beat_loss(model, batch, std, share: float, accel_weight: float = 0.0):
     """Beat following (``GestureTrainConfig.beat_weight``): the first ``share``
     of the windows decoded from *prior* codes, as at inference, scored by
-    (a) their upper-body speed on the pulse frames ÷ their mean speed (below
-    1: the motion slows into the beats it is given) and (b) the squared log
+    (a) their upper-body speed on the pulse frames ÷ the target's mean speed
+    (below 1: the motion slows into the beats it is given), (b) the squared log
     ratio of their mean speed to the target's (so slowing everywhere does
-    not pay). Returns ``(loss, parts)``."""
+    not pay) and (c), times ``accel_weight``, the squared log ratio of their
+    peak acceleration to the target's where it is larger (stopping into a
+    beat by a jolt does not pay either). Returns ``(loss, parts)``."""
     P, ctx, mask, fflag, cond = batch
     k = max(1, int(round(share * P.shape[0])))
     P, ctx, mask, fflag, cond = P[:k], ctx[:k], mask[:k], fflag[:k], cond[:k]
@@ -223,10 +234,14 @@ def beat_loss(model, batch, std, share: float):
     mean_v = (v * gen).sum(1) / gen.sum(1).clamp(min=1)
     at_pulse = (v * pulse).sum(1) / pulse.sum(1).clamp(min=1e-6)
     has = (pulse.sum(1) > 0.5).to(v.dtype)
-    dip = (has * at_pulse / (mean_v + 1e-6)).sum() / has.sum().clamp(min=1)
     ref = (v_ref * gen).sum(1) / gen.sum(1).clamp(min=1)
+    # Over the target's mean speed, not the window's own: a window's own mean
+    # can be raised by jitter between the pulses, which lowers the ratio too.
+    dip = (has * at_pulse / (ref + 1e-6)).sum() / has.sum().clamp(min=1)
     energy = (torch.log(mean_v + 1e-6) - torch.log(ref + 1e-6)).pow(2).mean()
-    return dip + energy, {"beat_dip": float(dip.detach()), "beat_energy": float(energy.detach())}
+    jolt = torch.relu(torch.log(_peak_accel(y, std) + 1e-6) - torch.log(_peak_accel(P, std) + 1e-6)).pow(2).mean()
+    parts = {"beat_dip": float(dip.detach()), "beat_energy": float(energy.detach()), "beat_jolt": float(jolt.detach())}
+    return dip + energy + accel_weight * jolt, parts
 
 
 def loss_fn(model, batch, beta, prior_share: float = 0.0):
@@ -279,6 +294,8 @@ class GestureTrainConfig:
     beat_weight: float = 0.0
     #: Share of each batch :func:`beat_loss` decodes from prior codes.
     beat_share: float = 0.25
+    #: Weight, inside :func:`beat_loss`, of its peak-acceleration term.
+    beat_accel_weight: float = 0.0
 
 
 def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = GestureTrainConfig(), *, log=print) -> dict:
@@ -316,7 +333,7 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
         batch = [b.to(device) for b in sample_batch(arrays, rng)]
         loss, parts = loss_fn(net, batch, beta_now, prior_share)
         if cfg.beat_weight > 0:
-            bl, bparts = beat_loss(model, batch, std_t, cfg.beat_share)
+            bl, bparts = beat_loss(model, batch, std_t, cfg.beat_share, cfg.beat_accel_weight)
             loss = loss + cfg.beat_weight * bl
             parts.update(bparts)
         opt.zero_grad(set_to_none=True)
@@ -335,11 +352,13 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
                 entry["val_vel"] = vp["vel"]
                 if cfg.beat_weight > 0:
                     with torch.no_grad():
-                        entry["val_beat_dip"] = beat_loss(model, [b.to(device) for b in val_batch], std_t, 1.0)[1]["beat_dip"]
+                        vb = beat_loss(model, [b.to(device) for b in val_batch], std_t, 1.0)[1]
+                    entry["val_beat_dip"], entry["val_beat_jolt"] = vb["beat_dip"], vb["beat_jolt"]
             curve.append(entry)
             log(f"[gesture] step {step:5d}  loss {entry['loss']:.4f}  rec {parts['rec']:.4f}  vel {parts['vel']:.4f}  "
                 f"kl {parts['kl']:.3f}  val_rec {entry.get('val_rec', float('nan')):.4f}  "
                 f"beat_dip {parts.get('beat_dip', float('nan')):.3f}/{entry.get('val_beat_dip', float('nan')):.3f}  "
+                f"jolt {parts.get('beat_jolt', float('nan')):.3f}/{entry.get('val_beat_jolt', float('nan')):.3f}  "
                 f"{entry['seconds']:.0f}s")
     train_log = {
         "format": FORMAT, "seed": seed, "steps": steps, "beta": beta, "prior_share": prior_share, "threads": threads, "world_size": world,
@@ -417,9 +436,12 @@ def main_train(argv=None) -> int:
                     help=f"share of windows decoded from a prior code (latent dropout; default {PRIOR_SHARE})")
     ap.add_argument("--beat-weight", type=float, default=0.0,
                     help="weight of the beat-following loss on prior-decoded windows (default 0: off)")
+    ap.add_argument("--beat-accel-weight", type=float, default=0.0,
+                    help="weight, inside the beat loss, of its peak-acceleration term (default 0)")
     ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
     args = ap.parse_args(argv)
     train_gesture(args.data, args.out, GestureTrainConfig(steps=args.steps, seed=args.seed, threads=args.threads,
                                                           with_unpaired=not args.no_unpaired, beta=args.beta,
-                                                          prior_share=args.prior_share, beat_weight=args.beat_weight))
+                                                          prior_share=args.prior_share, beat_weight=args.beat_weight,
+                                                          beat_accel_weight=args.beat_accel_weight))
     return 0

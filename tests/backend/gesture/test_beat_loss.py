@@ -36,7 +36,8 @@ class _Decoder:
 def _batch(n=4):
     poses = torch.zeros(n, representation.POSE_DIM, WINDOW)
     t = torch.arange(WINDOW, dtype=torch.float32)
-    poses[:, :representation.ROT_DIM] = torch.cos(t * torch.pi / 11.0)
+    # The target swings as fast as the decoders (so their mean speeds match), at another phase.
+    poses[:, :representation.ROT_DIM] = torch.cos(t * torch.pi / 16.0 + 1.0)
     mask = torch.zeros(n, 1, WINDOW)
     mask[..., :16] = 1.0
     cond = torch.zeros(n, COND_DIM, WINDOW)
@@ -57,5 +58,18 @@ def test_the_loss_is_finite_and_reaches_the_decoder_on_a_real_model():
     model = build_model(0, channels=16, blocks=4)
     loss, parts = beat_loss(model, _batch(), torch.ones(representation.POSE_DIM), 0.5)
     loss.backward()
-    assert torch.isfinite(loss) and set(parts) == {"beat_dip", "beat_energy"}
+    assert torch.isfinite(loss) and set(parts) == {"beat_dip", "beat_energy", "beat_jolt"}
     assert model.dec_out.weight.grad is not None and model.dec_out.weight.grad.abs().sum() > 0
+
+
+def test_jitter_between_the_pulses_does_not_lower_the_dip_and_raises_the_jolt():
+    std = torch.ones(representation.POSE_DIM)
+    clean = _Decoder(turn_at_pulses=True)
+    shaky = _Decoder(turn_at_pulses=True)
+    t = torch.arange(WINDOW)
+    far = torch.stack([(t - p).abs() > 3 for p in PULSES]).all(0) & (t >= 16)
+    shaky.y = shaky.y.clone()
+    shaky.y[:, :representation.ROT_DIM, far] += 0.3 * (-1.0) ** t[far]
+    _, a = beat_loss(clean, _batch(), std, 1.0)
+    _, b = beat_loss(shaky, _batch(), std, 1.0)
+    assert b["beat_dip"] >= a["beat_dip"] - 1e-6 and b["beat_jolt"] > a["beat_jolt"]

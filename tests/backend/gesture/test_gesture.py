@@ -172,9 +172,12 @@ def test_train_beat2_layout_tiny(tmp_path):
 
 
 @pytest.mark.slow  # 24 s in the full suite (--durations=0, 2 shared cores)
-def test_train_ddp_two_processes(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--beat-weight", "0.3", "--beat-accel-weight", "1"]], ids=["default", "beat_loss"])
+def test_train_ddp_two_processes(tmp_path, extra):
     """The same command under torchrun (2 CPU processes, gloo): gradients are
-    averaged across ranks and rank 0 writes the checkpoint."""
+    averaged across ranks and rank 0 writes the checkpoint. With the beat loss
+    too, whose prior-decoded windows go through the unwrapped module: DDP
+    still sees every parameter's gradient once per step."""
     npz = data_file("beat2_speech_gesture_sample/2_scott_0_1_1.npz")
     root = tmp_path / "beat"
     root.mkdir()
@@ -183,7 +186,7 @@ def test_train_ddp_two_processes(tmp_path):
     out = tmp_path / "ddp.pt"
     torchrun = Path(sys.executable).parent / "torchrun"
     r = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node=2", "-m", "rigmind", "train", "gesture",
-                        "--data", str(root), "--out", str(out), "--steps", "2", "--threads", "1", "--no-unpaired"],
+                        "--data", str(root), "--out", str(out), "--steps", "2", "--threads", "1", "--no-unpaired", *extra],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     import json
