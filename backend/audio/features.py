@@ -8,11 +8,12 @@ numerical noise."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .loading import SAMPLE_RATE
+from .onsets import onset_times
 from .spectral import onset_strength, power_to_db
 from .vad import speech_mask as _vad_speech_mask
 from .vad import speech_probability
@@ -30,7 +31,9 @@ class SpeechFeatures:
     """Arrays ``[F, ...]`` at ``fps``: ``logmel [F, 64]`` (dB, clip-normalised),
     ``onset [F]`` (onset strength, unit median), ``energy [F]`` (RMS dBFS),
     ``pitch [F]`` (log2 f0 z-scored over voiced frames, 0 when unvoiced),
-    ``voiced [F]`` and ``speech [F]`` (voice activity, bool)."""
+    ``voiced [F]`` and ``speech [F]`` (voice activity, bool);
+    ``onset_times [K]``: the clip's onsets in seconds (:mod:`.onsets`, the
+    onsets beat consistency is scored against)."""
 
     fps: float
     logmel: np.ndarray
@@ -39,6 +42,7 @@ class SpeechFeatures:
     pitch: np.ndarray
     voiced: np.ndarray
     speech: np.ndarray
+    onset_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def num_frames(self) -> int:
@@ -200,5 +204,6 @@ def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> Speech
         pitch=pitch,
         voiced=voiced,
         speech=speech,
+        onset_times=np.zeros(0) if getattr(clip, "silent", False) else onset_times(x, SAMPLE_RATE),
     )
 
