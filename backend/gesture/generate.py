@@ -22,6 +22,7 @@ from . import controls
 from . import dims
 from . import representation
 from .gesture_space import lift_hands, stress_envelope
+from .speech_rhythm import settle_with_speech
 from .standing import plant_feet
 from ..errors import Cancelled, RigMindError
 from .. import paths
@@ -317,10 +318,12 @@ def gesture_from_features(model: GestureModel, feats, *, amount: float = 0.5, se
 def standing_gesture(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0, progress=None,
                      cancelled=None):
     """The steps of :func:`gesture_from_features` before the hands are
-    lifted: ``(GestureResult, stress [T] 0..1)``, the motion decoded with its
+    lifted: ``(GestureResult, stress [T] 0..1)``, the motion decoded, settled
+    where the speech's onsets are sparse (:mod:`.speech_rhythm`) and with its
     feet planted, and the stress envelope the lift follows."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
-    motion = plant_feet(representation.decode(poses, FPS, model.finger_basis))
+    motion = representation.decode(poses, FPS, model.finger_basis)
+    motion = plant_feet(settle_with_speech(motion, feats.onset_times, talking=speech))
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
     return GestureResult(poses, motion, pulse, energy, speech), stress

@@ -103,9 +103,10 @@ GUARD_VOICES = ("speech_multilingual/silero_ru.wav", "speech_multilingual/silero
 GUARD_SEEDS = (0, 1)
 #: Least mean gain of the guard's four takes (two TTS voices x two seeds, 60 s
 #: each). Unrelated timing gives 1.00 (about ±0.03 for four 60-s takes);
-#: the committed model gave 1.09 when the guard was written
-#: (bench/results/gesture_alignment.md).
-GUARD_MIN_GAIN = 1.05
+#: without the body settling where the speech's onsets thin out
+#: (``speech_rhythm``) the committed model gave 1.09, with it 1.2-1.4
+#: (bench/results/gesture_rhythm.json).
+GUARD_MIN_GAIN = 1.15
 
 
 def test_generated_motion_follows_held_out_voices():
