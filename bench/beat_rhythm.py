@@ -1,0 +1,294 @@
+"""Beats that follow any voice (issue #29 item 5): the body settling where the speech's onsets thin out.
+
+``backend/gesture/speech_rhythm.py`` (in ``rigmind gesture`` since this
+script came in) scales the fast part of the decoded motion down where the
+speech's onset density is in the take's lowest quantiles. This script:
+
+- ``--ceiling``: why — the gain of the committed pipeline's own beats with
+  those in the sparsest quarter of the speech (onset density, σ 0.3 s)
+  dropped, against the beats as they are (validation voices);
+- ``--grid``: :class:`RhythmConfig` settings on the validation voices (the
+  only voices a setting is chosen on), with the largest elbow/wrist
+  acceleration and the longest frozen stretch;
+- ``--heldout``: the committed setting and the pipeline without it on the
+  held-out voices (never tuned on), scored once;
+- ``--commands``: whole ``rigmind gesture --audio V --out X.npz --seed S``
+  processes on the held-out voices, the file scored.
+
+Gain: :func:`rigmind.backend.gesture.alignment.alignment_gain` (BC ÷ the
+mean BC of the same motion shifted ±1 … ±4 s), joint speeds ÷ the real BEAT2
+speaker's, beside the real capture's own gain on its audio.
+
+    PYTHONPATH=/tmp/pkg nice -n 10 .venv/bin/python bench/beat_rhythm.py --ceiling --grid --heldout --commands \\
+        --json bench/results/gesture_rhythm.json
+    python bench/beat_rhythm.py --markdown bench/results/gesture_rhythm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from rigmind.backend import paths
+from rigmind.backend.audio.features import speech_features
+from rigmind.backend.audio.loading import load_audio
+from rigmind.backend.gesture import alignment, alignment_eval, metrics, representation
+from rigmind.backend.gesture.generate import FPS, generate_from_features, get_model
+from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
+from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
+from rigmind.backend.gesture.standing import plant_feet
+from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest_frozen_stretch, standing_foot_skate
+
+#: Settings tried on the validation voices (name → RhythmConfig fields; {} = the committed defaults).
+#: The rule: every validation voice at or above the real capture's gain, and
+#: on the training speaker's speech-only takes BC and FD no worse than without
+#: the step; among those, the smallest largest arm acceleration, then the
+#: largest least gain.
+GRID = {
+    "committed": {},
+    "settled 0.4": {"settled": 0.4},
+    "settled 0.5": {"settled": 0.5},
+    "boost 1.5": {"busy_gain": 1.5},
+    "settled 0.4, detail raised too": {"settled": 0.4, "raise_detail": True},
+    "legs moved too": {"leg_joints": ()},
+    "root sway never raised": {"root_max": 1.0},
+    "settled 0.2, no boost, whole fast part": {"settled": 0.2, "busy_gain": 1.0, "fine_s": 0.0},
+    "the same, quantiles over the whole take": {"settled": 0.2, "busy_gain": 1.0, "fine_s": 0.0,
+                                                "quantiles_over": "take"},
+    "settled 0.5, no boost, whole fast part": {"settled": 0.5, "busy_gain": 1.0, "fine_s": 0.0},
+}
+ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
+WRISTS = [representation.names().index(n) for n in ("left_wrist", "right_wrist")]
+ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
+
+
+def take(model, feats, seed: int, config):
+    """The pipeline of ``gesture_from_features`` (neutral) with ``config``
+    for the settling step (None: without it) → world positions ``[T, 55, 3]``."""
+    poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed)
+    m = representation.decode(poses, FPS, model.finger_basis)
+    if config is not None:
+        m = settle_with_speech(m, feats.onset_times, config, talking=speech)
+    m = plant_feet(m)
+    stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
+    return lift_hands(m, stress, 0.5, talking=speech).world_positions()
+
+
+def score(data: Path, voices, settings: dict, seeds: int, mean_speed, speaker=None) -> dict:
+    """``{name: {"gains": {voice: [per seed]}, "arm_accel_max_mm", "frozen_max"}}``;
+    with ``speaker`` (:func:`speaker_reference`), on the training speaker's
+    speech-only takes among ``voices`` also BC (EMAGE's definition), FD
+    against all his real motion (mean over seeds), the wrist speed ÷ his,
+    and seam periodicity at the window stride (first 30 s, upper body) with
+    its height above the off-stride floor (worst take)."""
+    from rigmind.backend.gesture import motion_encoder
+    from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_periodicity
+
+    model = get_model()
+    out = {k: {"gains": {}, "arm_accel_max_mm": 0.0, "frozen_max": 0, "bc": [], "wrist_speed": [], "seam32": [],
+               "seam32_above_floor": [], "skate": [], "_fd": {}} for k in settings}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        for seed in range(seeds):
+            for name, cfg in settings.items():
+                p = take(model, feats, seed, cfg)
+                r = out[name]
+                r["gains"].setdefault(v, []).append(alignment.alignment_gain(
+                    clip.samples, clip.sample_rate, p, FPS, mean_speed=mean_speed).gain)
+                r["arm_accel_max_mm"] = max(r["arm_accel_max_mm"], largest_acceleration(p[:, ARMS]))
+                r["frozen_max"] = max(r["frozen_max"], longest_frozen_stretch(p))
+                r["skate"].append(standing_foot_skate(p[:, ANKLES]))
+                if speaker is not None and Path(v).name in speaker["takes"]:
+                    r["bc"].append(metrics.bc_score(clip.samples, clip.sample_rate, p, FPS, mean_speed=mean_speed))
+                    r["_fd"].setdefault(seed, []).append(p)
+                    r["wrist_speed"].append(float(metrics.joint_speed(p, FPS)[:, WRISTS].mean()
+                                                  / mean_speed[WRISTS].mean()))
+                    up = p[:900][:, list(metrics.UPPER_BODY)]
+                    r["seam32"].append(seam_periodicity(up, 32))
+                    r["seam32_above_floor"].append(seam_periodicity(up, 32) - off_stride_periodicity(up, 32))
+        print(Path(v).stem, {k: round(float(np.mean(r["gains"][v])), 3) for k, r in out.items()}, flush=True)
+    for r in out.values():
+        fd = r.pop("_fd")
+        if fd:
+            r["fd"] = float(np.mean([motion_encoder.frechet_motion_distance(speaker["encoder"], ps, speaker["motion"],
+                                                                            stride=2) for ps in fd.values()]))
+    return out
+
+
+def speaker_reference(data: Path) -> dict:
+    """The training speaker's speech-only takes (file names), all his real
+    motion ``[T, 55, 3]`` clips and the motion encoder, as ``rigmind eval
+    gesture`` scores FD with them."""
+    from rigmind.backend.gesture import dataset, motion_encoder
+    from rigmind.backend.gesture.eval import ENCODER_PATH
+
+    corpus = dataset.load_corpus(data)
+    real = [dataset.positions(t.rot, t.root) for t in corpus.train_paired + corpus.heldout_paired]
+    return {"takes": {Path(w).name for w in corpus.speech_only}, "motion": real,
+            "encoder": motion_encoder.load_encoder(ENCODER_PATH)[0]}
+
+
+def ceiling(data: Path, voices, seeds: int, mean_speed) -> dict:
+    """Gain of the pipeline-without-settling's beats, as they are and with
+    those in the sparsest quarter of the onset density dropped."""
+    model = get_model()
+    out = {"as generated": {}, "sparsest quarter dropped": {}}
+    for v in voices:
+        clip = load_audio(data / v)
+        feats = speech_features(clip, FPS)
+        for seed in range(seeds):
+            p = take(model, feats, seed, None)
+            n = len(p)
+            dur = n / FPS
+            trim = metrics.BC_TRIM_S if dur >= 4 * metrics.BC_TRIM_S + 1 else max(0.0, (dur - 1) / 4)
+            f0 = int(round(trim * FPS))
+            f1 = max(n - f0, f0)
+            sr = clip.sample_rate
+            onsets = metrics.audio_beats(clip.samples[int(round(f0 / FPS * sr)):int(round(f1 / FPS * sr))], sr)
+            beats = metrics.motion_beats(p, FPS, mean_speed=mean_speed, per_joint=True, frames=(f0, f1))
+            dens = onset_density(feats.onset_times, n, FPS, 0.3)
+            low = dens <= np.quantile(dens, 0.25)
+            kept = [b[~low[np.clip(np.round(b * FPS).astype(int) + f0, 0, n - 1)]] for b in beats]
+            span = (f1 - f0) / FPS
+            out["as generated"].setdefault(v, []).append(alignment.alignment_from_beats(onsets, beats, span).gain)
+            out["sparsest quarter dropped"].setdefault(v, []).append(
+                alignment.alignment_from_beats(onsets, kept, span).gain)
+    return out
+
+
+def commands(data: Path, voices, seeds: int, mean_speed) -> dict:
+    """Whole ``rigmind gesture --audio V --out X.npz --seed S`` processes, the
+    file scored: ``{voice: {"gains": [...], "wall_s": [...]}}``."""
+    from rigmind.backend.smplx_motion import read_smplx_npz
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for v in voices:
+            clip = load_audio(data / v)
+            for seed in range(seeds):
+                dst = Path(tmp) / f"{Path(v).stem}_{seed}.npz"
+                t0 = time.time()
+                subprocess.run([sys.executable, "-m", "rigmind", "gesture", "--audio", str(data / v), "--out", str(dst),
+                                "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL)
+                wall = time.time() - t0
+                m = read_smplx_npz(dst)
+                g = alignment.alignment_gain(clip.samples, clip.sample_rate, m.world_positions(), m.fps,
+                                             mean_speed=mean_speed).gain
+                row = out.setdefault(v, {"gains": [], "wall_s": []})
+                row["gains"].append(g)
+                row["wall_s"].append(wall)
+            print(Path(v).stem, "command", round(float(np.mean(out[v]["gains"])), 3), flush=True)
+    return out
+
+
+def _row(name: str, gains: dict, voices, real: float, extra: str = "") -> str:
+    g = [float(np.mean(gains[v])) for v in voices]
+    return (f"| {name} | " + " | ".join(f"{x:.3f}" for x in g) + f" | {np.mean(g):.3f} | {min(g):.3f} | "
+            f"{sum(x >= real for x in g)}/{len(g)} |" + extra)
+
+
+def markdown(res: dict) -> str:
+    real = res["real_gain"]
+    lines = [f"Machine: {res['machine']}; date {res['date']}; {res['seconds']:.0f} s. "
+             f"Real BEAT2 capture on its own audio: **{real:.3f}**.", ""]
+    for key, title, seeds in (("ceiling", "Why: the pipeline's own beats, and with the sparsest quarter's dropped "
+                               "(validation voices)", "validation"),
+                              ("grid", "Settings (validation voices)", "validation"),
+                              ("heldout", "Held-out voices (never tuned on), scored once", "heldout")):
+        block = res.get(key)
+        if not block:
+            continue
+        voices = list(next(iter(block.values()))["gains"] if key != "ceiling" else next(iter(block.values())))
+        lines += [f"**{title}, {res['seeds'][seeds]} seeds**", "",
+                  "| setting | " + " | ".join(Path(v).stem for v in voices) + " | mean | min | ≥ real |"
+                  + ("" if key == "ceiling" else " arm accel max mm/f² | longest frozen (frames) | standing skate "
+                                                 "cm/frame mean / max |"),
+                  "|---|" + "---|" * (len(voices) + 3) + ("" if key == "ceiling" else "---|---|---|")]
+        for name, r in block.items():
+            if key == "ceiling":
+                lines.append(_row(name, r, voices, real))
+            else:
+                lines.append(_row(name, r["gains"], voices, real,
+                                  f" {r['arm_accel_max_mm']:.1f} | {r['frozen_max']} | {np.mean(r['skate']):.4f} / "
+                                  f"{max(r['skate']):.4f} |"))
+        lines.append("")
+        if key == "grid" and "fd" in next(iter(block.values())):
+            lines += ["On the training speaker's speech-only takes (2_scott_0_2_2 … 0_5_5; BC as `rigmind eval "
+                      "gesture` computes it, FD against all his real motion; seam at the 32-frame stride on the "
+                      "upper body's first 30 s, worst take, and its height above the off-stride floor):", "",
+                      "| setting | BC | FD | wrist speed ÷ the speaker's | seam 32 | seam 32 above its floor |",
+                      "|---|---|---|---|---|---|"]
+            lines += [f"| {name} | {np.mean(r['bc']):.3f} | {r['fd']:.0f} | {np.mean(r['wrist_speed']):.2f} | "
+                      f"{max(r['seam32']):.2f} | {max(r['seam32_above_floor']):+.2f} |" for name, r in block.items()]
+            lines.append("")
+    c = res.get("commands")
+    if c:
+        voices = list(c)
+        lines += [f"**Whole commands `rigmind gesture --audio V --out X.npz --seed S` (held-out, "
+                  f"{res['seeds']['heldout']} seeds)**", "",
+                  "| | " + " | ".join(Path(v).stem for v in voices) + " | mean | min | ≥ real |",
+                  "|---|" + "---|" * (len(voices) + 3),
+                  _row("gain", {v: c[v]["gains"] for v in voices}, voices, real),
+                  "| wall s (process start to file) | " + " | ".join(f"{np.mean(c[v]['wall_s']):.1f}" for v in voices)
+                  + " | | | |", ""]
+    if res.get("settings"):
+        default = res["settings"]["committed"]
+        lines += ["Committed settings (`RhythmConfig()`): " + ", ".join(f"{k} = {v}" for k, v in default.items()) + ".",
+                  "", "The others differ in: " + "; ".join(
+                      f"`{k}`: " + ", ".join(f"{f} = {x}" for f, x in c.items() if x != default.get(f))
+                      for k, c in res["settings"].items() if k != "committed") + ".", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=paths.data_dir())
+    ap.add_argument("--ceiling", action="store_true")
+    ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--heldout", action="store_true")
+    ap.add_argument("--commands", action="store_true")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--markdown", type=Path, help="print the tables of an earlier --json and stop")
+    a = ap.parse_args(argv)
+    if a.markdown:
+        print(markdown(json.loads(a.markdown.read_text())))
+        return 0
+    import torch
+
+    torch.set_num_threads(1)
+    t0 = time.time()
+    mean_speed, whole, _ = alignment_eval.real_reference(a.data)
+    settings = {k: replace(RhythmConfig(), **v) for k, v in GRID.items()}
+    res = {"real_gain": whole.gain, "seeds": {"validation": a.seeds, "heldout": a.seeds},
+           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
+           "date": time.strftime("%Y-%m-%d"), "settings": {k: asdict(c) for k, c in settings.items()}}
+    val, held = alignment_eval.VALIDATION_VOICES, alignment_eval.HELDOUT_VOICES
+    if a.ceiling:
+        res["ceiling"] = ceiling(a.data, val, a.seeds, mean_speed)
+    if a.grid:
+        res["grid"] = score(a.data, val, {"without": None, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
+    if a.heldout:
+        res["heldout"] = score(a.data, held, {"without": None, "committed": RhythmConfig()}, a.seeds, mean_speed)
+    if a.commands:
+        res["commands"] = commands(a.data, held, a.seeds, mean_speed)
+    res["seconds"] = time.time() - t0
+    if a.json:
+        a.json.write_text(json.dumps(res, indent=1))
+    print(markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
