@@ -96,9 +96,15 @@ def measure(pos, rest, fps=30.0):
             "wrist_forward_median_m": float(np.median(hs[:, 1]))}, hs
 
 
-def clip_wav(src, seconds, out):
+def clip_wav(src, seconds, folder, name=None):
+    """The first ``seconds`` of the speech file ``src`` written as a new file
+    ``name`` (default ``src``'s own name) in ``folder`` (a temporary one);
+    ``src`` is only read, whatever path ``--langs`` gave it."""
     import soundfile as sf
 
+    src, out = Path(src), Path(folder) / (name or Path(src).name)
+    if out.resolve() == src.resolve():
+        raise ValueError(f"{src}: would cut the speech file in place; give another folder")
     x, sr = sf.read(src, dtype="float32")
     sf.write(out, x[: int(seconds * sr)], sr)
     return out
@@ -166,7 +172,8 @@ def main_viewer_eval(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--rigs", default="mannequin,xbot,rpm")
-    ap.add_argument("--langs", default=",".join(LANGS))
+    ap.add_argument("--langs", default=",".join(LANGS),
+                    help="speech files: names under speech_multilingual, or paths (only read, cut in a temporary folder)")
     ap.add_argument("--no-keep-legs", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -197,7 +204,7 @@ def main_viewer_eval(argv=None) -> int:
         rows.append({"rig": rig, "take": "real BEAT2 (reference)", **m})
         print(json.dumps(rows[-1]), flush=True)
         for lang in args.langs.split(","):
-            wav = clip_wav(args.data / "speech_multilingual" / lang, args.seconds, tmp / lang)
+            wav = clip_wav(args.data / "speech_multilingual" / lang, args.seconds, tmp)
             t0 = time.perf_counter()
             res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, start_frame=1),
                                                         face if lang == LANGS[1] else None)
@@ -220,7 +227,7 @@ def main_viewer_eval(argv=None) -> int:
             _, wpos = sample(arm, tgt, 1, int(walk.frame_range[1]))
             fwd = viewer_metrics.facing(wpos["upperleg_l"], wpos["upperleg_r"])
             walk_lean = viewer_metrics.trunk_lean(wpos["hips"], wpos["neck"], fwd)
-            wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp / "kl.wav")
+            wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp, "kl.wav")
             res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, base="keep_legs"),
                                                         None)
             _, kpos = sample(arm, tgt, 1, min(res.frames, n))
