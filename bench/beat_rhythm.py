@@ -61,7 +61,7 @@ GRID = {
     "boost 1.5": {"busy_gain": 1.5},
     "settled 0.4, detail raised too": {"settled": 0.4, "raise_detail": True},
     "legs moved too": {"leg_joints": ()},
-    "root sway never raised": {"root_max": 1.0},
+    "root (pelvis sway and turn) never raised": {"root_max": 1.0},
     "settled 0.2, no boost, whole fast part": {"settled": 0.2, "busy_gain": 1.0, "fine_s": 0.0},
     "the same, quantiles over the whole take": {"settled": 0.2, "busy_gain": 1.0, "fine_s": 0.0,
                                                 "quantiles_over": "take"},
@@ -76,10 +76,9 @@ def take(model, feats, seed: int, config):
     """The pipeline of ``gesture_from_features`` (neutral) with ``config``
     for the settling step (None: without it) → world positions ``[T, 55, 3]``."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed)
-    m = representation.decode(poses, FPS, model.finger_basis)
-    if config is not None:
-        m = settle_with_speech(m, feats.onset_times, config, talking=speech)
-    m = plant_feet(m)
+    decoded = representation.decode(poses, FPS, model.finger_basis)
+    m = decoded if config is None else settle_with_speech(decoded, feats.onset_times, config, talking=speech)
+    m = plant_feet(m, steps_from=decoded)
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
     return lift_hands(m, stress, 0.5, talking=speech).world_positions()
 

@@ -323,7 +323,8 @@ def standing_gesture(model: GestureModel, feats, *, amount: float = 0.5, seed: i
     feet planted, and the stress envelope the lift follows."""
     poses, pulse, energy, speech = generate_from_features(model, feats, amount=amount, seed=seed,
                                                           progress=progress, cancelled=cancelled)
-    motion = representation.decode(poses, FPS, model.finger_basis)
-    motion = plant_feet(settle_with_speech(motion, feats.onset_times, talking=speech))
+    decoded = representation.decode(poses, FPS, model.finger_basis)
+    # Steps follow the model's own weight shifts, not the settling's livelier pelvis.
+    motion = plant_feet(settle_with_speech(decoded, feats.onset_times, talking=speech), steps_from=decoded)
     stress = stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS)
     return GestureResult(poses, motion, pulse, energy, speech), stress

@@ -26,7 +26,9 @@ fine detail never raised keeps the arms' largest accelerations; nothing is
 retimed, so the motion stays on its speech.
 
 Runs on the decoded motion before the feet are planted (the root's sway is
-part of every upper-body joint's speed). Units: seconds, radians; shapes
+part of every upper-body joint's speed); the steps are planned on the take
+before it (:func:`.standing.plant_feet` ``steps_from``), so a livelier
+pelvis is not read as a drift to step for. Units: seconds, radians; shapes
 ``[frames, joints, 4]``.
 """
 
@@ -62,10 +64,12 @@ class RhythmConfig:
     #: from the sparse stretches goes to the busy ones, so the take's mean
     #: hand speed, its beat consistency and its FD stay about as they were.
     busy_gain: float = 1.4
-    #: The largest weight the root's sway takes (its gesture band settles
-    #: with the rest but is raised at most this much: a livelier sway makes
-    #: the planted feet step and slide more).
+    #: The largest weight the root takes — the pelvis's position and its
+    #: rotation, which carry the legs (its gesture band settles with the
+    #: rest but is raised at most this much: a livelier pelvis makes the
+    #: planted feet step and slide more).
     root_max: float = 1.4
+    root_joint: str = "pelvis"
     #: σ (s) of the slow part that is kept whole.
     slow_s: float = 1.0
     #: σ (s) of the finest detail, which settles with the rest but is never
@@ -159,13 +163,17 @@ def settle_with_speech(motion: Motion, onset_times: np.ndarray, config: RhythmCo
     rot = motion.rotations.copy()
     # A few joints at a time: each band is a take-long temporary, and a
     # 30-minute take's whole skeleton would hold ~100 MB per array.
+    w_root = np.minimum(w, config.root_max)
     for a in range(0, len(moved), JOINTS_AT_A_TIME):
-        g = moved[a:a + JOINTS_AT_A_TIME]
+        g = [j for j in moved[a:a + JOINTS_AT_A_TIME] if names[j] != config.root_joint]
         rot[:, g] = _scaled_gesture_band(motion.rotations[:, g], w, slow, fine, config.raise_detail)
+    if config.root_joint in names:
+        j = names.index(config.root_joint)
+        rot[:, [j]] = _scaled_gesture_band(motion.rotations[:, [j]], w_root, slow, fine, config.raise_detail)
     root = motion.root_positions
     base = gaussian_filter1d(root, slow, axis=0, mode="nearest")
     smooth = gaussian_filter1d(root, fine, axis=0, mode="nearest") if fine > 0 else root
     w_detail = w if config.raise_detail else np.minimum(w, 1.0)
-    root = base + np.minimum(w, config.root_max)[:, None] * (smooth - base) + w_detail[:, None] * (root - smooth)
+    root = base + w_root[:, None] * (smooth - base) + w_detail[:, None] * (root - smooth)
     return Motion(motion.skeleton, rot, root, fps, motion.translations,
                   list(motion.shape_names), motion.shape_weights, motion.name)

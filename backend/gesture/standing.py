@@ -83,11 +83,13 @@ def plan_steps(ankles_xy: np.ndarray, fps: float, cfg: StandingConfig = Standing
     return c
 
 
-def plant_feet(motion: Motion, cfg: StandingConfig = StandingConfig()) -> Motion:
+def plant_feet(motion: Motion, cfg: StandingConfig = StandingConfig(), *, steps_from: Motion = None) -> Motion:
     """``motion`` (SMPL-X, world space) with its feet planted and its drifts
-    turned into steps; only the hip, knee and ankle rotations change."""
+    turned into steps; only the hip, knee and ankle rotations change. The
+    steps are planned on ``steps_from``'s ankles when given (the same take
+    before a layer that sways its pelvis: a sway is not a drift to step for)."""
     names = list(motion.skeleton.names)
-    pos = motion.world_positions()
+    pos = (steps_from or motion).world_positions()
     ank = pos[:, [names.index(LEGS[0][0]), names.index(LEGS[1][0])], :2]
     steps = plan_steps(ank, motion.fps, cfg)
     contacts = np.stack([steps[:, 0], steps[:, 0], steps[:, 1], steps[:, 1]], axis=1)

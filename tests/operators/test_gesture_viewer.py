@@ -94,6 +94,36 @@ def test_a_drift_becomes_a_lifted_step():
     assert (np.abs(planted[-1, :, 0] - planted[0, :, 0]) > 0.3).all(), "the feet should follow the body by stepping"
 
 
+def test_a_sway_is_not_a_drift_to_step_for():
+    """A pelvis swaying ±13 cm at 0.5 Hz over still feet: planned on the
+    swayed take the feet step after it (the sway reads as a drift), planned
+    on the take before the sway (what generation does after the settling
+    layer) they stay where they are."""
+    from rigmind.backend.gesture import representation
+    from rigmind.backend.gesture.generate import get_model
+    from rigmind.backend.gesture.standing import plant_feet
+    from rigmind.backend.smplx_motion import smplx_joint_names
+
+    model = get_model()
+    poses = np.repeat(model.start_poses[:1], 240, axis=0)
+    still = representation.decode(poses, 30.0, model.finger_basis)
+    swayed = representation.decode(poses, 30.0, model.finger_basis)
+    swayed.root_positions[:, 0] += 0.13 * np.sin(2 * np.pi * 0.5 * np.arange(240) / 30.0)
+    names = list(smplx_joint_names())
+    ix = [names.index("left_ankle"), names.index("right_ankle")]
+
+    def travel(m):  # how far each foot moves along the sway (m), and the skate
+        p = m.world_positions()[:, ix]
+        return np.ptp(p[..., 0], axis=0).max(), viewer_metrics.standing_foot_skate(p)
+
+    stepped, skate_stepped = travel(plant_feet(swayed))
+    kept, skate_kept = travel(plant_feet(swayed, steps_from=still))
+    assert stepped > 0.15 and kept < 0.03
+    assert skate_kept < 0.5 * skate_stepped
+    same = plant_feet(still, steps_from=still).world_positions()
+    np.testing.assert_allclose(same, plant_feet(still).world_positions(), atol=1e-9)
+
+
 def test_alive_from_the_first_frame(idle_take):
     _, _, pos = idle_take
     allj = np.stack(list(pos.values()), axis=1)
@@ -288,3 +318,25 @@ def test_eval_viewer_command(tmp_path, data_dir):
     for k in ("skate_cm_per_frame", "foot_hover_cm", "frozen_frames", "seam48", "seam32", "hands_sum_cm"):
         assert np.isfinite(ours[k]) or k.startswith("seam")
     assert ours["skate_cm_per_frame"] <= 0.15 and ours["frozen_frames"] <= 5
+
+
+def test_clip_wav_cuts_a_copy_and_never_the_speech_file(tmp_path):
+    """`--langs` takes paths too: the cut speech goes into the temporary
+    folder under the file's name, the given file is only read (an absolute
+    path joined onto the temporary folder used to name the file itself)."""
+    import soundfile as sf
+
+    from rigmind.evaluation.gesture_viewer import clip_wav
+
+    src_dir, tmp = tmp_path / "data", tmp_path / "tmp"
+    src_dir.mkdir()
+    tmp.mkdir()
+    src = src_dir / "take.wav"
+    sf.write(src, np.linspace(-0.5, 0.5, 16000 * 3, dtype=np.float32), 16000)
+    before = src.read_bytes()
+    out = clip_wav(src.resolve(), 1.0, tmp)
+    assert out == tmp / "take.wav" and sf.info(out).frames == 16000
+    assert src.read_bytes() == before
+    assert clip_wav(src, 1.0, tmp, "kl.wav") == tmp / "kl.wav"
+    with pytest.raises(ValueError, match="in place"):
+        clip_wav(src, 1.0, src_dir)
