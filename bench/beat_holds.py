@@ -168,13 +168,8 @@ def pulses_at_density_peaks() -> None:
 
 def trimmed_onsets(clip, n_frames: int):
     """``(librosa onsets s, span s)`` of the span the alignment gain scores."""
-    dur = n_frames / FPS
-    trim = metrics.BC_TRIM_S if dur >= 4 * metrics.BC_TRIM_S + 1 else max(0.0, (dur - 1) / 4)
-    f0 = int(round(trim * FPS))
-    f1 = max(n_frames - f0, f0)
-    sr = clip.sample_rate
-    y = np.asarray(clip.samples, np.float32)[: int(round(dur * sr))]
-    return metrics.audio_beats(y[int(round(f0 / FPS * sr)):int(round(f1 / FPS * sr))], sr), (f1 - f0) / FPS
+    onsets, (f0, f1) = metrics.trimmed_onsets(clip.samples, clip.sample_rate, n_frames, FPS)
+    return onsets, (f1 - f0) / FPS
 
 
 def density_ceiling(clip) -> dict:

@@ -149,12 +149,7 @@ def ceiling(data: Path, voices, seeds: int, mean_speed) -> dict:
         for seed in range(seeds):
             p = take(model, feats, seed, None)
             n = len(p)
-            dur = n / FPS
-            trim = metrics.BC_TRIM_S if dur >= 4 * metrics.BC_TRIM_S + 1 else max(0.0, (dur - 1) / 4)
-            f0 = int(round(trim * FPS))
-            f1 = max(n - f0, f0)
-            sr = clip.sample_rate
-            onsets = metrics.audio_beats(clip.samples[int(round(f0 / FPS * sr)):int(round(f1 / FPS * sr))], sr)
+            onsets, (f0, f1) = metrics.trimmed_onsets(clip.samples, clip.sample_rate, n, FPS)
             beats = metrics.motion_beats(p, FPS, mean_speed=mean_speed, per_joint=True, frames=(f0, f1))
             dens = onset_density(feats.onset_times, n, FPS, 0.3)
             low = dens <= np.quantile(dens, 0.25)

@@ -163,9 +163,11 @@ def _pool_max(a: np.ndarray, src_fps: float, dst_fps: float, n: int) -> np.ndarr
     return out
 
 
-def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> SpeechFeatures:
+def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True, with_onsets: bool = True) -> SpeechFeatures:
     """Features of an ``AudioClip`` (mono 16 kHz) at ``fps`` frames per second;
-    frame k covers time k/fps. The number of frames is ceil(seconds × fps)."""
+    frame k covers time k/fps. The number of frames is ceil(seconds × fps).
+    ``with_onsets=False`` leaves ``onset_times`` empty (the face and the
+    gesture's training do not read them; only generation settles with them)."""
     x = clip.samples
     n = max(int(np.ceil(len(x) / SAMPLE_RATE * fps)), 1)
     use_vad = with_vad and not getattr(clip, "silent", False)
@@ -204,6 +206,6 @@ def speech_features(clip, fps: float = 30.0, *, with_vad: bool = True) -> Speech
         pitch=pitch,
         voiced=voiced,
         speech=speech,
-        onset_times=np.zeros(0) if getattr(clip, "silent", False) else onset_times(x, SAMPLE_RATE),
+        onset_times=onset_times(x, SAMPLE_RATE) if with_onsets and not getattr(clip, "silent", False) else np.zeros(0),
     )
 

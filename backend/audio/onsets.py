@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spectral import mel_filterbank, power_to_db, stft_power
+from .spectral import mel_filterbank, power_to_db, spectral_flux, stft_power
 
 #: Sample rate (Hz), frame and hop (samples) of the analysis: librosa's defaults at 16 kHz.
 SAMPLE_RATE = 16000
@@ -49,15 +49,17 @@ def onset_envelope(samples: np.ndarray) -> np.ndarray:
     x = np.asarray(samples, dtype=np.float32).reshape(-1)
     total = 1 + len(x) // HOP
     spans = [(a, min(a + CHUNK_FRAMES, total)) for a in range(0, total, CHUNK_FRAMES)]
-    top = max(float(_mel_power(x, a, b).max()) for a, b in spans)
+    # A clip of one chunk (most: 4096 frames is 131 s) keeps its spectrogram for the second pass.
+    kept = _mel_power(x, *spans[0]) if len(spans) == 1 else None
+    top = float(kept.max()) if kept is not None else max(float(_mel_power(x, a, b).max()) for a, b in spans)
     floor = 10.0 * np.log10(max(top, 1e-10)) - 80.0
     pad = N_FFT // (2 * HOP)
     flux = np.zeros(total, np.float64)
     prev = None
     for a, b in spans:
-        db = np.maximum(power_to_db(_mel_power(x, a, b), ref=1.0, amin=1e-10), floor)
-        both = db if prev is None else np.concatenate([prev, db])
-        f = np.maximum(0.0, both[1:] - both[:-1]).mean(axis=1)
+        mel = kept if kept is not None else _mel_power(x, a, b)
+        db = np.maximum(power_to_db(mel, ref=1.0, amin=1e-10), floor)
+        f = spectral_flux(db if prev is None else np.concatenate([prev, db]))
         # flux of frame k (k >= 1) lands at k + pad: librosa's lag and centring delay
         start = a if prev is None else a - 1
         dst = np.arange(start, start + len(f)) + 1 + pad

@@ -74,12 +74,16 @@ def power_to_db(s: np.ndarray, ref: float = 1.0, amin: float = 1e-10, top_db: fl
     return db
 
 
+def spectral_flux(mel_db: np.ndarray) -> np.ndarray:
+    """``[T - 1]``: the mean over bands of the positive first difference of ``mel_db [T, bands]`` (dB)."""
+    return np.maximum(0.0, mel_db[1:] - mel_db[:-1]).mean(axis=1)
+
+
 def onset_strength(mel_db: np.ndarray, *, centre_pad: int) -> np.ndarray:
-    """Spectral flux of ``mel_db [T, bands]`` (dB): the mean over bands of the
-    positive first difference, delayed by ``1 + centre_pad`` frames with
-    zeros in front (librosa's ``center=True``: ``n_fft // (2 hop)`` with its
-    default n_fft 2048), ``[T]``."""
-    flux = np.maximum(0.0, mel_db[1:] - mel_db[:-1]).mean(axis=1)
+    """Spectral flux of ``mel_db [T, bands]`` (dB, :func:`spectral_flux`),
+    delayed by ``1 + centre_pad`` frames with zeros in front (librosa's
+    ``center=True``: ``n_fft // (2 hop)`` with its default n_fft 2048), ``[T]``."""
+    flux = spectral_flux(mel_db)
     return np.concatenate([np.zeros(1 + centre_pad, flux.dtype), flux])[: len(mel_db)]
 
 

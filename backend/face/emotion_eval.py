@@ -82,7 +82,7 @@ def evaluate_voice(wav, transcript=None, emotions=EMOTIONS, takes=None) -> dict:
             takes[e] = (a.names, a.weights, a.fps, a.phones)
     names, w0, fps, phones = takes["neutral"]
     w0 = np.asarray(w0)
-    loud = at_frames(speech_features(clip, ANALYSIS_FPS).energy, len(w0), fps)
+    loud = at_frames(speech_features(clip, ANALYSIS_FPS, with_onsets=False).energy, len(w0), fps)
     sealed = w0[:, names.index("mouthClose")] >= 0.1
     out = {"voice": Path(wav).name, "transcript": bool(transcript), "delta": {}, "jaw_r": {}, "seal": {}, "gap": {}}
     for e, (_n, w, f, _p) in takes.items():

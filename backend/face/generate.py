@@ -120,7 +120,7 @@ def generate_face(audio, *, transcript: str | None = None, fps: float = 30.0, se
         raise ValueError(f"unknown face method {method!r}; use one of {', '.join(METHODS)}")
     clip = audio if isinstance(audio, AudioClip) else load_audio(audio)
     notes = []
-    feats = speech_features(clip, ANALYSIS_FPS)
+    feats = speech_features(clip, ANALYSIS_FPS, with_onsets=False)
     n = max(int(np.ceil(clip.seconds * fps)), 1)
     emotion_w = emotion_weights_for(emotion, n, fps, clip.seconds)   # a bad range fails before the work
     # Voice activity on the output frames themselves (not resampled from the

@@ -163,7 +163,7 @@ def synth_item(rng: np.random.Generator, words: list, lang: str | None = None, a
     if aug:
         x = augment(x, syn.sample_rate, rng)
     clip = clip_from_array(x, syn.sample_rate)
-    f = speech_features(clip, FPS)
+    f = speech_features(clip, FPS, with_onsets=False)
     lab = frame_labels(phones, f.num_frames, ipa_to_viseme)
     return f.stacked(), lab, jaw_from_labels(lab, f.energy), phones, clip
 
@@ -190,14 +190,14 @@ def real_items(data: Path, cache: Path, holdout=()) -> list:
         clip = load_audio(p)
         if p.name not in labels:
             labels[p.name] = pseudo_label(clip.samples)
-        f = speech_features(clip, FPS)
+        f = speech_features(clip, FPS, with_onsets=False)
         lab = frame_labels(labels[p.name], f.num_frames, arpabet_to_viseme)
         items.append((f.stacked(), lab, jaw_from_labels(lab, f.energy), 0.3))
     # the paired take: real jaw on its training part
     wav, npz = beat / "2_scott_0_1_1.wav", beat / "2_scott_0_1_1.npz"
     if wav.is_file() and npz.is_file():
         clip = load_audio(wav)
-        f = speech_features(clip, FPS)
+        f = speech_features(clip, FPS, with_onsets=False)
         if wav.name not in labels:
             labels[wav.name] = pseudo_label(clip.samples)
         lab = frame_labels(labels[wav.name], f.num_frames, arpabet_to_viseme)

@@ -93,16 +93,6 @@ def alignment_gain(samples: np.ndarray, sr: int, positions: np.ndarray, fps: flo
     pass the real speaker's (:func:`.metrics.mean_joint_speed`) so every
     motion compared is thresholded alike."""
     p = np.asarray(positions, dtype=np.float64)
-    y = np.asarray(samples, dtype=np.float32)
-    if y.ndim == 2:
-        y = y.mean(axis=1) if y.shape[1] <= 8 else y.mean(axis=0)
-    T = len(p)
-    dur = T / float(fps)
-    if dur < 4.0 * trim_s + 1.0:
-        trim_s = max(0.0, (dur - 1.0) / 4.0)
-    f0 = int(round(trim_s * fps))
-    f1 = max(T - f0, f0)
-    y = y[: int(round(dur * sr))]
-    onsets = metrics.audio_beats(y[int(round(f0 / fps * sr)): int(round(f1 / fps * sr))], sr)
+    onsets, (f0, f1) = metrics.trimmed_onsets(samples, sr, len(p), fps, trim_s)
     beats = metrics.motion_beats(p, fps, mean_speed=mean_speed, per_joint=True, frames=(f0, f1))
     return alignment_from_beats(onsets, beats, (f1 - f0) / float(fps), shifts)

@@ -259,6 +259,25 @@ def beat_consistency(audio_beat_times, motion_beat_times, sigma: float = BC_SIGM
     return _gahr(np.asarray(motion_beat_times, dtype=np.float64).reshape(-1), a, sigma)
 
 
+def trimmed_onsets(samples: np.ndarray, sr: int, n_frames: int, fps: float, trim_s: float = BC_TRIM_S) -> tuple:
+    """``(onsets [K] s, (f0, f1))``: the span BC scores of a take of
+    ``n_frames`` at ``fps`` with its speech ``samples [N]`` (or ``[N, C]``) at
+    ``sr`` Hz, both from t = 0 — ``trim_s`` seconds dropped at both ends,
+    shortened to a quarter of (duration − 1 s) for clips under ``4 trim_s + 1``
+    s — as frames ``f0 .. f1`` (exclusive), and the onsets of the audio cut to
+    that span (seconds from its start)."""
+    y = np.asarray(samples, dtype=np.float32)
+    if y.ndim == 2:
+        y = y.mean(axis=1) if y.shape[1] <= 8 else y.mean(axis=0)
+    dur = n_frames / float(fps)
+    if dur < 4.0 * trim_s + 1.0:
+        trim_s = max(0.0, (dur - 1.0) / 4.0)
+    f0 = int(round(trim_s * fps))
+    f1 = max(n_frames - f0, f0)
+    y = y[: int(round(dur * sr))]
+    return audio_beats(y[int(round(f0 / float(fps) * sr)):int(round(f1 / float(fps) * sr))], sr), (f0, f1)
+
+
 def bc_score(samples: np.ndarray, sr: int, positions: np.ndarray, fps: float, *,
              mean_speed: np.ndarray | None = None, trim_s: float = BC_TRIM_S,
              threshold: float = BC_THRESHOLD, sigma: float = BC_SIGMA,
@@ -278,19 +297,7 @@ def bc_score(samples: np.ndarray, sr: int, positions: np.ndarray, fps: float, *,
     ground truth scores 0.344 by default and 0.611 with ``emage_compat``.
     """
     p = np.asarray(positions, dtype=np.float64)
-    y = np.asarray(samples, dtype=np.float32)
-    if y.ndim == 2:
-        y = y.mean(axis=1) if y.shape[1] <= 8 else y.mean(axis=0)
-    T = len(p)
-    dur = T / float(fps)
-    if dur < 4.0 * trim_s + 1.0:
-        trim_s = max(0.0, (dur - 1.0) / 4.0)
-    f0 = int(round(trim_s * fps))
-    f1 = max(T - f0, f0)
-    y = y[: int(round(dur * sr))]
-    a0 = int(round(f0 / float(fps) * sr))
-    a1 = int(round(f1 / float(fps) * sr))
-    onsets = audio_beats(y[a0:a1], sr)
+    onsets, (f0, f1) = trimmed_onsets(samples, sr, len(p), fps, trim_s)
     # velocities on the whole take, minima searched within the trimmed span
     # (times relative to its start, like the trimmed audio's onsets), as EMAGE
     beats = motion_beats(p, fps, threshold=threshold, mean_speed=mean_speed, per_joint=True,

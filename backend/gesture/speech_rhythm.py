@@ -34,13 +34,15 @@ pelvis is not read as a drift to step for. Units: seconds, radians; shapes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import rotations
 from ..filters import gaussian_filter1d
+from ..foot_lock import smoothstep
 from ..motion import Motion
+from .style_features import slow_pose
 
 
 #: Joints whose bands are computed together (bounds the temporaries).
@@ -113,27 +115,18 @@ def activity_weight(density: np.ndarray, fps: float, config: RhythmConfig, talki
         if talking.sum() >= fps:
             ref = density[:len(talking)][talking]
     a, b = np.quantile(ref, config.sparse), np.quantile(ref, config.busy)
-    x = np.clip((density - a) / max(b - a, 1e-9), 0.0, 1.0)
-    w = config.settled + (config.busy_gain - config.settled) * x * x * (3.0 - 2.0 * x)
+    w = config.settled + (config.busy_gain - config.settled) * smoothstep((density - a) / max(b - a, 1e-9))
     return gaussian_filter1d(w, config.fade_s * fps, mode="nearest")
 
 
-def _smooth_rotations(q: np.ndarray, sigma: float) -> np.ndarray:
-    """Unit quaternions ``q [T, J, 4]`` (continuous) low-passed by a Gaussian of ``sigma`` frames."""
-    if sigma <= 0:
-        return q
-    out = gaussian_filter1d(q, sigma, axis=0, mode="nearest")
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
-
-
-def _scaled_gesture_band(q: np.ndarray, w: np.ndarray, slow: float, fine: float, raise_detail: bool) -> np.ndarray:
+def _scaled_gesture_band(q: np.ndarray, w: np.ndarray, fps: float, config: RhythmConfig) -> np.ndarray:
     """Rotations ``q [T, J, 4]`` with their motion faster than a Gaussian of
-    ``slow`` frames raised to the power ``w [T]``, except that the finest
-    detail (faster than a Gaussian of ``fine`` frames) takes ``min(w, 1)``:
-    it settles with the rest but is never raised (``raise_detail``: ``w`` too)."""
+    ``config.slow_s`` raised to the power ``w [T]``, except that the finest
+    detail (faster than a Gaussian of ``fine_s``) takes ``min(w, 1)``: it
+    settles with the rest but is never raised (``raise_detail``: ``w`` too)."""
     q = rotations.make_continuous(q, axis=0)
-    smooth = _smooth_rotations(q, fine)
-    base = _smooth_rotations(q, slow)
+    smooth = slow_pose(q, fps, config.fine_s) if config.fine_s > 0 else q
+    base = slow_pose(q, fps, config.slow_s)
     ident = np.zeros_like(q)
     ident[..., 0] = 1.0
 
@@ -141,7 +134,7 @@ def _scaled_gesture_band(q: np.ndarray, w: np.ndarray, slow: float, fine: float,
         return rotations.slerp(ident, x, np.broadcast_to(weight[:, None], x.shape[:2]))
 
     band = scaled(rotations.mul(rotations.inv(base), smooth), w)
-    detail = scaled(rotations.mul(rotations.inv(smooth), q), w if raise_detail else np.minimum(w, 1.0))
+    detail = scaled(rotations.mul(rotations.inv(smooth), q), w if config.raise_detail else np.minimum(w, 1.0))
     return rotations.mul(rotations.mul(base, band), detail)
 
 
@@ -157,7 +150,6 @@ def settle_with_speech(motion: Motion, onset_times: np.ndarray, config: RhythmCo
         return motion
     fps = motion.fps
     w = activity_weight(onset_density(onset_times, n, fps, config.density_s), fps, config, talking)
-    slow, fine = config.slow_s * fps, config.fine_s * fps
     names = motion.skeleton.names
     moved = [j for j, name in enumerate(names) if name not in config.leg_joints]
     rot = motion.rotations.copy()
@@ -166,14 +158,13 @@ def settle_with_speech(motion: Motion, onset_times: np.ndarray, config: RhythmCo
     w_root = np.minimum(w, config.root_max)
     for a in range(0, len(moved), JOINTS_AT_A_TIME):
         g = [j for j in moved[a:a + JOINTS_AT_A_TIME] if names[j] != config.root_joint]
-        rot[:, g] = _scaled_gesture_band(motion.rotations[:, g], w, slow, fine, config.raise_detail)
+        rot[:, g] = _scaled_gesture_band(motion.rotations[:, g], w, fps, config)
     if config.root_joint in names:
         j = names.index(config.root_joint)
-        rot[:, [j]] = _scaled_gesture_band(motion.rotations[:, [j]], w_root, slow, fine, config.raise_detail)
+        rot[:, [j]] = _scaled_gesture_band(motion.rotations[:, [j]], w_root, fps, config)
     root = motion.root_positions
-    base = gaussian_filter1d(root, slow, axis=0, mode="nearest")
-    smooth = gaussian_filter1d(root, fine, axis=0, mode="nearest") if fine > 0 else root
+    base = gaussian_filter1d(root, config.slow_s * fps, axis=0, mode="nearest")
+    smooth = gaussian_filter1d(root, config.fine_s * fps, axis=0, mode="nearest") if config.fine_s > 0 else root
     w_detail = w if config.raise_detail else np.minimum(w, 1.0)
     root = base + w_root[:, None] * (smooth - base) + w_detail[:, None] * (root - smooth)
-    return Motion(motion.skeleton, rot, root, fps, motion.translations,
-                  list(motion.shape_names), motion.shape_weights, motion.name)
+    return replace(motion, rotations=rot, root_positions=root, shape_names=list(motion.shape_names))

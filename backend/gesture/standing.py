@@ -89,7 +89,7 @@ def plant_feet(motion: Motion, cfg: StandingConfig = StandingConfig(), *, steps_
     steps are planned on ``steps_from``'s ankles when given (the same take
     before a layer that sways its pelvis: a sway is not a drift to step for)."""
     names = list(motion.skeleton.names)
-    pos = (steps_from or motion).world_positions()
+    pos = (motion if steps_from is None else steps_from).world_positions()
     ank = pos[:, [names.index(LEGS[0][0]), names.index(LEGS[1][0])], :2]
     steps = plan_steps(ank, motion.fps, cfg)
     contacts = np.stack([steps[:, 0], steps[:, 0], steps[:, 1], steps[:, 1]], axis=1)

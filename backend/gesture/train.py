@@ -74,7 +74,8 @@ def _audio_variants(wav, n_frames, rng, kinds=AUDIO_RENDITIONS):
     clip = load_audio(wav)
     out = []
     for kind in kinds:
-        f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), dataset.FPS)
+        f = speech_features(clip_from_array(_augment(clip.samples, kind, rng), 16000), dataset.FPS,
+                            with_onsets=False)
         a = f.stacked()
         a = np.pad(a, ((0, max(n_frames - len(a), 0)), (0, 0)), mode="edge")[:n_frames]
         out.append((a, f))
