@@ -173,8 +173,12 @@ def _export_matches(metadata: dict, pt_path) -> bool:
 _MODEL_CACHE = {}
 SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
 SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
-OVERLAP = 16               # frames cross-faded between consecutive windows
-STRIDE = dims.WINDOW - dims.CONTEXT - OVERLAP   # frames a window advances (32)
+OVERLAP = 16               # frames cross-faded between consecutive windows (at the mean advance)
+STRIDE = dims.WINDOW - dims.CONTEXT - OVERLAP   # frames a window advances on average (32)
+#: Advances a window draws from (frames, multiples of LATENT_STRIDE so every
+#: window reads whole latent codes): joins at no fixed period, so what a join
+#: leaves in the motion does not add up into a beat at one period.
+ADVANCES = (STRIDE - dims.LATENT_STRIDE, STRIDE, STRIDE + dims.LATENT_STRIDE)
 PREROLL = 64               # frames decoded before the take (no speech), discarded
 
 
@@ -199,6 +203,20 @@ def get_model(path=None, runtime: str = None) -> GestureModel:
     return _MODEL_CACHE[key]
 
 
+def window_starts(n_frames: int, seed: int, advances=None) -> np.ndarray:
+    """Start frames ``[K]`` of the windows covering ``n_frames`` frames (the
+    last window ending at or after ``n_frames + OVERLAP``): each advance
+    drawn from ``advances`` (default :data:`ADVANCES`) by a generator of its
+    own (``seed``), so the take's other draws are those of a fixed stride."""
+    advances = ADVANCES if advances is None else tuple(advances)
+    rng = np.random.default_rng([int(seed), 7])
+    need = n_frames + OVERLAP - dims.WINDOW
+    count = max(int(np.ceil(need / min(advances))) + 1, 1)
+    starts = np.concatenate([[0], np.cumsum(rng.choice(advances, size=count))])
+    last = int(np.searchsorted(starts, need)) if need > 0 else 0
+    return starts[:last + 1]
+
+
 def _crossfade(n: int) -> np.ndarray:
     """Weights ``[n]`` rising 0 → 1 with zero slope at both ends (smoothstep)."""
     u = (np.arange(n) + 1.0) / (n + 1.0)
@@ -206,29 +224,34 @@ def _crossfade(n: int) -> np.ndarray:
 
 
 def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0,
-                           temperature: float = 1.0, progress=None, cancelled=None) -> np.ndarray:
+                           temperature: float = 1.0, progress=None, cancelled=None, advances=None) -> np.ndarray:
     """Speech features (at 30 fps) → poses ``[T, POSE_DIM]``.
 
-    Windows of ``WINDOW`` frames advance by :data:`STRIDE` frames; each is
-    conditioned on the ``CONTEXT`` frames before its new part and its first
-    ``OVERLAP`` new frames are cross-faded with the previous window's last
-    ones, so no frame is the first of a window without being faded in (a
-    window's edge frames are its least certain: joining them butt-to-butt
-    gave a hitch at every join, 5× the mean acceleration). The latent codes
+    Windows of ``WINDOW`` frames advance by :data:`ADVANCES` frames (drawn
+    per window, :func:`window_starts`); each is conditioned on the
+    ``CONTEXT`` frames before its new part, and its new frames that the
+    previous window also decoded (8-24; ``OVERLAP`` at the mean advance) are
+    cross-faded with that window's, so no frame is the first of a window
+    without being faded in (a window's edge frames are its least certain:
+    joining them butt-to-butt gave a hitch at every join, 5× the mean
+    acceleration). The latent codes
     are drawn per 8 frames of the whole take, not per window, so overlapping
     windows decode the same code at the same time and the cross-fade mixes
     two readings of one motion. The take is preceded by :data:`PREROLL`
     frames decoded without speech from the start pose: the start pose and
     the first window's settling happen before frame 0, so the body is already
-    moving (idling) on the first frame."""
+    moving (idling) on the first frame. ``advances``: the window advances
+    drawn from (frames; default :data:`ADVANCES`, ``(STRIDE,)`` for the
+    fixed stride of earlier versions)."""
     rng = np.random.default_rng(seed)
     pulse, energy, speech, timing = controls.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
     audio = feats.stacked()
     T = len(energy)
     W, Cx = dims.WINDOW, dims.CONTEXT
-    S, P = STRIDE, PREROLL
-    n_win = max(int(np.ceil((P + T + OVERLAP - W) / S)) + 1, 1)
-    total = (n_win - 1) * S + W
+    P = PREROLL
+    starts = window_starts(P + T, seed, advances)
+    n_win = len(starts)
+    total = int(starts[-1]) + W
     # The pre-roll's controls: no speech, the resting energy, the take's first audio frame.
     lead = lambda a, v: np.concatenate([np.broadcast_to(v, (P,) + a.shape[1:]), a])  # noqa: E731
     pad = lambda a: np.pad(a, [(0, total - len(a))] + [(0, 0)] * (a.ndim - 1), mode="edge")  # noqa: E731
@@ -257,9 +280,8 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     mask = np.zeros((1, 1, W), np.float32)
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
-    fade = _crossfade(OVERLAP)[None, :]
     for k in range(n_win):
-        a = k * S
+        a = int(starts[k])
         ctx = np.zeros((1, representation.POSE_DIM, W), np.float32)
         ctx[0, :, :Cx] = out[:, a:a + Cx]
         z = np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L])
@@ -268,9 +290,11 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
         if k == 0:
             out[:, a + Cx:a + W] = new
         else:
-            o = slice(a + Cx, a + Cx + OVERLAP)
-            out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :OVERLAP]
-            out[:, a + Cx + OVERLAP:a + W] = new[:, OVERLAP:]
+            n_old = int(starts[k - 1]) + W - (a + Cx)    # frames the previous window decoded too
+            fade = _crossfade(n_old)[None, :]
+            o = slice(a + Cx, a + Cx + n_old)
+            out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :n_old]
+            out[:, a + Cx + n_old:a + W] = new[:, n_old:]
         if progress:
             progress(k + 1, n_win)
         if cancelled and cancelled():

@@ -122,14 +122,39 @@ def test_long_generation_has_no_seams(speech):
     """Windowed generation: no jump at window boundaries over a minute."""
     from rigmind.backend.audio.loading import clip_from_array
     from rigmind.backend.gesture import model
-    from rigmind.backend.gesture.generate import generate_gesture
+    from rigmind.backend.gesture.generate import PREROLL, generate_gesture, window_starts
 
     x = np.tile(speech[0], 8)
     res = generate_gesture(clip_from_array(x, speech[1]), seed=1)
     d = np.abs(np.diff(res.poses, axis=0)).max(axis=1)
-    step = model.WINDOW - model.CONTEXT
-    seams = d[model.CONTEXT - 1::step][:-1]
-    assert seams.mean() < 3 * np.median(d) + 1e-3, "window boundaries should look like any other frame"
+    # A window's first new frame, and its first frame past the cross-fade
+    # (the previous window's end), in the take's frames; d[f - 1] is the step into f.
+    starts = window_starts(PREROLL + len(res.poses), 1)
+    joins = np.concatenate([starts[1:] + model.CONTEXT, starts[:-1] + model.WINDOW]) - PREROLL
+    joins = joins[(joins >= 1) & (joins <= len(d))] - 1
+    assert len(joins) > 20
+    assert d[joins].mean() < 3 * np.median(d) + 1e-3, "window boundaries should look like any other frame"
+
+
+def test_window_advances_vary_and_cover_the_take():
+    """Window joins at no fixed period; every window reads whole latent
+    codes and overlaps the previous one; the windows cover the take; the
+    same seed gives the same windows."""
+    from rigmind.backend.gesture import dims
+    from rigmind.backend.gesture.generate import ADVANCES, OVERLAP, window_starts
+
+    for n in (1, 40, 64, 500, 5000):
+        s = window_starts(n, 3)
+        adv = np.diff(s)
+        assert s[0] == 0 and set(adv.tolist()) <= set(ADVANCES)
+        assert np.all(s % dims.LATENT_STRIDE == 0)
+        assert s[-1] + dims.WINDOW >= n + OVERLAP
+        assert len(s) == 1 or s[-2] + dims.WINDOW < n + OVERLAP, "no window past the one that covers the take"
+        assert np.all(dims.WINDOW - dims.CONTEXT - adv > 0), "each window overlaps the previous one"
+        np.testing.assert_array_equal(s, window_starts(n, 3))
+    assert len(set(np.diff(window_starts(5000, 3)).tolist())) == len(ADVANCES)
+    assert not np.array_equal(window_starts(5000, 3), window_starts(5000, 4))
+    np.testing.assert_array_equal(np.diff(window_starts(500, 0, advances=(32,))), 32)
 
 
 def test_emage_npz_roundtrip(tmp_path, speech):
