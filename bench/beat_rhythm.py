@@ -7,9 +7,14 @@ speech's onset density is in the take's lowest quantiles. This script:
 - ``--ceiling``: why — the gain of the committed pipeline's own beats with
   those in the sparsest quarter of the speech (onset density, σ 0.3 s)
   dropped, against the beats as they are (validation voices);
-- ``--grid``: :class:`RhythmConfig` settings on the validation voices (the
-  only voices a setting is chosen on), with the largest elbow/wrist
-  acceleration and the longest frozen stretch;
+- ``--grid``: :class:`RhythmConfig` settings and the generator's window
+  advances (fixed 32-frame stride or varied, ``generate.ADVANCES``) on the
+  validation voices (the only voices a setting is chosen on), with the
+  largest elbow/wrist acceleration, the longest frozen stretch, the skate
+  and the seams;
+- ``--short``: the settings that matter on the 24 other LJSpeech clips
+  (``VALIDATION_SHORT``, 2-10 s each): how often a short clip's gain reaches
+  the real capture's, where one clip's gain moves by ~0.1 with the seed;
 - ``--heldout``: the committed setting and the pipeline without it on the
   held-out voices (never tuned on), scored once;
 - ``--commands``: whole ``rigmind gesture --audio V --out X.npz --seed S``
@@ -19,7 +24,7 @@ Gain: :func:`rigmind.backend.gesture.alignment.alignment_gain` (BC ÷ the
 mean BC of the same motion shifted ±1 … ±4 s), joint speeds ÷ the real BEAT2
 speaker's, beside the real capture's own gain on its audio.
 
-    PYTHONPATH=/tmp/pkg nice -n 10 .venv/bin/python bench/beat_rhythm.py --ceiling --grid --heldout --commands \\
+    PYTHONPATH=/tmp/pkg nice -n 10 .venv/bin/python bench/beat_rhythm.py --ceiling --grid --short --heldout --commands --seeds 5 \\
         --json bench/results/gesture_rhythm.json
     python bench/beat_rhythm.py --markdown bench/results/gesture_rhythm.json
 """
@@ -43,19 +48,21 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, metrics, representation
-from rigmind.backend.gesture.generate import FPS, generate_from_features, get_model
+from rigmind.backend.gesture.generate import ADVANCES, FPS, STRIDE, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
 from rigmind.backend.gesture.standing import plant_feet
 from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest_frozen_stretch, standing_foot_skate
 
-#: Settings tried on the validation voices (name → RhythmConfig fields; {} = the committed defaults).
+#: Settings tried on the validation voices (name → RhythmConfig fields; {} = the committed defaults;
+#: "advances": the generator's window advances, default ADVANCES).
 #: The rule: every validation voice at or above the real capture's gain, and
 #: on the training speaker's speech-only takes BC and FD no worse than without
 #: the step; among those, the smallest largest arm acceleration, then the
 #: largest least gain.
 GRID = {
     "committed": {},
+    "fixed 32-frame stride": {"advances": (STRIDE,)},
     "settled 0.4": {"settled": 0.4},
     "settled 0.5": {"settled": 0.5},
     "boost 1.5": {"busy_gain": 1.5},
@@ -67,15 +74,28 @@ GRID = {
                                                 "quantiles_over": "take"},
     "settled 0.5, no boost, whole fast part": {"settled": 0.5, "busy_gain": 1.0, "fine_s": 0.0},
 }
+#: Settings scored on the short validation clips too.
+SHORT_ROWS = ("committed", "fixed 32-frame stride", "settled 0.4", "boost 1.5")
+#: Rows beside the settings: the pipeline without the settling step.
+WITHOUT = {"without (fixed stride)": (None, (STRIDE,)), "varied stride, no settling": (None, ADVANCES)}
 ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
 WRISTS = [representation.names().index(n) for n in ("left_wrist", "right_wrist")]
 ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
 
 
+def setting(fields: dict) -> tuple:
+    """GRID entry → ``(RhythmConfig, advances)``."""
+    fields = dict(fields)
+    advances = tuple(fields.pop("advances", ADVANCES))
+    return replace(RhythmConfig(), **fields), advances
+
+
 def take(model, feats, seed: int, config):
-    """The pipeline of ``gesture_from_features`` (neutral) with ``config``
-    for the settling step (None: without it) → world positions ``[T, 55, 3]``."""
-    poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed)
+    """The pipeline of ``gesture_from_features`` (neutral) with ``config =
+    (RhythmConfig or None for no settling step, window advances)`` → world
+    positions ``[T, 55, 3]``."""
+    config, advances = config
+    poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed, advances=advances)
     decoded = representation.decode(poses, FPS, model.finger_basis)
     m = decoded if config is None else settle_with_speech(decoded, feats.onset_times, config, talking=speech)
     m = plant_feet(m, steps_from=decoded)
@@ -88,14 +108,14 @@ def score(data: Path, voices, settings: dict, seeds: int, mean_speed, speaker=No
     with ``speaker`` (:func:`speaker_reference`), on the training speaker's
     speech-only takes among ``voices`` also BC (EMAGE's definition), FD
     against all his real motion (mean over seeds), the wrist speed ÷ his,
-    and seam periodicity at the window stride (first 30 s, upper body) with
-    its height above the off-stride floor (worst take)."""
+    and seam periodicity at 32 and 48 frames (first 30 s, upper body) with
+    its height above the off-stride floor (per take and seed)."""
     from rigmind.backend.gesture import motion_encoder
     from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_periodicity
 
     model = get_model()
     out = {k: {"gains": {}, "arm_accel_max_mm": 0.0, "frozen_max": 0, "bc": [], "wrist_speed": [], "seam32": [],
-               "seam32_above_floor": [], "skate": [], "_fd": {}} for k in settings}
+               "seam32_above_floor": [], "seam48": [], "seam48_above_floor": [], "skate": [], "_fd": {}} for k in settings}
     for v in voices:
         clip = load_audio(data / v)
         feats = speech_features(clip, FPS)
@@ -114,8 +134,9 @@ def score(data: Path, voices, settings: dict, seeds: int, mean_speed, speaker=No
                     r["wrist_speed"].append(float(metrics.joint_speed(p, FPS)[:, WRISTS].mean()
                                                   / mean_speed[WRISTS].mean()))
                     up = p[:900][:, list(metrics.UPPER_BODY)]
-                    r["seam32"].append(seam_periodicity(up, 32))
-                    r["seam32_above_floor"].append(seam_periodicity(up, 32) - off_stride_periodicity(up, 32))
+                    for k in (32, 48):
+                        r[f"seam{k}"].append(seam_periodicity(up, k))
+                        r[f"seam{k}_above_floor"].append(seam_periodicity(up, k) - off_stride_periodicity(up, k))
         print(Path(v).stem, {k: round(float(np.mean(r["gains"][v])), 3) for k, r in out.items()}, flush=True)
     for r in out.values():
         fd = r.pop("_fd")
@@ -147,7 +168,7 @@ def ceiling(data: Path, voices, seeds: int, mean_speed) -> dict:
         clip = load_audio(data / v)
         feats = speech_features(clip, FPS)
         for seed in range(seeds):
-            p = take(model, feats, seed, None)
+            p = take(model, feats, seed, (None, ADVANCES))
             n = len(p)
             onsets, (f0, f1) = metrics.trimmed_onsets(clip.samples, clip.sample_rate, n, FPS)
             beats = metrics.motion_beats(p, FPS, mean_speed=mean_speed, per_joint=True, frames=(f0, f1))
@@ -199,7 +220,7 @@ def markdown(res: dict) -> str:
     for key, title, seeds in (("ceiling", "Why: the pipeline's own beats, and with the sparsest quarter's dropped "
                                "(validation voices)", "validation"),
                               ("grid", "Settings (validation voices)", "validation"),
-                              ("heldout", "Held-out voices (never tuned on), scored once", "heldout")):
+                              ("heldout", "Held-out voices (never tuned on)", "heldout")):
         block = res.get(key)
         if not block:
             continue
@@ -219,13 +240,31 @@ def markdown(res: dict) -> str:
         lines.append("")
         if key == "grid" and "fd" in next(iter(block.values())):
             lines += ["On the training speaker's speech-only takes (2_scott_0_2_2 … 0_5_5; BC as `rigmind eval "
-                      "gesture` computes it, FD against all his real motion; seam at the 32-frame stride on the "
-                      "upper body's first 30 s, worst take, and its height above the off-stride floor):", "",
-                      "| setting | BC | FD | wrist speed ÷ the speaker's | seam 32 | seam 32 above its floor |",
-                      "|---|---|---|---|---|---|"]
+                      "gesture` computes it, FD against all his real motion; seam periodicity at 32 and 48 frames on "
+                      "the upper body's first 30 s, mean over takes and seeds (worst), and its height above the "
+                      "off-stride floor):", "",
+                      "| setting | BC | FD | wrist speed ÷ the speaker's | seam 32 | above its floor | seam 48 | "
+                      "above its floor |", "|---|---|---|---|---|---|---|---|"]
             lines += [f"| {name} | {np.mean(r['bc']):.3f} | {r['fd']:.0f} | {np.mean(r['wrist_speed']):.2f} | "
-                      f"{max(r['seam32']):.2f} | {max(r['seam32_above_floor']):+.2f} |" for name, r in block.items()]
+                      + " | ".join(f"{np.mean(r[f'seam{k}']):.3f} ({max(r[f'seam{k}']):.2f}) | "
+                                   f"{np.mean(r[f'seam{k}_above_floor']):+.3f}" for k in (32, 48)) + " |"
+                      for name, r in block.items() if r.get("seam48")]
             lines.append("")
+    short = res.get("short")
+    if short:
+        lines += [f"**The 24 other LJSpeech clips (2-10 s each; validation), {res['seeds']['validation']} seeds: "
+                  "how often a short clip reaches the real capture's gain** (a clip too short for two time shifts "
+                  "has no gain; per take, one clip's gain moves by the SD below with the seed alone)", "",
+                  "| setting | clips scored | mean | median | min | ≥ real | SD of one take | arm accel max mm/f² | "
+                  "standing skate cm/frame |", "|---|---|---|---|---|---|---|---|---|"]
+        for name, r in short.items():
+            g = np.array([np.nanmean(x) if np.isfinite(x).any() else np.nan for x in map(np.array, r["gains"].values())])
+            ok = g[np.isfinite(g)]
+            takes = np.array([y for x in r["gains"].values() for y in x], float)
+            lines.append(f"| {name} | {len(ok)} | {ok.mean():.3f} | {np.median(ok):.3f} | {ok.min():.3f} | "
+                         f"{int(np.sum(ok >= real))}/{len(ok)} | {np.nanstd(takes):.3f} | {r['arm_accel_max_mm']:.1f} | "
+                         f"{np.mean(r['skate']):.4f} |")
+        lines.append("")
     c = res.get("commands")
     if c:
         voices = list(c)
@@ -241,7 +280,9 @@ def markdown(res: dict) -> str:
         lines += ["Committed settings (`RhythmConfig()`): " + ", ".join(f"{k} = {v}" for k, v in default.items()) + ".",
                   "", "The others differ in: " + "; ".join(
                       f"`{k}`: " + ", ".join(f"{f} = {x}" for f, x in c.items() if x != default.get(f))
-                      for k, c in res["settings"].items() if k != "committed") + ".", ""]
+                      for k, c in res["settings"].items() if k != "committed") + ". Rows without the settling "
+                  "step: the same pipeline with `speech_rhythm` left out, at the fixed 32-frame stride (the pipeline "
+                  "before the step) or the varied window advances.", ""]
     return "\n".join(lines)
 
 
@@ -250,6 +291,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--ceiling", action="store_true")
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--short", action="store_true")
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--commands", action="store_true")
     ap.add_argument("--seeds", type=int, default=3)
@@ -264,17 +306,22 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     t0 = time.time()
     mean_speed, whole, _ = alignment_eval.real_reference(a.data)
-    settings = {k: replace(RhythmConfig(), **v) for k, v in GRID.items()}
+    settings = {k: setting(v) for k, v in GRID.items()}
     res = {"real_gain": whole.gain, "seeds": {"validation": a.seeds, "heldout": a.seeds},
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
-           "date": time.strftime("%Y-%m-%d"), "settings": {k: asdict(c) for k, c in settings.items()}}
+           "date": time.strftime("%Y-%m-%d"),
+           "settings": {k: {**asdict(c), "advances": list(adv)} for k, (c, adv) in settings.items()}}
     val, held = alignment_eval.VALIDATION_VOICES, alignment_eval.HELDOUT_VOICES
     if a.ceiling:
         res["ceiling"] = ceiling(a.data, val, a.seeds, mean_speed)
     if a.grid:
-        res["grid"] = score(a.data, val, {"without": None, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
+        res["grid"] = score(a.data, val, {**WITHOUT, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
+    if a.short:
+        res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT,
+                             {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS}}, a.seeds, mean_speed)
     if a.heldout:
-        res["heldout"] = score(a.data, held, {"without": None, "committed": RhythmConfig()}, a.seeds, mean_speed)
+        res["heldout"] = score(a.data, held, {**WITHOUT, "fixed 32-frame stride": settings["fixed 32-frame stride"],
+                                              "committed": settings["committed"]}, a.seeds, mean_speed)
     if a.commands:
         res["commands"] = commands(a.data, held, a.seeds, mean_speed)
     res["seconds"] = time.time() - t0

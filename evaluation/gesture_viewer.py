@@ -91,6 +91,9 @@ def measure(pos, rest, fps=30.0):
             "foot_hover_cm": viewer_metrics.foot_hover(ank, [rest["foot_l"][2], rest["foot_r"][2]]),
             "frozen_frames": viewer_metrics.longest_frozen_stretch(allj), "seam48": viewer_metrics.seam_periodicity(upper, 48),
             "seam32": viewer_metrics.seam_periodicity(upper, 32),
+            # The same ratio where no joins repeat: what the seam columns read above.
+            "seam48_floor": viewer_metrics.off_stride_periodicity(upper, 48),
+            "seam32_floor": viewer_metrics.off_stride_periodicity(upper, 32),
             "lean_deg": float(viewer_metrics.trunk_lean(pos["hips"], pos["neck"], fwd).mean()),
             "wrist_height_median_m": float(np.median(hs[:, 0])),
             "wrist_forward_median_m": float(np.median(hs[:, 1]))}, hs
@@ -175,6 +178,7 @@ def main_viewer_eval(argv=None) -> int:
     ap.add_argument("--langs", default=",".join(LANGS),
                     help="speech files: names under speech_multilingual, or paths (only read, cut in a temporary folder)")
     ap.add_argument("--no-keep-legs", action="store_true")
+    ap.add_argument("--seed", type=int, default=0, help="the takes' seed (the measures move with it; compare over several)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     import bpy
@@ -206,7 +210,7 @@ def main_viewer_eval(argv=None) -> int:
         for lang in args.langs.split(","):
             wav = clip_wav(args.data / "speech_multilingual" / lang, args.seconds, tmp)
             t0 = time.perf_counter()
-            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, start_frame=1),
+            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=args.seed, start_frame=1),
                                                         face if lang == LANGS[1] else None)
             dt = time.perf_counter() - t0
             _, pos = sample(arm, tgt, 1, res.frames)
@@ -228,7 +232,7 @@ def main_viewer_eval(argv=None) -> int:
             fwd = viewer_metrics.facing(wpos["upperleg_l"], wpos["upperleg_r"])
             walk_lean = viewer_metrics.trunk_lean(wpos["hips"], wpos["neck"], fwd)
             wav = clip_wav(args.data / "speech_multilingual" / LANGS[1], args.seconds, tmp, "kl.wav")
-            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=0, base="keep_legs"),
+            res = gesture_scene.generate_gesture_on_rig(arm, GestureRequest(audio_path=wav, seed=args.seed, base="keep_legs"),
                                                         None)
             _, kpos = sample(arm, tgt, 1, min(res.frames, n))
             fwd = viewer_metrics.facing(kpos["upperleg_l"], kpos["upperleg_r"])
@@ -237,7 +241,7 @@ def main_viewer_eval(argv=None) -> int:
                          "keep_legs_lean_mean_deg": float(kl.mean()), "keep_legs_lean_max_deg": float(kl.max()),
                          "lean_difference_deg": float(kl.mean() - walk_lean.mean())})
             print(json.dumps(rows[-1]), flush=True)
-    out = {"rows": rows, "seconds_per_take": args.seconds, "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
+    out = {"rows": rows, "seconds_per_take": args.seconds, "seed": args.seed, "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "python": sys.version.split()[0]}
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))

@@ -9,7 +9,8 @@ Voices (paths under the data folder):
   Mandarin) and LJSpeech LJ001-0001, -0003, -0014, -0027;
 - ``VALIDATION_VOICES`` (the only ones a setting may be chosen on): the
   training speaker's other takes 2_scott_0_2_2 … 0_5_5 and LJSpeech
-  LJ001-0010, -0015, -0021, -0025.
+  LJ001-0010, -0015, -0021, -0025; ``VALIDATION_SHORT``: the other 24
+  LJSpeech clips (2-10 s each), for how often a short clip reaches a line.
 
 Every motion's joint speeds are divided by the real speaker's mean speeds
 (the whole paired take), as ``rigmind eval gesture`` does for BC.
@@ -33,6 +34,10 @@ HELDOUT_VOICES = ("speech_multilingual/silero_de.wav", "speech_multilingual/sile
     f"speech_english_ljspeech/wavs/LJ001-{k:04d}.wav" for k in (1, 3, 14, 27))
 VALIDATION_VOICES = tuple(f"beat2_speech_gesture_sample/2_scott_0_{k}_{k}.wav" for k in (2, 3, 4, 5)) + tuple(
     f"speech_english_ljspeech/wavs/LJ001-{k:04d}.wav" for k in (10, 15, 21, 25))
+#: Every other LJSpeech clip here (2-10 s each): how often a short clip's gain
+#: reaches a line, where one clip's gain moves by ~0.1 with the seed alone.
+VALIDATION_SHORT = tuple(f"speech_english_ljspeech/wavs/LJ001-{k:04d}.wav" for k in range(1, 33)
+                         if k not in (1, 3, 14, 27, 10, 15, 21, 25))
 
 
 def real_reference(data_dir):
