@@ -48,7 +48,7 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, metrics, representation
-from rigmind.backend.gesture.generate import ADVANCES, FPS, STRIDE, generate_from_features, get_model
+from rigmind.backend.gesture.generate import FPS, STRIDE, GeneratorConfig, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
 from rigmind.backend.gesture.standing import plant_feet
@@ -76,26 +76,31 @@ GRID = {
 }
 #: Settings scored on the short validation clips too.
 SHORT_ROWS = ("committed", "fixed 32-frame stride", "settled 0.4", "boost 1.5")
+#: Settings scored on the held-out voices.
+HELDOUT_ROWS = ("fixed 32-frame stride", "committed")
 #: Rows beside the settings: the pipeline without the settling step.
-WITHOUT = {"without (fixed stride)": (None, (STRIDE,)), "varied stride, no settling": (None, ADVANCES)}
+WITHOUT = {"without (fixed stride)": (None, GeneratorConfig(advances=(STRIDE,))),
+           "varied stride, no settling": (None, GeneratorConfig())}
 ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
 WRISTS = [representation.names().index(n) for n in ("left_wrist", "right_wrist")]
 ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
 
 
 def setting(fields: dict) -> tuple:
-    """GRID entry → ``(RhythmConfig, advances)``."""
+    """GRID entry → ``(RhythmConfig, GeneratorConfig)``."""
     fields = dict(fields)
-    advances = tuple(fields.pop("advances", ADVANCES))
-    return replace(RhythmConfig(), **fields), advances
+    gen = GeneratorConfig()
+    if "advances" in fields:
+        gen = replace(gen, advances=tuple(fields.pop("advances")))
+    return replace(RhythmConfig(), **fields), gen
 
 
 def take(model, feats, seed: int, config):
     """The pipeline of ``gesture_from_features`` (neutral) with ``config =
-    (RhythmConfig or None for no settling step, window advances)`` → world
+    (RhythmConfig or None for no settling step, GeneratorConfig)`` → world
     positions ``[T, 55, 3]``."""
-    config, advances = config
-    poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed, advances=advances)
+    config, gen = config
+    poses, pulse, energy, speech = generate_from_features(model, feats, amount=0.5, seed=seed, config=gen)
     decoded = representation.decode(poses, FPS, model.finger_basis)
     m = decoded if config is None else settle_with_speech(decoded, feats.onset_times, config, talking=speech)
     m = plant_feet(m, steps_from=decoded)
@@ -168,7 +173,7 @@ def ceiling(data: Path, voices, seeds: int, mean_speed) -> dict:
         clip = load_audio(data / v)
         feats = speech_features(clip, FPS)
         for seed in range(seeds):
-            p = take(model, feats, seed, (None, ADVANCES))
+            p = take(model, feats, seed, (None, GeneratorConfig()))
             n = len(p)
             onsets, (f0, f1) = metrics.trimmed_onsets(clip.samples, clip.sample_rate, n, FPS)
             beats = metrics.motion_beats(p, FPS, mean_speed=mean_speed, per_joint=True, frames=(f0, f1))
@@ -310,7 +315,7 @@ def main(argv=None) -> int:
     res = {"real_gain": whole.gain, "seeds": {"validation": a.seeds, "heldout": a.seeds},
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
            "date": time.strftime("%Y-%m-%d"),
-           "settings": {k: {**asdict(c), "advances": list(adv)} for k, (c, adv) in settings.items()}}
+           "settings": {k: {**asdict(c), "advances": list(g.advances)} for k, (c, g) in settings.items()}}
     val, held = alignment_eval.VALIDATION_VOICES, alignment_eval.HELDOUT_VOICES
     if a.ceiling:
         res["ceiling"] = ceiling(a.data, val, a.seeds, mean_speed)
@@ -320,8 +325,7 @@ def main(argv=None) -> int:
         res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT,
                              {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS}}, a.seeds, mean_speed)
     if a.heldout:
-        res["heldout"] = score(a.data, held, {**WITHOUT, "fixed 32-frame stride": settings["fixed 32-frame stride"],
-                                              "committed": settings["committed"]}, a.seeds, mean_speed)
+        res["heldout"] = score(a.data, held, {**WITHOUT, **{k: settings[k] for k in HELDOUT_ROWS}}, a.seeds, mean_speed)
     if a.commands:
         res["commands"] = commands(a.data, held, a.seeds, mean_speed)
     res["seconds"] = time.time() - t0

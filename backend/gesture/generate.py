@@ -182,6 +182,14 @@ ADVANCES = (STRIDE - dims.LATENT_STRIDE, STRIDE, STRIDE + dims.LATENT_STRIDE)
 PREROLL = 64               # frames decoded before the take (no speech), discarded
 
 
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """How the windows are laid: ``advances`` (frames; :data:`ADVANCES`,
+    ``(STRIDE,)`` for the fixed stride of earlier versions)."""
+
+    advances: tuple = ADVANCES
+
+
 def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
     """Remove the jump between the context's last frames ``[D, 2]`` and a new
     window's frames ``[D, N]``: the offset to the extrapolated next frame is
@@ -224,7 +232,8 @@ def _crossfade(n: int) -> np.ndarray:
 
 
 def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, seed: int = 0,
-                           temperature: float = 1.0, progress=None, cancelled=None, advances=None) -> np.ndarray:
+                           temperature: float = 1.0, progress=None, cancelled=None,
+                           config: GeneratorConfig = GeneratorConfig()) -> np.ndarray:
     """Speech features (at 30 fps) → poses ``[T, POSE_DIM]``.
 
     Windows of ``WINDOW`` frames advance by :data:`ADVANCES` frames (drawn
@@ -240,16 +249,14 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     two readings of one motion. The take is preceded by :data:`PREROLL`
     frames decoded without speech from the start pose: the start pose and
     the first window's settling happen before frame 0, so the body is already
-    moving (idling) on the first frame. ``advances``: the window advances
-    drawn from (frames; default :data:`ADVANCES`, ``(STRIDE,)`` for the
-    fixed stride of earlier versions)."""
+    moving (idling) on the first frame."""
     rng = np.random.default_rng(seed)
     pulse, energy, speech, timing = controls.audio_controls(feats, model.energy_map, model.beat_rate, amount, rng)
     audio = feats.stacked()
     T = len(energy)
     W, Cx = dims.WINDOW, dims.CONTEXT
     P = PREROLL
-    starts = window_starts(P + T, seed, advances)
+    starts = window_starts(P + T, seed, config.advances)
     n_win = len(starts)
     total = int(starts[-1]) + W
     # The pre-roll's controls: no speech, the resting energy, the take's first audio frame.
