@@ -182,7 +182,6 @@ def main_viewer_eval(argv=None) -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     import bpy
-    import torch
 
     from ..backend.smplx_motion import read_smplx_npz
     from ..backend.requests.gesture import GestureRequest
@@ -191,7 +190,12 @@ def main_viewer_eval(argv=None) -> int:
     from ..operators import gesture_scene, locomotion_scene
     from ..operators.retarget_scene import rest_positions_world, retarget_onto, target_mapping
 
-    torch.set_num_threads(2)
+    try:
+        import torch
+    except ImportError:  # the extension's own runtime (Blender 5.2 wheels) runs the models on ONNX Runtime alone
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(2)
 
     tmp = Path(tempfile.mkdtemp())
     real = read_smplx_npz(args.data / REAL)
