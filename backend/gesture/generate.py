@@ -216,7 +216,10 @@ def window_starts(n_frames: int, seed: int, advances=None) -> np.ndarray:
     last window ending at or after ``n_frames + OVERLAP``): each advance
     drawn from ``advances`` (default :data:`ADVANCES`) by a generator of its
     own (``seed``), so the take's other draws are those of a fixed stride."""
-    advances = ADVANCES if advances is None else tuple(advances)
+    advances = ADVANCES if advances is None else tuple(int(a) for a in advances)
+    if not advances or any(a % dims.LATENT_STRIDE or not 0 < a < dims.WINDOW - dims.CONTEXT for a in advances):
+        raise ValueError(f"window advances must be multiples of {dims.LATENT_STRIDE} frames below "
+                         f"{dims.WINDOW - dims.CONTEXT} (each window overlaps the last), got {advances}")
     rng = np.random.default_rng([int(seed), 7])
     need = n_frames + OVERLAP - dims.WINDOW
     count = max(int(np.ceil(need / min(advances))) + 1, 1)

@@ -155,6 +155,9 @@ def test_window_advances_vary_and_cover_the_take():
     assert len(set(np.diff(window_starts(5000, 3)).tolist())) == len(ADVANCES)
     assert not np.array_equal(window_starts(5000, 3), window_starts(5000, 4))
     np.testing.assert_array_equal(np.diff(window_starts(500, 0, advances=(32,))), 32)
+    for bad in ((), (48,), (12,), (0, 32)):
+        with pytest.raises(ValueError, match="window advances"):
+            window_starts(500, 0, advances=bad)
 
 
 def test_emage_npz_roundtrip(tmp_path, speech):
