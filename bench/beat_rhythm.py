@@ -218,6 +218,13 @@ def _row(name: str, gains: dict, voices, real: float, extra: str = "") -> str:
             f"{sum(x >= real for x in g)}/{len(g)} |" + extra)
 
 
+def _standard_errors(gains: dict, voices, name: str, extra: str = "") -> str:
+    """A table row of each voice's standard error of the mean gain over seeds."""
+    se = [float(np.std(gains[v], ddof=1) / np.sqrt(len(gains[v]))) if len(gains[v]) > 1 else float("nan")
+          for v in voices]
+    return f"| {name} | " + " | ".join(f"± {x:.3f}" for x in se) + " | | | |" + extra
+
+
 def markdown(res: dict) -> str:
     real = res["real_gain"]
     lines = [f"Machine: {res['machine']}; date {res['date']}; {res['seconds']:.0f} s. "
@@ -242,6 +249,9 @@ def markdown(res: dict) -> str:
                 lines.append(_row(name, r["gains"], voices, real,
                                   f" {r['arm_accel_max_mm']:.1f} | {r['frozen_max']} | {np.mean(r['skate']):.4f} / "
                                   f"{max(r['skate']):.4f} |"))
+        if key == "heldout" and "committed" in block:
+            lines.append(_standard_errors(block["committed"]["gains"], voices, "committed: ± standard error over seeds",
+                                          " | | |"))
         lines.append("")
         if key == "grid" and "fd" in next(iter(block.values())):
             lines += ["On the training speaker's speech-only takes (2_scott_0_2_2 … 0_5_5; BC as `rigmind eval "
@@ -278,6 +288,7 @@ def markdown(res: dict) -> str:
                   "| | " + " | ".join(Path(v).stem for v in voices) + " | mean | min | ≥ real |",
                   "|---|" + "---|" * (len(voices) + 3),
                   _row("gain", {v: c[v]["gains"] for v in voices}, voices, real),
+                  _standard_errors({v: c[v]["gains"] for v in voices}, voices, "± standard error over seeds"),
                   "| wall s (process start to file) | " + " | ".join(f"{np.mean(c[v]['wall_s']):.1f}" for v in voices)
                   + " | | | |", ""]
     if res.get("settings"):
