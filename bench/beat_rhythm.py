@@ -140,8 +140,9 @@ def score(data: Path, voices, settings: dict, seeds: int, mean_speed, speaker=No
                                                   / mean_speed[WRISTS].mean()))
                     up = p[:900][:, list(metrics.UPPER_BODY)]
                     for k in (32, 48):
-                        r[f"seam{k}"].append(seam_periodicity(up, k))
-                        r[f"seam{k}_above_floor"].append(seam_periodicity(up, k) - off_stride_periodicity(up, k))
+                        seam = seam_periodicity(up, k)
+                        r[f"seam{k}"].append(seam)
+                        r[f"seam{k}_above_floor"].append(seam - off_stride_periodicity(up, k))
         print(Path(v).stem, {k: round(float(np.mean(r["gains"][v])), 3) for k, r in out.items()}, flush=True)
     for r in out.values():
         fd = r.pop("_fd")

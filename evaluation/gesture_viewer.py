@@ -192,10 +192,10 @@ def main_viewer_eval(argv=None) -> int:
 
     try:
         import torch
-    except ImportError:  # the extension's own runtime (Blender 5.2 wheels) runs the models on ONNX Runtime alone
-        torch = None
-    if torch is not None:
+
         torch.set_num_threads(2)
+    except ImportError:  # the extension's own runtime (Blender 5.2 wheels) runs the models on ONNX Runtime alone
+        pass
 
     tmp = Path(tempfile.mkdtemp())
     real = read_smplx_npz(args.data / REAL)
