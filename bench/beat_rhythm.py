@@ -8,7 +8,8 @@ speech's onset density is in the take's lowest quantiles. This script:
   those in the sparsest quarter of the speech (onset density, σ 0.3 s)
   dropped, against the beats as they are (validation voices);
 - ``--grid``: :class:`RhythmConfig` settings and the generator's window
-  advances (fixed 32-frame stride or varied, ``generate.ADVANCES``) on the
+  advances (fixed 32-frame stride, varied on the latent code grid
+  ``generate.STRIDES``, or varied off it, ``generate.ADVANCES``) on the
   validation voices (the only voices a setting is chosen on), with the
   largest elbow/wrist acceleration, the longest frozen stretch, the skate
   and the seams;
@@ -48,7 +49,7 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, metrics, representation
-from rigmind.backend.gesture.generate import FPS, STRIDE, GeneratorConfig, generate_from_features, get_model
+from rigmind.backend.gesture.generate import FPS, STRIDE, STRIDES, GeneratorConfig, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
 from rigmind.backend.gesture.standing import plant_feet
@@ -63,6 +64,8 @@ from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest
 GRID = {
     "committed": {},
     "fixed 32-frame stride": {"advances": (STRIDE,)},
+    "varied stride on the code grid": {"advances": STRIDES},
+    "off the grid, any advance 24-40": {"advances": tuple(range(STRIDES[0], STRIDES[-1] + 1))},
     "settled 0.4": {"settled": 0.4},
     "settled 0.5": {"settled": 0.5},
     "boost 1.5": {"busy_gain": 1.5},
@@ -75,12 +78,13 @@ GRID = {
     "settled 0.5, no boost, whole fast part": {"settled": 0.5, "busy_gain": 1.0, "fine_s": 0.0},
 }
 #: Settings scored on the short validation clips too.
-SHORT_ROWS = ("committed", "fixed 32-frame stride", "settled 0.4", "boost 1.5")
+SHORT_ROWS = ("committed", "fixed 32-frame stride", "varied stride on the code grid", "off the grid, any advance 24-40",
+              "settled 0.4", "boost 1.5")
 #: Settings scored on the held-out voices.
-HELDOUT_ROWS = ("fixed 32-frame stride", "committed")
+HELDOUT_ROWS = ("fixed 32-frame stride", "varied stride on the code grid", "committed")
 #: Rows beside the settings: the pipeline without the settling step.
 WITHOUT = {"without (fixed stride)": (None, GeneratorConfig(advances=(STRIDE,))),
-           "varied stride, no settling": (None, GeneratorConfig())}
+           "varied stride off the code grid, no settling": (None, GeneratorConfig())}
 ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
 WRISTS = [representation.names().index(n) for n in ("left_wrist", "right_wrist")]
 ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]

@@ -16,7 +16,9 @@ An older tree needs today's ``evaluation/gesture_viewer.py`` copied in (for
     python bench/gesture_viewer_seeds.py --markdown bench/results/gesture_viewer_seeds.json
 
 ``--langs A.wav,B.wav`` (paths, only read) measures other voices, for example
-the validation voices.
+the validation voices. ``--earlier JSON`` puts the versions of an earlier
+``--json`` (same voices, seeds and viewer) before the ones measured now,
+``--rename OLD=NEW`` relabels one of them (a version once called "today").
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/rigmind_viewer_seeds"))
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, help="print the table of an earlier --json and stop")
+    ap.add_argument("--earlier", type=Path, help="an earlier --json whose versions come first in the table")
+    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW", help="relabel an earlier version")
     a = ap.parse_args(argv)
     if a.markdown:
         print(markdown(json.loads(a.markdown.read_text())))
@@ -107,10 +111,18 @@ def main(argv=None) -> int:
     t0 = time.time()
     versions = dict(v.split("=", 1) for v in a.version)
     runs = run(versions, a.seeds, a.out, a.rigs, a.data, a.seconds, a.langs)
-    res = {"versions": versions, "seeds": a.seeds, "rigs": a.rigs, "langs": a.langs or "the viewer's default",
-           "seconds_per_take": a.seconds,
+    table, earlier = summary(runs), {}
+    if a.earlier:
+        old = json.loads(a.earlier.read_text())
+        if old["seeds"] != a.seeds or old.get("rigs") != a.rigs:
+            raise SystemExit(f"{a.earlier} has {old['seeds']} seeds on {old.get('rigs')}, not {a.seeds} on {a.rigs}")
+        names = dict(r.split("=", 1) for r in a.rename)
+        earlier = {names.get(k, k): {"root": v, "measured": old["date"]} for k, v in old["versions"].items()}
+        table = {**{names.get(k, k): v for k, v in old["summary"].items()}, **table}
+    res = {"versions": {**earlier, **versions}, "seeds": a.seeds, "rigs": a.rigs,
+           "langs": a.langs or "the viewer's default", "seconds_per_take": a.seconds,
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
-           "date": time.strftime("%Y-%m-%d"), "summary": summary(runs), "seconds": time.time() - t0}
+           "date": time.strftime("%Y-%m-%d"), "summary": table, "seconds": time.time() - t0}
     if a.json:
         a.json.write_text(json.dumps(res, indent=1))
     print(markdown(res))

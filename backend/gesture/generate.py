@@ -1,7 +1,7 @@
 """Speech → gesture: load the trained model once, then generate any length.
 
 Generation runs window by window (64 frames at 30 fps, the first 16 of each
-given by the previous window, the next 16 cross-faded with it), so a
+given by the previous window, the next 5-27, 16 on average, cross-faded with it), so a
 10-minute file costs the same memory as a 10-second one and there are no
 seams (see :func:`generate_from_features`). Everything is seeded: the same audio,
 seed and amount give the same motion.
@@ -20,6 +20,7 @@ from ..filters import gaussian_filter1d
 from ..model_files.manifest import file_sha256
 from . import controls
 from . import dims
+from . import latent_track
 from . import representation
 from .gesture_space import lift_hands, stress_envelope
 from .speech_rhythm import settle_with_speech
@@ -175,17 +176,25 @@ SILENT_SPREAD = 0.3        # latent spread without speech, relative to speech
 SEAM_DECAY_FRAMES = 6.0    # time constant of the seam correction
 OVERLAP = 16               # frames cross-faded between consecutive windows (at the mean advance)
 STRIDE = dims.WINDOW - dims.CONTEXT - OVERLAP   # frames a window advances on average (32)
-#: Advances a window draws from (frames, multiples of LATENT_STRIDE so every
-#: window reads whole latent codes): joins at no fixed period, so what a join
-#: leaves in the motion does not add up into a beat at one period.
-ADVANCES = (STRIDE - dims.LATENT_STRIDE, STRIDE, STRIDE + dims.LATENT_STRIDE)
+#: Strides a window's advance is drawn around (frames): joins at no fixed
+#: period, so what a join leaves in the motion does not add up into a beat
+#: at one period.
+STRIDES = (STRIDE - dims.LATENT_STRIDE, STRIDE, STRIDE + dims.LATENT_STRIDE)
+#: Added to the stride (frames): window starts leave the latent code grid and
+#: its phase wanders from window to window through all 8 positions, so the
+#: rhythm the decoder's 8-frame codes give a window's motion is spread over
+#: every phase instead of adding up at multiples of 8 frames; a step of at
+#: most 3 keeps neighbouring windows' code times close (:mod:`.latent_track`).
+PHASE_STEPS = (-3, -2, -1, 0, 1, 2, 3)
+ADVANCES = tuple(sorted(s + d for s in STRIDES for d in PHASE_STEPS))
 PREROLL = 64               # frames decoded before the take (no speech), discarded
 
 
 @dataclass(frozen=True)
 class GeneratorConfig:
-    """How the windows are laid: ``advances`` (frames; :data:`ADVANCES`,
-    ``(STRIDE,)`` for the fixed stride of earlier versions)."""
+    """How the windows are laid: ``advances`` (frames; :data:`ADVANCES`;
+    ``(STRIDE,)`` for the fixed stride of earlier versions, :data:`STRIDES`
+    for their varied stride on the code grid)."""
 
     advances: tuple = ADVANCES
 
@@ -217,9 +226,9 @@ def window_starts(n_frames: int, seed: int, advances=None) -> np.ndarray:
     drawn from ``advances`` (default :data:`ADVANCES`) by a generator of its
     own (``seed``), so the take's other draws are those of a fixed stride."""
     advances = ADVANCES if advances is None else tuple(int(a) for a in advances)
-    if not advances or any(a % dims.LATENT_STRIDE or not 0 < a < dims.WINDOW - dims.CONTEXT for a in advances):
-        raise ValueError(f"window advances must be multiples of {dims.LATENT_STRIDE} frames below "
-                         f"{dims.WINDOW - dims.CONTEXT} (each window overlaps the last), got {advances}")
+    if not advances or any(not 0 < a < dims.WINDOW - dims.CONTEXT for a in advances):
+        raise ValueError(f"window advances must be 1 to {dims.WINDOW - dims.CONTEXT - 1} frames "
+                         f"(each window overlaps the last), got {advances}")
     rng = np.random.default_rng([int(seed), 7])
     need = n_frames + OVERLAP - dims.WINDOW
     count = max(int(np.ceil(need / min(advances))) + 1, 1)
@@ -242,14 +251,15 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     Windows of ``WINDOW`` frames advance by :data:`ADVANCES` frames (drawn
     per window, :func:`window_starts`); each is conditioned on the
     ``CONTEXT`` frames before its new part, and its new frames that the
-    previous window also decoded (8-24; ``OVERLAP`` at the mean advance) are
+    previous window also decoded (5-27; ``OVERLAP`` at the mean advance) are
     cross-faded with that window's, so no frame is the first of a window
     without being faded in (a window's edge frames are its least certain:
     joining them butt-to-butt gave a hitch at every join, 5× the mean
     acceleration). The latent codes
-    are drawn per 8 frames of the whole take, not per window, so overlapping
-    windows decode the same code at the same time and the cross-fade mixes
-    two readings of one motion. The take is preceded by :data:`PREROLL`
+    are drawn per 8 frames of the whole take, not per window, and each window
+    reads them at its own code times (:mod:`.latent_track`; windows start off
+    the code grid), so overlapping windows decode nearly the same codes at
+    the same time and the cross-fade mixes two readings of one motion. The take is preceded by :data:`PREROLL`
     frames decoded without speech from the start pose: the start pose and
     the first window's settling happen before frame 0, so the body is already
     moving (idling) on the first frame."""
@@ -282,11 +292,13 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     # energy dictate: "amount" scales it, and without speech it shrinks
     # towards a calm idle (the decoder follows the energy control only weakly).
     L = dims.LATENT_STRIDE
-    n_codes = total // L
+    n_codes = -(-total // L)
     z_all = rng.standard_normal((dims.LATENT, n_codes)).astype(np.float32)
     spread = temperature * (0.6 + 0.8 * float(amount))
-    talk = gaussian_filter1d(cond[3].reshape(n_codes, L).mean(axis=1), W / L / 4, mode="nearest")
-    z_all *= (spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk))[None, :].astype(np.float32)
+    talking = np.pad(cond[3], (0, n_codes * L - total), mode="edge").reshape(n_codes, L).mean(axis=1)
+    talk = gaussian_filter1d(talking, W / L / 4, mode="nearest")
+    scale = np.pad(spread * (SILENT_SPREAD + (1 - SILENT_SPREAD) * talk), latent_track.TAPS, mode="edge")
+    z_all = latent_track.pad_codes(z_all, seed) * scale[None, :].astype(np.float32)
     mask = np.zeros((1, 1, W), np.float32)
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
@@ -294,7 +306,7 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
         a = int(starts[k])
         ctx = np.zeros((1, representation.POSE_DIM, W), np.float32)
         ctx[0, :, :Cx] = out[:, a:a + Cx]
-        z = np.ascontiguousarray(z_all[None, :, a // L: (a + W) // L])
+        z = latent_track.read_codes(z_all, a, W // L, L)[None]
         y = model.net(z, ctx, mask, fflag, cond[None, :, a:a + W])
         new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:])
         if k == 0:

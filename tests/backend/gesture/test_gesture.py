@@ -137,27 +137,55 @@ def test_long_generation_has_no_seams(speech):
 
 
 def test_window_advances_vary_and_cover_the_take():
-    """Window joins at no fixed period; every window reads whole latent
-    codes and overlaps the previous one; the windows cover the take; the
-    same seed gives the same windows."""
+    """Window joins at no fixed period and off the latent code grid (its
+    phase takes all 8 positions); every window overlaps the previous one;
+    the windows cover the take; the same seed gives the same windows."""
     from rigmind.backend.gesture import dims
-    from rigmind.backend.gesture.generate import ADVANCES, OVERLAP, window_starts
+    from rigmind.backend.gesture.generate import ADVANCES, OVERLAP, STRIDE, STRIDES, window_starts
 
     for n in (1, 40, 64, 500, 5000):
         s = window_starts(n, 3)
         adv = np.diff(s)
         assert s[0] == 0 and set(adv.tolist()) <= set(ADVANCES)
-        assert np.all(s % dims.LATENT_STRIDE == 0)
         assert s[-1] + dims.WINDOW >= n + OVERLAP
         assert len(s) == 1 or s[-2] + dims.WINDOW < n + OVERLAP, "no window past the one that covers the take"
         assert np.all(dims.WINDOW - dims.CONTEXT - adv > 0), "each window overlaps the previous one"
         np.testing.assert_array_equal(s, window_starts(n, 3))
-    assert len(set(np.diff(window_starts(5000, 3)).tolist())) == len(ADVANCES)
+    long = window_starts(5000, 3)
+    assert len(set(np.diff(long).tolist())) == len(ADVANCES)
+    assert set((long % dims.LATENT_STRIDE).tolist()) == set(range(dims.LATENT_STRIDE)), "the code grid's phase wanders"
+    assert abs(np.diff(long).mean() - STRIDE) < 1.0
     assert not np.array_equal(window_starts(5000, 3), window_starts(5000, 4))
     np.testing.assert_array_equal(np.diff(window_starts(500, 0, advances=(32,))), 32)
-    for bad in ((), (48,), (12,), (0, 32)):
+    assert np.all(window_starts(500, 0, advances=STRIDES) % dims.LATENT_STRIDE == 0)
+    for bad in ((), (48,), (-8,), (0, 32)):
         with pytest.raises(ValueError, match="window advances"):
             window_starts(500, 0, advances=bad)
+
+
+def test_latent_codes_read_off_the_grid_keep_the_prior():
+    """Codes read at any phase are the drawn ones on the grid, independent
+    N(0, 1) off it (what the decoder was trained on), and close to those a
+    window one frame away reads."""
+    from rigmind.backend.gesture.latent_track import TAPS, pad_codes, read_codes
+
+    codes = np.random.default_rng(0).standard_normal((4, 3000)).astype(np.float32)
+    padded = pad_codes(codes, seed=5)
+    assert padded.shape == (4, 3000 + 2 * TAPS)
+    np.testing.assert_array_equal(padded[:, TAPS:-TAPS], codes)
+    np.testing.assert_array_equal(read_codes(padded, 80, 8, 8), codes[:, 10:18])
+    np.testing.assert_array_equal(pad_codes(codes, seed=5), padded)
+    for start in (3, 4, 13):
+        z = read_codes(padded, start, 2900, 8)
+        assert abs(z.std() - 1.0) < 0.03
+        corr = np.mean([np.corrcoef(z[d, :-1], z[d, 1:])[0, 1] for d in range(4)])
+        assert abs(corr) < 0.05, "neighbouring codes read off the grid stay independent"
+    near = np.corrcoef(read_codes(padded, 3, 2900, 8).ravel(), read_codes(padded, 4, 2900, 8).ravel())[0, 1]
+    assert near > 0.95
+    z = read_codes(padded, 8 * 2990 + 5, 2, 8)          # the last code times, into the padding
+    assert np.isfinite(z).all()
+    with pytest.raises(IndexError):
+        read_codes(padded, 8 * 3005 + 5, 4, 8)
 
 
 def test_emage_npz_roundtrip(tmp_path, speech):
