@@ -109,9 +109,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=8.0, help="seconds of the clip played (default 8)")
     ap.add_argument("--out", help="write the results page here (markdown)")
     args = ap.parse_args(argv)
-    import torch
+    try:  # the Blender 5.2 runtime has no torch; Track Live itself runs on ONNX Runtime
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
     data = Path(args.data)
     motion, mapping = load_mocap(data / CLIP)
     motion = resample(motion, 30.0)
