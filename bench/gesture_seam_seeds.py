@@ -1,14 +1,16 @@
-"""The seam readings over many seeds, windows on and off the latent code grid.
+"""The viewer's seam and skate readings over many seeds, three versions of the pipeline.
 
 ``viewer_metrics.seam_periodicity`` on one take moves with the seed alone
-(by ±0.3 on a 4.3-s clip, where a 48-frame period fits twice). This reads it
-over ``--seeds`` seeds per voice for the generator with its windows on the
-code grid (``GeneratorConfig(STRIDES)``, main 8df7729) and off it (today's
-``GeneratorConfig()``): the pipeline of ``gesture_from_features`` (neutral,
-amount 0.5), the upper body's first 30 s, the backend's SMPL-X positions (no
-rig). Per voice and version: seam 48 and 32 with their off-stride floors
-(mean ± standard error over seeds), the largest reading, and how many seeds
-read above 2.0 at 48 frames.
+(by ±0.3 on a 4.3-s clip, where a 48-frame period fits twice), the standing
+skate by about ±0.008 cm/frame. This reads them over ``--seeds`` seeds per
+voice for the pipeline before the settling step (fixed 32-frame stride, no
+``speech_rhythm``: main 8d598ee), with the step and its windows on the latent
+code grid (``GeneratorConfig(STRIDES)``: main 8df7729) and today's (off the
+grid): the pipeline of ``gesture_from_features`` (neutral, amount 0.5), its
+first 30 s, the backend's SMPL-X positions (no rig). Per voice and version:
+the standing skate of the ankles (cm/frame), seam 48 and 32 of the upper body
+with their off-stride floors (mean ± standard error over seeds), the largest
+seam 48, and how many seeds read above 2.0 at 48 frames.
 
     PYTHONPATH=/tmp/pkg .venv/bin/python bench/gesture_seam_seeds.py --seeds 30
 """
@@ -31,21 +33,27 @@ from rigmind.backend.gesture.generate import FPS, STRIDES, GeneratorConfig, gene
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import settle_with_speech
 from rigmind.backend.gesture.standing import plant_feet
-from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_periodicity
+from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_periodicity, standing_foot_skate
 
 VOICES = tuple(f"speech_multilingual/{v}" for v in ("silero_de.wav", "silero_en.wav", "silero_es.wav",
                                                     "zh_aishell-BAC009S0724W0121.wav"))
-VERSIONS = {"on the code grid": GeneratorConfig(STRIDES), "off the grid (today)": GeneratorConfig()}
+#: name → (settling step on, generator config)
+VERSIONS = {"before the step (8d598ee)": (False, GeneratorConfig((STRIDES[1],))),
+            "on the code grid (8df7729)": (True, GeneratorConfig(STRIDES)),
+            "off the grid (today)": (True, GeneratorConfig())}
+ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
 
 
-def upper_body(model, feats, seed: int, config: GeneratorConfig) -> np.ndarray:
-    """The neutral pipeline's upper-body positions ``[F ≤ 900, 13, 3]``."""
+def positions(model, feats, seed: int, version: tuple) -> np.ndarray:
+    """The neutral pipeline's world positions ``[F ≤ 900, 55, 3]``."""
+    settle, config = version
     poses, pulse, energy, speech = generate_from_features(model, feats, seed=seed, config=config)
     decoded = representation.decode(poses, FPS, model.finger_basis)
-    m = plant_feet(settle_with_speech(decoded, feats.onset_times, talking=speech), steps_from=decoded)
+    m = settle_with_speech(decoded, feats.onset_times, talking=speech) if settle else decoded
+    m = plant_feet(m, steps_from=decoded)
     m = lift_hands(m, stress_envelope(energy, pulse, speech, model.energy_map["rest_energy"], FPS), 0.5,
                    talking=speech)
-    return m.world_positions()[:int(30 * FPS), list(metrics.UPPER_BODY)]
+    return m.world_positions()[:int(30 * FPS)]
 
 
 def main(argv=None) -> int:
@@ -58,22 +66,25 @@ def main(argv=None) -> int:
     rows = []
     for v in VOICES:
         feats = speech_features(load_audio(a.data / v), FPS)
-        for name, cfg in VERSIONS.items():
+        for name, version in VERSIONS.items():
             r = []
             for seed in range(a.seeds):
-                p = upper_body(model, feats, seed, cfg)
-                r.append([seam_periodicity(p, 48), off_stride_periodicity(p, 48),
-                          seam_periodicity(p, 32), off_stride_periodicity(p, 32)])
+                p = positions(model, feats, seed, version)
+                up = p[:, list(metrics.UPPER_BODY)]
+                r.append([standing_foot_skate(p[:, ANKLES]), seam_periodicity(up, 48), off_stride_periodicity(up, 48),
+                          seam_periodicity(up, 32), off_stride_periodicity(up, 32)])
             r = np.array(r)
             se = r.std(axis=0, ddof=1) / np.sqrt(len(r))
-            rows.append(f"| {Path(v).stem} | {name} | {r[:, 0].mean():.3f} ± {se[0]:.3f} | {r[:, 1].mean():.3f} | "
-                        f"{r[:, 2].mean():.3f} ± {se[2]:.3f} | {r[:, 3].mean():.3f} | {r[:, 0].max():.2f} | "
-                        f"{int((r[:, 0] > 2.0).sum())}/{len(r)} |")
+            rows.append(f"| {Path(v).stem} | {name} | {r[:, 0].mean():.4f} ± {se[0]:.4f} | "
+                        f"{r[:, 1].mean():.3f} ± {se[1]:.3f} | {r[:, 2].mean():.3f} | "
+                        f"{r[:, 3].mean():.3f} ± {se[3]:.3f} | {r[:, 4].mean():.3f} | {r[:, 1].max():.2f} | "
+                        f"{int((r[:, 1] > 2.0).sum())}/{len(r)} |")
             print(rows[-1], flush=True)
     print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"{time.strftime('%Y-%m-%d')}; {a.seeds} seeds; {time.time() - t0:.0f} s.\n")
-    print("| voice | windows | seam 48 | its floor | seam 32 | its floor | largest seam 48 | seeds > 2.0 at 48 |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| voice | version | standing skate cm/frame | seam 48 | its floor | seam 32 | its floor | largest seam 48 | "
+          "seeds > 2.0 at 48 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 0
 
