@@ -82,6 +82,11 @@ class LiveRetarget:
         self.K = np.asarray(K, dtype=np.float64).reshape(-1, 4)
         self.hips_t, self.hips_s = hips
         self.leg_scale = float(leg_scale)
+        #: Factor on the hips' horizontal travel; None = ``leg_scale`` (a
+        #: source whose path is already the rig's, such as trackers placed
+        #: for it, passes 1).
+        self.path_scale = None
+        self._hips_world = np.zeros(3)
         self.hips_z_offset = float(hips_z_offset)
         self._obj_rot_inv = rotations.inv(np.asarray(object_rotation, dtype=np.float64))
         self._obj_scale = float(object_scale)
@@ -222,9 +227,71 @@ class LiveRetarget:
         basis[t_idx] = quats_from_matrices(b)
         # Hips: the source's, scaled by the leg ratio, at the calibrated height.
         hp = hp * self.leg_scale
+        if self.path_scale is not None:
+            hp[:2] = np.asarray(hips_position[:2], dtype=np.float64) * self.path_scale
         hp[2] += self.hips_z_offset
+        self._hips_world = hp
         loc = self._hips_A @ hp + self._hips_b
         return basis.copy(), loc
+
+    def arm_chains(self, tgt_map: dict) -> list:
+        """Per side the mapping (canonical -> bone name) has as one chain
+        upper arm -> forearm -> hand: ``(side, upper arm, forearm, hand, the
+        joints from below the hips down to the hand)``, side 0 left, 1
+        right, target indices, for :meth:`reach_hands`; sides without one
+        are left out."""
+        tgt, out = self.target, []
+        for side, s in enumerate("lr"):
+            names = [tgt_map.get(f"{k}_{s}") for k in ("upperarm", "lowerarm", "hand")]
+            if not all(n in tgt.names for n in names):
+                continue
+            u, low, h = (tgt.names.index(n) for n in names)
+            path, j = [], h
+            while j >= 0 and j != self.hips_t:
+                path.append(j)
+                j = int(tgt.parents[j])
+            if j != self.hips_t or u not in path or low not in path or path.index(low) > path.index(u):
+                continue
+            out.append((side, u, low, h, path[::-1]))
+        return out
+
+    def reach_hands(self, basis: np.ndarray, targets: np.ndarray, chains: list, max_reach: float = 1.0):
+        """``basis [J, 4]`` from this tick's :meth:`apply_world` with each
+        chain's hand (:meth:`arm_chains`; ``targets [2, 3]`` left, right,
+        world metres) moved onto its target by two-bone arm IK: the elbow
+        bends on the side it bent, the hand keeps its world rotation (what
+        ``tracking.posing.reach_hands_on`` does to a baked take)."""
+        if not chains:
+            return basis
+        from .ik import two_bone_ik_matrices, unit_vectors
+
+        W, off, par, R_T = self._W, self.target.offsets, self.target.parents, self._rest_mat_T
+        pts = np.empty((len(chains), 3, 3))  # per chain: shoulder, elbow, wrist (world)
+        for k, (_side, u, low, _h, path) in enumerate(chains):
+            pos, prev = self._hips_world, self.hips_t
+            for j in path:  # each joint's parent is the one before it
+                pos = pos + W[prev] @ off[j]
+                prev = j
+                if j == u:
+                    pts[k, 0] = pos
+                elif j == low:
+                    pts[k, 1] = pos
+            pts[k, 2] = pos
+        a, b, c = pts[:, 0], pts[:, 1], pts[:, 2]
+        pole = b + unit_vectors(b - 0.5 * (a + c), np.broadcast_to([0.0, 0.3, -1.0], b.shape)) * 0.3
+        goal = np.asarray(targets, dtype=np.float64)[[ch[0] for ch in chains]]
+        m_up, m_low, _ = two_bone_ik_matrices(a, b, c, goal, pole, max_reach=max_reach)
+        mats, rows = [], []
+        for k, (_side, u, low, h, _path) in enumerate(chains):
+            pu, pl, ph = int(par[u]), int(par[low]), int(par[h])
+            new_u, new_l = m_up[k] @ W[u], m_low[k] @ W[low]
+            parent_l = new_u if pl == u else m_up[k] @ W[pl]
+            parent_h = new_l if ph == low else m_low[k] @ W[ph]
+            parent_u = W[pu] if pu >= 0 else np.eye(3)
+            mats += [R_T[u] @ parent_u.T @ new_u, R_T[low] @ parent_l.T @ new_l, R_T[h] @ parent_h.T @ W[h]]
+            rows += [u, low, h]
+        basis[rows] = quats_from_matrices(np.stack(mats))
+        return basis
 
 
 __all__ = ["LiveRetarget", "fk_levels"]

@@ -12,7 +12,9 @@ does, without the modal plumbing, so a script or a test can tick it:
   (``backend.tracking.live.LiveTracker``: only the past, one network
   evaluation, foot locks and arm IK) by ``dt`` seconds and writes its pose
   to the pose bones through :class:`~rigmind.backend.live_retarget.LiveRetarget`
-  (no keyframes), calibrated on the tracker's first pose;
+  (no keyframes), calibrated on the tracker's first pose, the hips on the
+  trackers' path 1:1 and the rig's hands put on their trackers (as Track
+  Body bakes them);
 - :meth:`TrackLiveSession.close` puts the scene back exactly as it was
   (``drive_scene.restore``): live mode is a preview; Track Body bakes.
 
@@ -108,6 +110,10 @@ class TrackLiveSession:
         calib = _held(pose, CALIBRATION_FRAMES)
         self.live = LiveRetarget.calibrate(calib, src_map, world, dict(tgt_map.bones), object_rotation=rot,
                                            object_scale=scale, object_translation=trans, reference=calib.slice(0, 1))
+        # The trackers are where this rig's head and hands go (as Track Body
+        # bakes them): the hips travel their path 1:1 and the hands are put on them.
+        self.live.path_scale = 1.0
+        self._arms = self.live.arm_chains(dict(tgt_map.bones))
         pb_names = [pb.name for pb in arm.pose.bones]
         self._order = np.array([skel.names.index(n) for n in pb_names])  # pose-bone order -> skeleton index
         self._hips_pb = arm.pose.bones[skel.names[self.live.hips_t]]
@@ -134,6 +140,7 @@ class TrackLiveSession:
             world, hips = self.tracker.step_world(pos, rot, float(dt))
             t2 = time.perf_counter()
             basis, loc = self.live.apply_world(world, hips)
+        basis = self.live.reach_hands(basis, pos[1:], self._arms)
         quats = np.ascontiguousarray(basis[self._order], dtype=np.float32).ravel()
         t3 = time.perf_counter()
         self.arm.pose.bones.foreach_set("rotation_quaternion", quats)

@@ -147,26 +147,46 @@ def track_config(request: TrackRequest, fps: float):
     return TrackConfig(method=request.method, fps=float(fps))
 
 
+def trackers_are_the_rigs(request: TrackRequest) -> bool:
+    """True when the trackers say where this rig's head and hands go (three
+    scene objects, a tracker file: positions in the scene's metres), False
+    for a clip's head and wrists (``--trackers-from``: another body, its
+    size and proportions carried over as a retarget carries them)."""
+    return request.trackers_from is None
+
+
 def _retarget_request(request: TrackRequest, label: str) -> RetargetRequest:
     # The body's rotations are transferred as they are (the retarget's own
     # foot IK would decide contacts anew); apply_body then pins the planted
-    # feet on the rig's legs with the tracker's contacts.
+    # feet on the rig's legs with the tracker's contacts. Trackers placed for
+    # the rig keep their path: the hips travel it 1:1, not scaled by the
+    # leg-length ratio, so the hands can be put on the trackers after.
     return RetargetRequest(root_mode="hips", ik=False, start_frame=request.start_frame,
                            set_scene_fps=request.set_scene_fps, scene_range=request.scene_range,
-                           action_name=request.action_name or f"RigMind Track · {label}", keyed=request.keyed)
+                           action_name=request.action_name or f"RigMind Track · {label}", keyed=request.keyed,
+                           root_scale=1.0 if trackers_are_the_rigs(request) else None)
 
 
 def apply_body(arm, result, request: TrackRequest, label: str):
     """Retarget the tracked body (``result.motion``, the canonical skeleton,
     world space) onto ``arm`` as a new action; returns ``(action, mapping,
-    retarget result)``."""
+    retarget result)``. The planted feet are pinned on the rig's own legs;
+    with trackers placed for the rig (:func:`trackers_are_the_rigs`) its
+    hands are put on them too (the retarget places hands relative to the
+    rig's own shoulders, which miss them on a rig of other proportions)."""
     from ..backend.tracking.canonical import CANONICAL_MAP
     from . import retarget_scene
 
-    from ..backend.tracking.posing import pin_feet_on
+    from ..backend.tracking.posing import pin_feet_on, reach_hands_on
+
+    def adjust(m, mapping):
+        m = pin_feet_on(m, mapping, result.contact_prob)
+        if trackers_are_the_rigs(request):
+            m = reach_hands_on(m, mapping, result.targets[:m.num_frames, 1:])
+        return m
 
     return retarget_scene.retarget_onto(arm, result.motion, dict(CANONICAL_MAP), _retarget_request(request, label),
-                                        adjust=lambda m, mapping: pin_feet_on(m, mapping, result.contact_prob))
+                                        adjust=adjust)
 
 
 def track_job(arm, take: TrackerTake, request: TrackRequest, label: str = "trackers"):
@@ -220,5 +240,5 @@ def scene_request(request: TrackRequest, first_frame: int) -> TrackRequest:
     return replace(request, start_frame=int(first_frame))
 
 
-__all__ = ["load_take", "read_object_take", "objects_now", "track_job", "track_onto", "apply_body",
+__all__ = ["load_take", "read_object_take", "objects_now", "track_job", "track_onto", "apply_body", "trackers_are_the_rigs",
            "check_tracker_objects", "take_from_clip", "CLIP_SUFFIXES"]

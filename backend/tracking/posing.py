@@ -277,3 +277,55 @@ def pin_feet_on(motion: Motion, mapping: dict, contact_prob: np.ndarray) -> Moti
     c4 = stance_contacts(motion.world_positions(), sk.names, motion.fps,
                          np.repeat(np.asarray(contact_prob, dtype=np.float64), 2, axis=1), joints)
     return pin_feet(motion, c4 > 0.5, config=cfg)
+
+
+def _descends(parents, joint: int, ancestor: int) -> bool:
+    j = int(parents[joint])
+    while j >= 0:
+        if j == ancestor:
+            return True
+        j = int(parents[j])
+    return False
+
+
+def reach_hands_on(motion: Motion, mapping: dict, targets: np.ndarray, arm_reach: float = 1.0) -> Motion:
+    """``motion`` (world space, on any skeleton: a rig the tracked body was
+    retargeted onto) with each hand joint moved onto ``targets [F, 2, 3]``
+    (left, right; metres, world) by two-bone arm IK: the upper arm and the
+    forearm turn, the elbow bending on the side it bent before, the hand
+    keeps its world rotation. The retarget places a rig's hands relative to
+    its own shoulders, so on a rig of other proportions they miss trackers
+    made for it; this puts them on. Bones between the mapped ones (twist
+    bones) ride along. ``mapping``: canonical name -> bone name; an arm
+    whose upper arm, forearm and hand are not one chain is left as it is."""
+    sk = motion.skeleton
+    par = sk.parents
+    W, P = motion.world()
+    local = motion.rotations.copy()
+    changed = False
+    for side, s in enumerate("lr"):
+        names = [mapping.get(f"{k}_{s}") for k in ("upperarm", "lowerarm", "hand")]
+        if not all(n in sk.names for n in names):
+            continue
+        u, low, h = (sk.names.index(n) for n in names)
+        if not (_descends(par, low, u) and _descends(par, h, low)):
+            continue
+        goal = np.asarray(targets, dtype=np.float64)[:, side]
+        bend = P[:, low] - 0.5 * (P[:, u] + P[:, h])
+        pole = P[:, low] + ik.unit_vectors(bend, np.broadcast_to([0.0, 0.3, -1.0], bend.shape)) * 0.3
+        q_up, q_low, _ = ik.two_bone_ik(P[:, u], P[:, low], P[:, h], goal, pole, max_reach=arm_reach)
+        # New world rotations: the upper arm's subtree turns by q_up, the
+        # forearm's by q_low (which includes q_up), the hand keeps its own.
+        pu, pl, ph = int(par[u]), int(par[low]), int(par[h])
+        new_u, new_l = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, low])
+        parent_l = new_u if pl == u else rotations.mul(q_up, W[:, pl])
+        parent_h = new_l if ph == low else rotations.mul(q_low, W[:, ph])
+        local[:, u] = rotations.mul(rotations.inv(W[:, pu]), new_u) if pu >= 0 else new_u
+        local[:, low] = rotations.mul(rotations.inv(parent_l), new_l)
+        local[:, h] = rotations.mul(rotations.inv(parent_h), W[:, h])
+        changed = True
+    if not changed:
+        return motion
+    return Motion(sk, rotations.make_continuous(local), motion.root_positions.copy(), motion.fps,
+                  None if motion.translations is None else motion.translations.copy(), name=motion.name)
+

@@ -73,6 +73,39 @@ def test_track_body_model_method(scene):
     assert 1.2 < z < 2.0  # a standing body's head, not a heap on the floor
 
 
+def _hands_within_reach(objs) -> None:
+    """Re-key the hand empties within reach of a body facing -Y (its left
+    at +X) walking along +X, swinging forward and back."""
+    for f in range(1, FRAMES + 1):
+        t = (f - 1) / 30.0
+        swing = 0.12 * np.sin(2 * np.pi * t)
+        for ob, side in ((objs[1], 1.0), (objs[2], -1.0)):
+            ob.location = (0.5 * t + side * 0.22, -0.05 - side * swing, 0.95)
+            ob.keyframe_insert("location", frame=f)
+
+
+def _hand_misses(arm, objs) -> list:
+    """Metres from the rig's hand bones to their trackers, as the scene is now."""
+    return [float(np.linalg.norm(np.array(arm.matrix_world @ arm.pose.bones[bone].head)
+                                 - np.array(ob.matrix_world.translation)))
+            for ob, bone in zip(objs[1:], ("LeftHand", "RightHand"))]
+
+
+def test_track_body_puts_the_rigs_hands_on_its_trackers(scene):
+    """Empties placed for the rig: the baked hands sit on them (the retarget
+    alone placed them relative to the rig's own shoulders, 6-8 cm off)."""
+    bpy, arm, objs = scene
+    _hands_within_reach(objs)
+    assert call_as_panel("rigmind.track_body") == {"FINISHED"}
+    miss = []
+    for f in range(1, FRAMES + 1, 3):
+        bpy.context.scene.frame_set(f)
+        miss += _hand_misses(arm, objs)
+    miss = np.array(miss)
+    # on them wherever the arm reaches (the backward swing is at the arm's length in a few frames)
+    assert np.median(miss) < 0.001 and np.mean(miss < 0.01) > 0.8 and miss.max() < 0.06, np.round(miss, 3)
+
+
 def test_missing_tracker_is_one_error_line(scene):
     bpy, arm, _ = scene
     bpy.context.scene.rigmind.track_hand_r = None
@@ -104,6 +137,26 @@ def test_live_tick_poses_the_rig_and_close_restores(scene):
     session.close()
     assert arm.animation_data.action.name == "Prior"
     assert all(np.allclose(tuple(pb.rotation_quaternion), before[pb.name], atol=1e-6) for pb in arm.pose.bones)
+
+
+def test_live_puts_the_rigs_hands_on_its_trackers(scene):
+    """Track Live as Track Body bakes: the hands on the empties each tick."""
+    from rigmind.operators.track_live import TrackLiveSession
+
+    bpy, arm, objs = scene
+    _hands_within_reach(objs)
+    sc = bpy.context.scene
+    sc.frame_set(1)
+    session = TrackLiveSession(arm, objs)
+    miss = []
+    for f in range(2, FRAMES + 1):
+        sc.frame_set(f)
+        session.tick(1 / 30)
+        bpy.context.view_layer.update()
+        miss += _hand_misses(arm, objs)
+    session.close()
+    miss = np.array(miss)
+    assert np.median(miss) < 0.001 and np.mean(miss < 0.01) > 0.8 and miss.max() < 0.06, np.round(miss, 3)
 
 
 def test_closing_the_job_early_writes_nothing(scene):
@@ -155,3 +208,4 @@ def test_bones_as_trackers(scene):
     with pytest.raises(RuntimeError, match="names bone 'Nose', which 'TrackerRig' does not have"):
         call_as_panel("rigmind.track_body", head="TrackerRig", hand_l="TrackerRig", hand_r="TrackerRig",
                       head_bone="Nose", hand_l_bone="HandL", hand_r_bone="HandR")
+

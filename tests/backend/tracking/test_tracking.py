@@ -348,6 +348,51 @@ def test_pin_feet_on_a_rig_of_other_proportions_keeps_planted_feet(tracked):
     assert pin_feet_on(on_rig, {"hips": "Hips"}, tracked.contact_prob) is on_rig
 
 
+def test_reach_hands_on_a_rig_of_other_proportions_puts_its_hands_on_the_trackers(tracked):
+    """The tracked walk retargeted onto arms of other proportions (wider
+    shoulders, a longer upper arm, a twist bone in the forearm) places its
+    hands relative to its shoulders, off the trackers; reach_hands_on (what
+    Track Body does on the rig for trackers placed for it) puts them on, the
+    hands keeping their world rotation and nothing but the arms moving."""
+    from rigmind.backend.retarget import RetargetConfig, retarget
+    from rigmind.backend.skeleton import Skeleton
+    from rigmind.backend.tracking.canonical import CANONICAL_MAP
+    from rigmind.backend.tracking.posing import reach_hands_on
+
+    sk = canonical_skeleton()
+    rig = sk.copy()
+    for name, factor in (("UpperArm_L", 1.6), ("UpperArm_R", 1.6), ("LowerArm_L", 1.25), ("LowerArm_R", 1.25)):
+        rig.offsets[rig.index(name)] = rig.offsets[rig.index(name)] * factor
+    # a twist bone halfway down the left forearm (inserted right after it), the hand hanging from it
+    lo, hand = rig.index("LowerArm_L"), rig.index("Hand_L")
+    order = list(range(lo + 1)) + [-1] + list(range(lo + 1, len(rig)))
+    new_index = {old: k for k, old in enumerate(order) if old >= 0}
+    names = [rig.names[j] if j >= 0 else "ForeTwist_L" for j in order]
+    parents = [new_index.get(int(rig.parents[j]), -1) if j >= 0 else new_index[lo] for j in order]
+    parents[new_index[hand]] = lo + 1
+    offsets = np.array([rig.offsets[j] if j >= 0 else 0.5 * rig.offsets[hand] for j in order])
+    offsets[new_index[hand]] = 0.5 * rig.offsets[hand]
+    tails = None if rig.tails is None else np.array([rig.tails[j] if j >= 0 else rig.tails[hand] for j in order])
+    rig = Skeleton(names, np.array(parents), offsets, None, tails)
+    on_rig = retarget(tracked.motion, dict(CANONICAL_MAP), rig, dict(CANONICAL_MAP),
+                      RetargetConfig(ik=False, root_scale=1.0)).motion
+    hands = [rig.index("Hand_L"), rig.index("Hand_R")]
+    W0, P0 = on_rig.world()
+    before = np.linalg.norm(P0[:, hands] - tracked.targets[:, 1:], axis=-1)
+    reached = reach_hands_on(on_rig, dict(CANONICAL_MAP), tracked.targets[:, 1:])
+    W1, P1 = reached.world()
+    after = np.linalg.norm(P1[:, hands] - tracked.targets[:, 1:], axis=-1)
+    assert np.median(before) > 0.03  # the proportions moved the hands off
+    assert np.median(after) < 1e-4 and np.mean(after < 0.01) > 0.95
+    np.testing.assert_allclose(np.abs(np.sum(W1[:, hands] * W0[:, hands], axis=-1)), 1.0, atol=1e-9)
+    arms = [rig.index(n) for n in ("UpperArm_L", "LowerArm_L", "ForeTwist_L", "Hand_L", "UpperArm_R", "LowerArm_R",
+                                   "Hand_R")]
+    others = [j for j in range(len(rig)) if j not in arms]
+    np.testing.assert_allclose(P1[:, others], P0[:, others], atol=1e-12)
+    # arms that are not mapped chains are left as they are
+    assert reach_hands_on(on_rig, {"hips": "Hips"}, tracked.targets[:, 1:]) is on_rig
+
+
 def test_joint_error_is_zero_for_the_targets_and_metres_for_a_moved_hips(walk):
     """The training's selection score: the targets' own poses score 0; hips
     lifted 0.1 m in every row (every joint but the fixed joint_Root moves
