@@ -109,7 +109,8 @@ class WorkerConfig:
     take's seed; ``emotion``: ``--emotion`` texts every take follows
     (``backend.emotion.timeline``); ``style``/``style_clip``: the
     gesture's style name and style clip path; ``method``: the track
-    batch's method (``options.TRACK_METHODS``); ``threads``: intra-op threads per worker (1 keeps results
+    batch's method (``options.TRACK_METHODS``) and placement
+    (``options.TRACK_PLACEMENTS``); ``threads``: intra-op threads per worker (1 keeps results
     identical whatever the worker count)."""
 
     kind: str
@@ -127,6 +128,7 @@ class WorkerConfig:
     style: str = ""
     style_clip: str | None = None
     method: str = "model"
+    placement: str = "rig"
     threads: int = 1
 
 

@@ -61,6 +61,7 @@ from .backend.options import (  # noqa: E402
     START_POSES,
     STYLES,
     TRACK_METHODS,
+    TRACK_PLACEMENTS,
     TRACKER_UP_AXES,
 )
 
@@ -261,6 +262,9 @@ def _add_track_parser(sub) -> None:
                    help="model: the learned model (default); baseline: IK from the trackers alone")
     p.add_argument("--fps", type=float, help="frame rate of the body (default 30, the model's)")
     p.add_argument("--start-frame", type=int, default=1, help="first frame of the take (default 1)")
+    p.add_argument("--placement", type=str.lower, choices=TRACK_PLACEMENTS,
+                   help="rig: the trackers are where this rig's head and hands go (default for --trackers); "
+                        "performer: another body's, scaled onto the rig (default for --trackers-from)")
     p.add_argument("--out", required=True, help="output: .blend .bvh .fbx .glb .gltf")
 
 
@@ -645,6 +649,7 @@ def _track_request(args):
 
     return checked(TrackRequest(trackers=args.trackers, trackers_from=args.trackers_from, up=args.trackers_up,
                                 method=args.method, fps=args.fps, start_frame=args.start_frame,
+                                placement=args.placement,
                                 keyed=Path(args.out).suffix.lower() != ".bvh"))
 
 
@@ -697,6 +702,9 @@ def _add_batch_parser(sub) -> None:
     t.add_argument("--rig", required=True, help="rig file (.blend .glb .gltf .fbx)")
     t.add_argument("--armature", help="armature object in the rig file")
     t.add_argument("--method", type=str.lower, default="model", choices=TRACK_METHODS)
+    t.add_argument("--placement", type=str.lower, default="rig", choices=TRACK_PLACEMENTS,
+                   help="rig: the trackers are where the rig's head and hands go (default); performer: another "
+                        "body's, scaled onto the rig")
     t.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     t.add_argument("--out-dir", required=True, help="output folder (NAME.FORMAT per tracker file, batch_report.json)")
     t.add_argument("--format", type=str.lower, default="fbx", help="fbx (default), bvh, glb, blend")
@@ -735,7 +743,7 @@ def cmd_batch(args) -> int:
         controller=getattr(args, "controller", "auto"), data=getattr(args, "data", None),
         emotion=tuple(getattr(args, "emotion", None) or ()), style=getattr(args, "style", "") or "",
         style_clip=str(Path(args.style_clip).resolve()) if getattr(args, "style_clip", None) else None,
-        method=getattr(args, "method", "model"),
+        method=getattr(args, "method", "model"), placement=getattr(args, "placement", "rig"),
     )
     if kind == "walk":
         items = batch.walk_items(args.paths)

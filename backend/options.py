@@ -48,6 +48,11 @@ TRACK_METHODS = ("model", "baseline")
 #: Which axis points up in a tracker CSV file.
 TRACKER_UP_AXES = ("Z", "Y")
 
+#: How tracker positions go onto the rig: "rig", where this rig's head and
+#: hands go (the hips travel their path 1:1, the hands are put on them);
+#: "performer", another body's, scaled onto the rig as a retarget scales a clip.
+TRACK_PLACEMENTS = ("rig", "performer")
+
 #: Inference engines for the gesture and face models.
 RUNTIMES = ("onnxruntime", "torch")
 

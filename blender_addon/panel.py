@@ -33,7 +33,7 @@ LOCOMOTION_PROPS = ("mode", "gait", "style", "speed_from_style", "speed", "in_pl
 SPEECH_PROPS = ("audio_path", "gesture_amount", "face_auto", "face_mesh", "face_method")
 EMOTION_PROPS = tuple(f"emotion_{e}" for e in ("happy", "sad", "angry", "surprised", "afraid", "disgusted"))
 GENERATION_PROPS = ("seed", "start_frame")
-TRACK_PROPS = ("track_head", "track_hand_l", "track_hand_r", "track_method")
+TRACK_PROPS = ("track_head", "track_hand_l", "track_hand_r", "track_method", "track_placement")
 #: Each tracker object's bone setting, shown when the object is an armature.
 TRACK_BONE_PROPS = {"track_head": "track_head_bone", "track_hand_l": "track_hand_l_bone",
                     "track_hand_r": "track_hand_r_bone"}

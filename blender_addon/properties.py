@@ -106,6 +106,7 @@ ROOT_MODE_ITEMS = _items(options.ROOT_MODES, "root_modes")
 UP_AXIS_ITEMS = _items(("Y", "Z"), "up_axes")
 MODE_ITEMS = _items(("CYCLE", "PATH"), "bake_modes")
 TRACK_METHOD_ITEMS = _items(options.TRACK_METHODS, "track_methods")
+TRACK_PLACEMENT_ITEMS = _items(options.TRACK_PLACEMENTS, "track_placements")
 #: The gesture styles: "none" (the model's own), then the Bandai Namco labels.
 GESTURE_STYLE_ITEMS = (("none", "None", "The model's own way of moving"),) + tuple(
     (s, s.replace("-", " ").capitalize(), f"Move like the Bandai Namco '{s}' gesture clips (learned from them)")
@@ -252,6 +253,9 @@ class RigMindSceneProperties(bpy.types.PropertyGroup):
                                                   "hand tracker (empty: the object)")
     track_method: EnumProperty(name="Method", description="How the body is made from the three trackers",
                                items=TRACK_METHOD_ITEMS, default="model")
+    track_placement: EnumProperty(name="Placement", description="Whose the tracker positions are: this rig's "
+                                  "(its hands are put on them) or a performer's of another size (scaled onto it)",
+                                  items=TRACK_PLACEMENT_ITEMS, default="rig")
 
     # --- generation --------------------------------------------------------------
     seed: IntProperty(name="Seed", description="Random seed; the same seed and inputs give the same animation",

@@ -313,7 +313,8 @@ class TakeWorker:
 
         take = read_tracker_csv(source)
         arm, _ = self._reset_scene()
-        request = TrackRequest(trackers=str(source), method=self.config.method, keyed=self.config.fmt != "bvh")
+        request = TrackRequest(trackers=str(source), method=self.config.method, keyed=self.config.fmt != "bvh",
+                               placement=self.config.placement)
         action, _, _ = track_scene.track_onto(arm, take, request, item.name)
         export.export_written(arm, action, out)
 

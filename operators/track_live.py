@@ -12,9 +12,9 @@ does, without the modal plumbing, so a script or a test can tick it:
   (``backend.tracking.live.LiveTracker``: only the past, one network
   evaluation, foot locks and arm IK) by ``dt`` seconds and writes its pose
   to the pose bones through :class:`~rigmind.backend.live_retarget.LiveRetarget`
-  (no keyframes), calibrated on the tracker's first pose, the hips on the
-  trackers' path 1:1 and the rig's hands put on their trackers (as Track
-  Body bakes them);
+  (no keyframes), calibrated on the tracker's first pose; with the trackers
+  placed for the rig (the default) the hips on their path 1:1 and the rig's
+  hands put on them, as Track Body bakes them;
 - :meth:`TrackLiveSession.close` puts the scene back exactly as it was
   (``drive_scene.restore``): live mode is a preview; Track Body bakes.
 
@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from ..backend.motion import Motion
+from ..backend.options import TRACK_PLACEMENTS
 from . import drive_scene, scene_io
 from .track_scene import check_tracker_objects, objects_now
 
@@ -48,9 +49,12 @@ def _held(pose: Motion, frames: int) -> Motion:
 class TrackLiveSession:
     """The armature ``arm`` following ``objects`` (head, left hand, right
     hand; ``bones``: a bone of each, or "" for the object itself).
-    ``tracker``: a ``LiveTracker`` (None: the shipped model)."""
+    ``tracker``: a ``LiveTracker`` (None: the shipped model). ``placement``
+    (``backend.options.TRACK_PLACEMENTS``): "rig", the objects are where this
+    rig's head and hands go (the hips on their path 1:1, the hands put on
+    them); "performer", another body's, scaled onto the rig."""
 
-    def __init__(self, arm, objects, *, bones=None, tracker=None):
+    def __init__(self, arm, objects, *, bones=None, tracker=None, placement: str = "rig"):
         import bpy
 
         from . import rigify
@@ -64,6 +68,9 @@ class TrackLiveSession:
         if any(ob == arm for ob, _ in self.trackers):
             raise scene_io.SceneError(f"'{arm.name}' is both a tracker and the armature to pose: key the trackers "
                                       "on other objects (empties) or another armature")
+        if placement not in TRACK_PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(TRACK_PLACEMENTS)}, got {placement!r}")
+        self.placement = placement
         self.arm = arm
         self.scene = bpy.context.scene
         if tracker is None:
@@ -110,10 +117,11 @@ class TrackLiveSession:
         calib = _held(pose, CALIBRATION_FRAMES)
         self.live = LiveRetarget.calibrate(calib, src_map, world, dict(tgt_map.bones), object_rotation=rot,
                                            object_scale=scale, object_translation=trans, reference=calib.slice(0, 1))
-        # The trackers are where this rig's head and hands go (as Track Body
-        # bakes them): the hips travel their path 1:1 and the hands are put on them.
-        self.live.path_scale = 1.0
-        self._arms = self.live.arm_chains(dict(tgt_map.bones))
+        # Trackers placed for the rig (as Track Body bakes them): the hips
+        # travel their path 1:1 and the hands are put on them.
+        placed = self.placement == "rig"
+        self.live.path_scale = 1.0 if placed else None
+        self._arms = self.live.arm_chains(dict(tgt_map.bones)) if placed else []
         pb_names = [pb.name for pb in arm.pose.bones]
         self._order = np.array([skel.names.index(n) for n in pb_names])  # pose-bone order -> skeleton index
         self._hips_pb = arm.pose.bones[skel.names[self.live.hips_t]]

@@ -62,7 +62,12 @@ class _TrackerObjects:
     head_bone: _bone_prop("Head")
     hand_l_bone: _bone_prop("Left Hand")
     hand_r_bone: _bone_prop("Right Hand")
-    scene_props = dict({"armature": "target_armature"}, **_TRACKER_PROPS, **_BONE_PROPS)
+    placement: EnumProperty(options={"SKIP_SAVE"}, name="Placement",
+                            description="Whose the tracker positions are: this rig's (its hands are put on them) or "
+                                        "a performer's of another size (scaled onto the rig)",
+                            items=properties.TRACK_PLACEMENT_ITEMS, default="rig")
+    scene_props = dict({"armature": "target_armature", "placement": "track_placement"}, **_TRACKER_PROPS,
+                       **_BONE_PROPS)
 
     @classmethod
     def poll(cls, context):
@@ -122,7 +127,7 @@ class RIGMIND_OT_track_live(_TrackerObjects, bpy.types.Operator):
             return self.execute(context)
         try:
             self._session = track_live.TrackLiveSession(_armature(context, self.armature), _tracker_objects(self),
-                                                         bones=_tracker_bones(self))
+                                                         bones=_tracker_bones(self), placement=self.placement)
         except Exception as e:  # reported by kind: a user error as one line, anything else as an internal error
             return report_failure(self, e)
         self._last = context.scene.frame_current + context.scene.frame_subframe

@@ -148,10 +148,14 @@ def track_config(request: TrackRequest, fps: float):
 
 
 def trackers_are_the_rigs(request: TrackRequest) -> bool:
-    """True when the trackers say where this rig's head and hands go (three
-    scene objects, a tracker file: positions in the scene's metres), False
-    for a clip's head and wrists (``--trackers-from``: another body, its
-    size and proportions carried over as a retarget carries them)."""
+    """True when the trackers say where this rig's head and hands go
+    (``request.placement`` "rig"; by default three scene objects and a
+    tracker file, whose positions are in the scene's metres), False for
+    another body's ("performer"; by default a clip's head and wrists,
+    ``--trackers-from``: its size and proportions carried over as a retarget
+    carries them)."""
+    if request.placement is not None:
+        return request.placement == "rig"
     return request.trackers_from is None
 
 

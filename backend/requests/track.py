@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..options import TRACK_METHODS, TRACKER_UP_AXES
+from ..options import TRACK_METHODS, TRACK_PLACEMENTS, TRACKER_UP_AXES
 from ..errors import UserError
 from . import JobRequest, request_fields
 
@@ -32,7 +32,10 @@ class TrackRequest(JobRequest):
     as ``RetargetRequest.scene_range`` (True, "grow" or False).
     ``action_name``: the new action's name (None: "RigMind Track · <source>").
     ``keyed``: False for a take that only goes into a BVH file
-    (``RetargetRequest.keyed``)."""
+    (``RetargetRequest.keyed``). ``placement``: ``backend.options.TRACK_PLACEMENTS``
+    ("rig": the trackers are where this rig's head and hands go;
+    "performer": another body's, scaled onto the rig); None: "rig" for scene
+    objects and a tracker file, "performer" for a clip."""
 
     RANGED = {"fps": "fps", "start_frame": "start_frame"}
 
@@ -46,10 +49,13 @@ class TrackRequest(JobRequest):
     scene_range: object = True
     action_name: str | None = None
     keyed: bool = True
+    placement: str | None = None
 
     def __post_init__(self):
         if self.method not in TRACK_METHODS:
             raise UserError(f"--method {self.method!r}: use one of {', '.join(TRACK_METHODS)}")
+        if self.placement is not None and self.placement not in TRACK_PLACEMENTS:
+            raise UserError(f"--placement {self.placement!r}: use one of {', '.join(TRACK_PLACEMENTS)}")
         if str(self.up).upper() not in TRACKER_UP_AXES:
             raise UserError(f"--trackers-up {self.up!r}: use Z (Blender) or Y")
         if self.trackers is not None and self.trackers_from is not None:

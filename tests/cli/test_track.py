@@ -104,6 +104,33 @@ def test_trackers_from_cmu_clip_onto_mannequin(tmp_path, capsys, mannequin):
     assert np.ptp(head[:, :2], axis=0).max() > 2.0  # the subject walks several metres
 
 
+def test_placement_puts_the_hands_on_a_csvs_trackers_or_scales_them(tmp_path, capsys, mannequin):
+    """A tracker file's positions are where the rig's hands go (the default,
+    ``--placement rig``); ``--placement performer`` scales another body's
+    onto the rig as a retarget does, and its hands miss the file's places."""
+    from rigmind.backend.bvh import read_bvh
+    from rigmind.backend.requests.track import TrackRequest
+    from rigmind.backend.errors import UserError
+
+    take = _take()
+    take.positions[:, 1, [0, 1, 2]] += (-0.05, -0.05, 0.05)  # the hands a little in, forward and up: within reach
+    take.positions[:, 2, [0, 1, 2]] += (0.05, -0.05, 0.05)
+    src = T.write_tracker_csv(tmp_path / "walk.csv", take)
+    miss = {}
+    for placement in ("rig", "performer"):
+        out = tmp_path / f"{placement}.bvh"
+        assert cli.main(["track", "--trackers", str(src), "--rig", str(mannequin), "--placement", placement,
+                         "--out", str(out)]) == 0, capsys.readouterr().err
+        m = read_bvh(out)
+        p = m.world_positions()
+        hands = p[:, [m.skeleton.index("LeftHand"), m.skeleton.index("RightHand")]]
+        miss[placement] = np.linalg.norm(hands - take.positions[:len(hands), 1:], axis=-1)
+    assert np.median(miss["rig"]) < 0.005
+    assert np.median(miss["performer"]) > np.median(miss["rig"]) + 0.02
+    with pytest.raises(UserError, match="--placement 'sideways'"):
+        TrackRequest(trackers=str(src), placement="sideways")
+
+
 def test_tracker_csv_onto_mannequin_blend(tmp_path, capsys, mannequin):
     import bpy
 

@@ -139,6 +139,19 @@ def test_live_tick_poses_the_rig_and_close_restores(scene):
     assert all(np.allclose(tuple(pb.rotation_quaternion), before[pb.name], atol=1e-6) for pb in arm.pose.bones)
 
 
+def test_performer_placement_scales_the_trackers_onto_the_rig(scene):
+    """Placement "performer": another body's trackers, scaled onto the rig as
+    a retarget scales them; the hands are not pulled onto them."""
+    bpy, arm, objs = scene
+    _hands_within_reach(objs)
+    assert call_as_panel("rigmind.track_body", placement="performer") == {"FINISHED"}
+    miss = []
+    for f in range(1, FRAMES + 1, 3):
+        bpy.context.scene.frame_set(f)
+        miss += _hand_misses(arm, objs)
+    assert np.median(miss) > 0.02
+
+
 def test_live_puts_the_rigs_hands_on_its_trackers(scene):
     """Track Live as Track Body bakes: the hands on the empties each tick."""
     from rigmind.operators.track_live import TrackLiveSession
