@@ -42,6 +42,21 @@ def unit_vectors(v: np.ndarray, fallback=None) -> np.ndarray:
     return out
 
 
+#: The way a straight arm's elbow turns when it bends (no bend of its own to
+#: follow): down and forward of the character facing -Y.
+ELBOW_FALLBACK = np.array([0.0, 0.3, -1.0])
+
+
+def elbow_pole(shoulder, elbow, wrist, distance: float = 0.3) -> np.ndarray:
+    """A pole ``[..., 3]`` for :func:`two_bone_ik` on arms: ``distance``
+    metres from the elbow on the side the arm bends now (away from the
+    shoulder-wrist midpoint), so a solve keeps the elbow where it pointed; a
+    straight arm takes :data:`ELBOW_FALLBACK`."""
+    elbow = np.asarray(elbow, dtype=np.float64)
+    bend = elbow - 0.5 * (np.asarray(shoulder, dtype=np.float64) + np.asarray(wrist, dtype=np.float64))
+    return elbow + unit_vectors(bend, ELBOW_FALLBACK) * distance
+
+
 def _length(v: np.ndarray) -> np.ndarray:
     """``|v|`` over the last axis, kept as ``[..., 1]`` (``np.linalg.norm``'s
     checks cost more than the sum on small arrays)."""

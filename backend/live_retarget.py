@@ -263,7 +263,7 @@ class LiveRetarget:
         ``tracking.posing.reach_hands_on`` does to a baked take)."""
         if not chains:
             return basis
-        from .ik import two_bone_ik_matrices, unit_vectors
+        from .ik import elbow_pole, two_bone_ik_matrices
 
         W, off, par, R_T = self._W, self.target.offsets, self.target.parents, self._rest_mat_T
         pts = np.empty((len(chains), 3, 3))  # per chain: shoulder, elbow, wrist (world)
@@ -278,7 +278,7 @@ class LiveRetarget:
                     pts[k, 1] = pos
             pts[k, 2] = pos
         a, b, c = pts[:, 0], pts[:, 1], pts[:, 2]
-        pole = b + unit_vectors(b - 0.5 * (a + c), np.broadcast_to([0.0, 0.3, -1.0], b.shape)) * 0.3
+        pole = elbow_pole(a, b, c)
         goal = np.asarray(targets, dtype=np.float64)[[ch[0] for ch in chains]]
         m_up, m_low, _ = two_bone_ik_matrices(a, b, c, goal, pole, max_reach=max_reach)
         mats, rows = [], []

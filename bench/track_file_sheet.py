@@ -46,6 +46,36 @@ def _row(path, fps=30.0):
     return p, lines, feet, low, m.skeleton.index(mp["hips"])
 
 
+def side_sheet(rows, frames, cell: int = 170, dots=None) -> np.ndarray:
+    """The sheet's pixels ``[H, W, 3]``: one row per ``(_row(...), colour)``,
+    one column per frame of ``frames``, each cell seen from the right of the
+    first row's direction of travel and centred on its hips; ``dots [F, K,
+    3]`` (metres, on the first row's floor) drawn green in every row."""
+    ps, _, _, _, hips = rows[0][0]
+    travel = ps[-1, hips, :2] - ps[0, hips, :2]
+    axis = travel / max(np.linalg.norm(travel), 1e-6) if np.linalg.norm(travel) > 0.2 else np.array([1.0, 0.0])
+    ppm = 75.0 * cell / 170
+
+    def uv(x):
+        return np.stack([x[..., :2] @ axis, x[..., 2]], -1)
+
+    img = np.full((cell * len(rows), cell * len(frames), 3), 255, np.uint8)
+    for ci, f in enumerate(frames):
+        centre = float(ps[f, hips, :2] @ axis)
+        for ri, ((p, lines, feet, low, _), color) in enumerate(rows):
+            cv = Canvas(cell, cell, (centre, 0.9), ppm)
+            cv.line((centre - 2.0, 0.0), (centre + 2.0, 0.0), (170, 170, 170), 1.0)
+            for i, j in lines:
+                cv.line(uv(p[f, i]), uv(p[f, j]), color, 2.0)
+            for k, j in enumerate(feet):
+                cv.dots(uv(p[f, j])[None], (220, 0, 0) if low[f, k] else (60, 60, 60), 3.0)
+            if dots is not None:
+                cv.dots(uv(dots[f]), (0, 170, 0), 3.0)
+            img[ri * cell:(ri + 1) * cell, ci * cell:(ci + 1) * cell] = cv.img
+            img[ri * cell:(ri + 1) * cell, ci * cell] = 200
+    return img
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clip", default="131_01")
@@ -62,28 +92,8 @@ def main(argv=None) -> int:
             subprocess.run([sys.executable, "-m", "rigmind", "track", "--trackers-from", str(clip), "--rig", str(rig),
                             "--method", method, "--out", str(bvh)], check=True, capture_output=True, cwd=REPO.parent)
             rows.append((_row(bvh), color))
-    ps, _, _, _, hips = rows[0][0]
-    travel = ps[-1, hips, :2] - ps[0, hips, :2]
-    axis = travel / max(np.linalg.norm(travel), 1e-6) if np.linalg.norm(travel) > 0.2 else np.array([1.0, 0.0])
     n = min(len(r[0][0]) for r in rows)
-    frames = np.arange(0, n, 15)
-    cell, ppm = 170, 75.0
-    img = np.full((cell * len(rows), cell * len(frames), 3), 255, np.uint8)
-    for ci, f in enumerate(frames):
-        centre = float(ps[f, hips, :2] @ axis)
-        for ri, ((p, lines, feet, low, _), color) in enumerate(rows):
-            cv = Canvas(cell, cell, (centre, 0.9), ppm)
-
-            def uv(x):
-                return np.stack([x[..., :2] @ axis, x[..., 2]], -1)
-
-            cv.line((centre - 2.0, 0.0), (centre + 2.0, 0.0), (170, 170, 170), 1.0)
-            for i, j in lines:
-                cv.line(uv(p[f, i]), uv(p[f, j]), color, 2.0)
-            for k, j in enumerate(feet):
-                cv.dots(uv(p[f, j])[None], (220, 0, 0) if low[f, k] else (60, 60, 60), 3.0)
-            img[ri * cell:(ri + 1) * cell, ci * cell:(ci + 1) * cell] = cv.img
-            img[ri * cell:(ri + 1) * cell, ci * cell] = 200
+    img = side_sheet(rows, np.arange(0, n, 15))
     write_png(out, img)
     print(out)
     return 0

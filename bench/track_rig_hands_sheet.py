@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_actions import rig_files  # noqa: E402
-from take_pictures import Canvas, write_png  # noqa: E402
-from track_file_sheet import _row  # noqa: E402
+from take_pictures import write_png  # noqa: E402
+from track_file_sheet import _row, side_sheet  # noqa: E402
 
 from rigmind.backend.paths import data_dir  # noqa: E402
 from rigmind.backend.tracking.evaluate import FEET  # noqa: E402
@@ -75,33 +75,12 @@ def main(argv=None) -> int:
     t30 = np.arange(0, take.times[-1] + 1e-9, 1 / 30.0)
     trackers = np.stack([np.stack([np.interp(t30, take.times, take.positions[:, k, d]) for d in range(3)], -1)
                          for k in range(3)], 1) - np.array([0.0, 0.0, floor])
-    p0, _, _, _, hips = rows[0][0]
-    travel = p0[-1, hips, :2] - p0[0, hips, :2]
-    axis = travel / max(np.linalg.norm(travel), 1e-6) if np.linalg.norm(travel) > 0.2 else np.array([1.0, 0.0])
     n = min(min(len(r[0][0]) for r in rows), len(trackers))
     frames = np.arange(0, n, 15)
     if a.seconds:
         lo, hi = (float(x) for x in a.seconds.split(","))
         frames = frames[(frames >= lo * 30) & (frames <= hi * 30)]
-    cell = a.cell
-    ppm = 75.0 * cell / 170
-    img = np.full((cell * len(rows), cell * len(frames), 3), 255, np.uint8)
-    for ci, f in enumerate(frames):
-        centre = float(p0[f, hips, :2] @ axis)
-        for ri, ((p, lines, feet, low, _), color) in enumerate(rows):
-            cv = Canvas(cell, cell, (centre, 0.9), ppm)
-
-            def uv(x):
-                return np.stack([x[..., :2] @ axis, x[..., 2]], -1)
-
-            cv.line((centre - 2.0, 0.0), (centre + 2.0, 0.0), (170, 170, 170), 1.0)
-            for i, j in lines:
-                cv.line(uv(p[f, i]), uv(p[f, j]), color, 2.0)
-            for k, j in enumerate(feet):
-                cv.dots(uv(p[f, j])[None], (220, 0, 0) if low[f, k] else (60, 60, 60), 3.0)
-            cv.dots(uv(trackers[f]), (0, 170, 0), 3.0)
-            img[ri * cell:(ri + 1) * cell, ci * cell:(ci + 1) * cell] = cv.img
-            img[ri * cell:(ri + 1) * cell, ci * cell] = 200
+    img = side_sheet(rows, frames, a.cell, dots=trackers)
     write_png(out, img)
     print(out)
     return 0

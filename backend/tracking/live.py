@@ -194,8 +194,7 @@ class LiveTracker:
         goal[2:] = p[1:]
         pole = np.empty((4, 3))
         pole[:2] = knee_pole(a[:2], b[:2], c[:2], P[toes])
-        bend = b[2:] - 0.5 * (a[2:] + c[2:])
-        pole[2:] = b[2:] + ik.unit_vectors(bend, np.array([0.0, 0.3, -1.0])) * 0.3
+        pole[2:] = ik.elbow_pole(a[2:], b[2:], c[2:])
         r_up, r_low, reached = ik.two_bone_ik_matrices(a, b, c, goal, pole, max_reach=self.reach, soft=self.soft)
         nu, nl = r_up @ W[ch[:, 0]], r_low @ W[ch[:, 1]]
         ends = np.concatenate([W[ch[:2, 2]], q[1:]])

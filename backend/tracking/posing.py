@@ -231,8 +231,7 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     for side, (up, low, hand) in enumerate(ARMS):
         u, l, h = ix(up), ix(low), ix(hand)
         goal = targets[:, 1 + side]
-        bend = P[:, l] - 0.5 * (P[:, u] + P[:, h])
-        pole = P[:, l] + ik.unit_vectors(bend, np.broadcast_to([0.0, 0.3, -1.0], bend.shape)) * 0.3
+        pole = ik.elbow_pole(P[:, u], P[:, l], P[:, h])
         q_up, q_low, reached = ik.two_bone_ik(P[:, u], P[:, l], P[:, h], goal, pole, max_reach=cfg.arm_reach)
         new_up, new_low = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l])
         _set_chain(local, W, par, (u, l, h), [new_up, new_low, target_rot[:, 1 + side]])
@@ -311,8 +310,7 @@ def reach_hands_on(motion: Motion, mapping: dict, targets: np.ndarray, arm_reach
         if not (_descends(par, low, u) and _descends(par, h, low)):
             continue
         goal = np.asarray(targets, dtype=np.float64)[:, side]
-        bend = P[:, low] - 0.5 * (P[:, u] + P[:, h])
-        pole = P[:, low] + ik.unit_vectors(bend, np.broadcast_to([0.0, 0.3, -1.0], bend.shape)) * 0.3
+        pole = ik.elbow_pole(P[:, u], P[:, low], P[:, h])
         q_up, q_low, _ = ik.two_bone_ik(P[:, u], P[:, low], P[:, h], goal, pole, max_reach=arm_reach)
         # New world rotations: the upper arm's subtree turns by q_up, the
         # forearm's by q_low (which includes q_up), the hand keeps its own.
