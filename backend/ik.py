@@ -57,6 +57,37 @@ def elbow_pole(shoulder, elbow, wrist, distance: float = 0.3) -> np.ndarray:
     return elbow + unit_vectors(bend, ELBOW_FALLBACK) * distance
 
 
+def within_reach(move: np.ndarray, goals: np.ndarray, reach: np.ndarray, rounds: int = 8) -> np.ndarray:
+    """``move [..., 3]`` (m) brought into the reach of every limb: limb ``k``'s
+    root, moved by the result, stays within ``reach [K, ...]`` of its goal
+    ``goals [K, ..., 3]`` (given from the root as it is now; a goal out of
+    reach now is kept no farther than it is). Alternating projections onto
+    the balls, then cut back towards no move where they have not settled:
+    the nearest such move for one limb, near it for two, and exactly
+    ``move`` wherever every limb already allows it."""
+    move = np.asarray(move, dtype=np.float64)
+    goals = np.asarray(goals, dtype=np.float64)
+    reach = np.maximum(np.asarray(reach, dtype=np.float64), np.sqrt((goals * goals).sum(-1)))
+    out = move.copy()
+    for _ in range(rounds):
+        off = out - goals
+        if ((off * off).sum(-1) <= reach * reach).all():  # the usual case, and a live tick's
+            return out
+        for g, r in zip(goals, reach):
+            off = out - g
+            dist = np.sqrt((off * off).sum(-1, keepdims=True))
+            out = np.where(dist > r[..., None], g + off * (r[..., None] / np.maximum(dist, 1e-12)), out)
+    # Where the rounds have not settled inside every ball, the part of the
+    # way from standing still (always allowed) that is: the balls are convex.
+    t = np.ones(out.shape[:-1])
+    ee = (out * out).sum(-1)
+    for g, r in zip(goals, reach):
+        de = (g * out).sum(-1)
+        cc = (g * g).sum(-1) - r * r  # <= 0
+        t = np.minimum(t, (de + np.sqrt(np.maximum(de * de - ee * cc, 0.0))) / np.maximum(ee, 1e-24))
+    return out * np.clip(t, 0.0, 1.0)[..., None]
+
+
 def _length(v: np.ndarray) -> np.ndarray:
     """``|v|`` over the last axis, kept as ``[..., 1]`` (``np.linalg.norm``'s
     checks cost more than the sum on small arrays)."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import rotations
+from .ik import within_reach
 from .motion import Motion
 from .retarget import RetargetConfig, retarget
 from .skeleton import Skeleton
@@ -234,39 +235,50 @@ class LiveRetarget:
         loc = self._hips_A @ hp + self._hips_b
         return basis.copy(), loc
 
+    def _path_from_hips(self, j: int) -> list:
+        """The joints from below the hips down to ``j`` (hips first), or
+        None when ``j`` does not hang under the hips."""
+        path = []
+        while j >= 0 and j != self.hips_t:
+            path.append(j)
+            j = int(self.target.parents[j])
+        return path[::-1] if j == self.hips_t else None
+
     def arm_chains(self, tgt_map: dict) -> list:
         """Per side the mapping (canonical -> bone name) has as one chain
         upper arm -> forearm -> hand: ``(side, upper arm, forearm, hand, the
         joints from below the hips down to the hand)``, side 0 left, 1
         right, target indices, for :meth:`reach_hands`; sides without one
         are left out."""
+        return self._limb_chains(tgt_map, ("upperarm", "lowerarm", "hand"))
+
+    def leg_chains(self, tgt_map: dict) -> list:
+        """:meth:`arm_chains` for the legs (thigh -> shin -> ankle)."""
+        return self._limb_chains(tgt_map, ("upperleg", "lowerleg", "foot"))
+
+    def _limb_chains(self, tgt_map: dict, kinds: tuple) -> list:
         tgt, out = self.target, []
         for side, s in enumerate("lr"):
-            names = [tgt_map.get(f"{k}_{s}") for k in ("upperarm", "lowerarm", "hand")]
+            names = [tgt_map.get(f"{k}_{s}") for k in kinds]
             if not all(n in tgt.names for n in names):
                 continue
             u, low, h = (tgt.names.index(n) for n in names)
-            path, j = [], h
-            while j >= 0 and j != self.hips_t:
-                path.append(j)
-                j = int(tgt.parents[j])
-            if j != self.hips_t or u not in path or low not in path or path.index(low) > path.index(u):
+            path = self._path_from_hips(h)
+            if path is None or u not in path or low not in path or path.index(low) < path.index(u):
                 continue
-            out.append((side, u, low, h, path[::-1]))
+            out.append((side, u, low, h, path))
         return out
 
-    def reach_hands(self, basis: np.ndarray, targets: np.ndarray, chains: list, max_reach: float = 1.0):
-        """``basis [J, 4]`` from this tick's :meth:`apply_world` with each
-        chain's hand (:meth:`arm_chains`; ``targets [2, 3]`` left, right,
-        world metres) moved onto its target by two-bone arm IK: the elbow
-        bends on the side it bent, the hand keeps its world rotation (what
-        ``tracking.posing.reach_hands_on`` does to a baked take)."""
-        if not chains:
-            return basis
-        from .ik import elbow_pole, two_bone_ik_matrices
+    def head_path(self, tgt_map: dict):
+        """The joints from below the hips down to the mapped head, for
+        :meth:`reach_head` (None: no head under the hips)."""
+        head = tgt_map.get("head")
+        return self._path_from_hips(self.target.names.index(head)) if head in self.target.names else None
 
-        W, off, par, R_T = self._W, self.target.offsets, self.target.parents, self._rest_mat_T
-        pts = np.empty((len(chains), 3, 3))  # per chain: shoulder, elbow, wrist (world)
+    def _chain_points(self, chains: list) -> np.ndarray:
+        """Per chain (upper, lower, end) world positions ``[C, 3, 3]`` of this tick's pose."""
+        W, off = self._W, self.target.offsets
+        pts = np.empty((len(chains), 3, 3))
         for k, (_side, u, low, _h, path) in enumerate(chains):
             pos, prev = self._hips_world, self.hips_t
             for j in path:  # each joint's parent is the one before it
@@ -277,9 +289,63 @@ class LiveRetarget:
                 elif j == low:
                     pts[k, 1] = pos
             pts[k, 2] = pos
+        return pts
+
+    def reach_head(self, target: np.ndarray, path, *, legs=(), arms=(), hands=None, soft: float = 0.97) -> tuple:
+        """``(the hips' basis location [3], the ankles before [L, 3])``: the
+        location that puts the head (end of ``path``, :meth:`head_path`) of
+        this tick's pose on ``target [3]`` (world metres): the whole rig
+        moves, as far as ``legs`` can still reach where their ankles are
+        (``soft`` of their length, or their extension now if more) and
+        ``arms`` their ``hands [2, 3]`` targets (their length) (what
+        ``tracking.posing.reach_head_on`` does to a baked take); hold the
+        feet there with :meth:`reach_limbs` after (one row per leg chain)."""
+        W, off = self._W, self.target.offsets
+        pos, prev = self._hips_world, self.hips_t
+        for j in path:
+            pos = pos + W[prev] @ off[j]
+            prev = j
+        miss = np.asarray(target, dtype=np.float64) - pos
+        chains = list(legs) + list(arms)
+        feet = np.zeros((0, 3))
+        if chains:
+            pts = self._chain_points(chains)
+            feet = pts[:len(legs), 2].copy()
+            length = np.linalg.norm(pts[:, 1] - pts[:, 0], axis=-1) + np.linalg.norm(pts[:, 2] - pts[:, 1], axis=-1)
+            goal = pts[:, 2].copy()
+            reach = length * soft
+            if arms:
+                goal[len(legs):] = np.asarray(hands, dtype=np.float64)[[ch[0] for ch in arms]]
+                reach[len(legs):] = length[len(legs):]
+            miss = within_reach(miss, goal - pts[:, 0], reach)
+        self._hips_world = self._hips_world + miss
+        return self._hips_A @ self._hips_world + self._hips_b, feet
+
+    def reach_hands(self, basis: np.ndarray, targets: np.ndarray, chains: list, max_reach: float = 1.0):
+        """``basis [J, 4]`` from this tick's :meth:`apply_world` with each
+        chain's hand (:meth:`arm_chains`; ``targets [2, 3]`` left, right,
+        world metres) moved onto its target by two-bone arm IK: the elbow
+        bends on the side it bent, the hand keeps its world rotation (what
+        ``tracking.posing.reach_hands_on`` does to a baked take)."""
+        if not chains:
+            return basis
+        return self.reach_limbs(basis, np.asarray(targets, dtype=np.float64)[[ch[0] for ch in chains]], chains,
+                                max_reach)
+
+    def reach_limbs(self, basis: np.ndarray, goals: np.ndarray, chains: list, max_reach: float = 1.0):
+        """``basis [J, 4]`` with each chain's end joint (:meth:`arm_chains`,
+        :meth:`leg_chains`, any mix) moved onto its goal (``goals [C, 3]``,
+        one per chain, world metres) by two-bone IK, the middle joint
+        bending on the side it bent, the end keeping its world rotation."""
+        if not chains:
+            return basis
+        from .ik import elbow_pole, two_bone_ik_matrices
+
+        W, par, R_T = self._W, self.target.parents, self._rest_mat_T
+        pts = self._chain_points(chains)
         a, b, c = pts[:, 0], pts[:, 1], pts[:, 2]
         pole = elbow_pole(a, b, c)
-        goal = np.asarray(targets, dtype=np.float64)[[ch[0] for ch in chains]]
+        goal = np.asarray(goals, dtype=np.float64)
         m_up, m_low, _ = two_bone_ik_matrices(a, b, c, goal, pole, max_reach=max_reach)
         mats, rows = [], []
         for k, (_side, u, low, h, _path) in enumerate(chains):

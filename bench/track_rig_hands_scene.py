@@ -1,4 +1,4 @@
-"""Track Body's hands against trackers made for the rig, in one Blender session (issue #30).
+"""Track Body's head and hands against trackers made for the rig, in one Blender session (issue #30).
 
 :mod:`track_rig_hands` goes through exported BVH files, which a generated
 Rigify rig's deform bones do not read back from; this does the same in the
@@ -64,14 +64,17 @@ def main(argv=None) -> int:
     take = TrackerTake(np.arange(n) / 30.0, pos, rot[:n])
     action, _, _ = track_scene.track_onto(arm, take, TrackRequest(set_scene_fps=True, scene_range="grow"), "self")
     f0 = int(action.frame_range[0])
-    miss = []
+    miss, head = [], []
     for i in range(0, n, 3):
         sc.frame_set(f0 + i)
-        miss += [np.linalg.norm(np.array(arm.matrix_world @ arm.pose.bones[names[k]].head) - pos[i, k]) for k in (1, 2)]
-    miss = 100.0 * np.array(miss)
+        at = [np.array(arm.matrix_world @ arm.pose.bones[b].head) for b in names]
+        miss += [np.linalg.norm(at[k] - pos[i, k]) for k in (1, 2)]
+        head.append(np.linalg.norm(at[0] - pos[i, 0]))
+    miss, head = 100.0 * np.array(miss), 100.0 * np.array(head)
     print(f"{a.rig}: hand bones ({names[1]}, {names[2]}) to the trackers made from them, cm: median "
           f"{np.median(miss):.2f}, 95th percentile {np.percentile(miss, 95):.1f}, max {miss.max():.1f} "
-          f"({len(miss)} hand-frames)")
+          f"({len(miss)} hand-frames); head bone ({names[0]}): median {np.median(head):.2f}, 95th percentile "
+          f"{np.percentile(head, 95):.1f}, max {head.max():.1f} ({len(head)} frames)")
     return 0
 
 

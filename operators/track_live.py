@@ -118,10 +118,14 @@ class TrackLiveSession:
         self.live = LiveRetarget.calibrate(calib, src_map, world, dict(tgt_map.bones), object_rotation=rot,
                                            object_scale=scale, object_translation=trans, reference=calib.slice(0, 1))
         # Trackers placed for the rig (as Track Body bakes them): the hips
-        # travel their path 1:1 and the hands are put on them.
+        # travel their path 1:1, the rig moves so its head sits on its
+        # tracker with the feet held where they were, the hands go on theirs.
         placed = self.placement == "rig"
+        bones = dict(tgt_map.bones)
         self.live.path_scale = 1.0 if placed else None
-        self._arms = self.live.arm_chains(dict(tgt_map.bones)) if placed else []
+        self._arms = self.live.arm_chains(bones) if placed else []
+        self._legs = self.live.leg_chains(bones) if placed else []
+        self._head = self.live.head_path(bones) if placed else None
         pb_names = [pb.name for pb in arm.pose.bones]
         self._order = np.array([skel.names.index(n) for n in pb_names])  # pose-bone order -> skeleton index
         self._hips_pb = arm.pose.bones[skel.names[self.live.hips_t]]
@@ -148,7 +152,14 @@ class TrackLiveSession:
             world, hips = self.tracker.step_world(pos, rot, float(dt))
             t2 = time.perf_counter()
             basis, loc = self.live.apply_world(world, hips)
-        basis = self.live.reach_hands(basis, pos[1:], self._arms)
+        if self._head is not None:
+            # The head on its tracker with the feet held where they were, and
+            # the hands on theirs: one solve for all four limbs.
+            loc, feet = self.live.reach_head(pos[0], self._head, legs=self._legs, arms=self._arms, hands=pos[1:])
+            goals = np.concatenate([feet, pos[1:][[ch[0] for ch in self._arms]]])
+            basis = self.live.reach_limbs(basis, goals, self._legs + self._arms)
+        else:
+            basis = self.live.reach_hands(basis, pos[1:], self._arms)
         quats = np.ascontiguousarray(basis[self._order], dtype=np.float32).ravel()
         t3 = time.perf_counter()
         self.arm.pose.bones.foreach_set("rotation_quaternion", quats)

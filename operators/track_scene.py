@@ -181,11 +181,14 @@ def apply_body(arm, result, request: TrackRequest, label: str):
     from ..backend.tracking.canonical import CANONICAL_MAP
     from . import retarget_scene
 
-    from ..backend.tracking.posing import pin_feet_on, reach_hands_on
+    from ..backend.tracking.posing import pin_feet_on, reach_hands_on, reach_head_on
 
     def adjust(m, mapping):
+        placed = trackers_are_the_rigs(request)
+        if placed:
+            m = reach_head_on(m, mapping, result.targets[:m.num_frames])
         m = pin_feet_on(m, mapping, result.contact_prob)
-        if trackers_are_the_rigs(request):
+        if placed:
             m = reach_hands_on(m, mapping, result.targets[:m.num_frames, 1:])
         return m
 

@@ -8,7 +8,8 @@
   locomotion.metrics.foot_skate`, cm per 30 fps contact frame, each joint's
   own planted height and the clip's floor) of the output and of the mocap.
 - ``jitter`` / ``jitter_ref``: mean joint jerk (m/s^3) at 30 fps.
-- ``hand_err_cm``: mean and max distance of the wrists from their targets.
+- ``hand_err_cm``: mean and max distance of the wrists from their targets;
+  ``head_err_cm``: mean and 95th percentile of the head joint's from its.
 - ``limb_angle_deg``: mean angle between the output's and the mocap's
   upper-arm, forearm, thigh and shin directions, each in its own body frame
   (hips' left-right axis, world up, and their cross product).
@@ -102,6 +103,7 @@ def score(result, source: Motion, src_map: dict) -> dict:
     po = out.world_positions()
     oi = {k: out.skeleton.index(v) for k, v in CANONICAL_MAP.items()}
     hands = np.linalg.norm(po[:, [oi["hand_l"], oi["hand_r"]]] - result.targets[:n, 1:], axis=-1)
+    head = np.linalg.norm(po[:, oi["head"]] - result.targets[:n, 0], axis=-1)
     ang = limb_angles(ps, si, po, oi)
     head_speed = np.linalg.norm(np.gradient(result.targets[:n, 0, :2], axis=0), axis=-1) * out.fps
     head_speed = np.convolve(head_speed, np.ones(9) / 9, mode="same")
@@ -119,6 +121,8 @@ def score(result, source: Motion, src_map: dict) -> dict:
         "jitter_ref": jitter(src),
         "hand_err_cm": float(hands.mean() * 100.0),
         "hand_err_max_cm": float(hands.max() * 100.0),
+        "head_err_cm": float(head.mean() * 100.0),
+        "head_err_p95_cm": float(np.percentile(head, 95) * 100.0),
         "limb_angle_deg": float(ang.mean()),
         "steps_moving": int(touch[moving].sum()),
         "moving_s": float(moving.sum() / out.fps),

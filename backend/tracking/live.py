@@ -108,6 +108,11 @@ class LiveTracker:
             self.mats = np.concatenate([self.mats, mats[:-1]])[-_HISTORY:]
         return mats[-1]
 
+    def _arm_length(self) -> np.ndarray:
+        """``[2]`` upper arm + forearm (m) of each arm of the scaled skeleton."""
+        off = self.sk.offsets
+        return np.linalg.norm(off[self.chains[2:, 1]], axis=-1) + np.linalg.norm(off[self.chains[2:, 2]], axis=-1)
+
     def _heading(self, head: np.ndarray) -> tuple:
         """``(origin [3], world -> heading matrix [3, 3])`` of the current
         head rotation matrix ``head [3, 3]``: :func:`.features.heading_yaw`
@@ -169,28 +174,40 @@ class LiveTracker:
     def _finish(self, local_m: np.ndarray, trans: np.ndarray, p, q) -> tuple:
         """The pose of local rotation matrices ``local_m [J, 3, 3]`` and
         translations ``trans [J, 3]`` finished like :func:`.posing.finish`
-        (causally): feet held at their locks, wrists on ``p[1:]``, hands and
-        head turned to the tracker rotation matrices ``q [3, 3, 3]``.
+        (causally): the body moved so the head sits on ``p[0]``, feet held
+        at their locks (or where they were before the move), wrists on
+        ``p[1:]``, hands and head turned to the tracker rotation matrices
+        ``q [3, 3, 3]``.
         Returns ``(local rotation matrices, local translations, world
         rotation matrices)``, matrices throughout."""
         cfg, par, ch, toes, head = self.cfg, self.parents, self.chains, self.toes, self.head
         W, P = world_matrices(par, local_m, trans)
+        feet = P[ch[:2, 2]]  # where the ankles are before the body is moved onto the head tracker
+        if cfg.head_on_target:
+            # The whole body onto the head tracker (the hips' parent is the
+            # fixed joint_Root, so every joint moves by the hips' shift), as
+            # far as the arms still reach their trackers (posing.put_head_on).
+            miss = ik.within_reach(p[0] - P[head], p[1:] - P[ch[2:, 0]], cfg.arm_reach * self._arm_length())
+            trans = trans.copy()
+            trans[self.hips_chain[-1]] += miss
+            P = P + miss
         prob = self.y[-2:]
         self.planted = np.where(self.planted, prob > cfg.contact_off, prob > cfg.contact_on)
         # All four limbs in one solve (legs: soft reach; arms: hard, stretched below).
         a, b, c = P[ch[:, 0]], P[ch[:, 1]], P[ch[:, 2]]
         goal = c.copy()
+        goal[:2] = feet
         for side in range(2):
             if self.planted[side]:
                 if self.locks[side] is None:
-                    self.locks[side] = c[side].copy()
+                    self.locks[side] = feet[side].copy()
                 self.lock_w[side] = min(1.0, self.lock_w[side] + 1.0 / cfg.lock_ramp)
             else:
                 self.lock_w[side] = max(0.0, self.lock_w[side] - 1.0 / cfg.lock_ramp)
                 if self.lock_w[side] == 0.0:
                     self.locks[side] = None
             if self.locks[side] is not None:
-                goal[side] = c[side] + self.lock_w[side] * (self.locks[side] - c[side])
+                goal[side] = feet[side] + self.lock_w[side] * (self.locks[side] - feet[side])
         goal[2:] = p[1:]
         pole = np.empty((4, 3))
         pole[:2] = knee_pole(a[:2], b[:2], c[:2], P[toes])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ik, rotations
+from ..filters import gaussian_filter1d
 from ..foot_contacts import close_gaps, hysteresis
 from ..foot_lock import knee_pole, lock_offsets, solve_leg
 from ..locomotion.features import quat_from_6d, yaw_quat
@@ -58,6 +59,13 @@ class PoseConfig:
     #: None (default) keeps one lock per contact run (in a trial on the
     #: validation clips splitting changed nothing and added jitter on CMU 131).
     max_slide: float = None
+    #: Move the whole body so the head joint sits on the head tracker before
+    #: the legs are solved (the knees then bend or straighten under it), as
+    #: far as the arms still reach their hand trackers (:func:`put_head_on`).
+    head_on_target: bool = True
+    #: Gaussian σ (frames at 30 fps) of that move: the network's own
+    #: frame-to-frame head noise stays off the body.
+    head_smooth: float = 1.0
     #: Height (m, canonical size; scaled with the body) below which no ankle
     #: goes (the Bandai ankles' planted height above the floor z = 0): a
     #: crouch then bends the knees instead of sinking the feet
@@ -143,6 +151,60 @@ def split_contacts(pos, contact, hip, reach, max_slide: float, gap: int = 4) -> 
     return out
 
 
+def put_head_on(motion: Motion, head: int, targets: np.ndarray, legs=(), keep_reach=(), *, smooth: float = 0.0,
+                soft: float = 0.97, legs_reach: bool = False) -> Motion:
+    """``motion`` moved as a whole (its root's path) so joint ``head`` sits
+    on ``targets [F, 3]`` (metres, world), the move smoothed by a Gaussian of
+    ``smooth`` frames (the network's own frame-to-frame noise stays off the
+    body). ``legs``: per leg the joint indices (hip, knee, ankle, toe) whose
+    ankles stay where they were, by two-bone leg IK with reach softened
+    from ``soft`` of the leg's length (the knees bend or straighten under
+    the moved body instead of carrying the feet along). ``keep_reach``:
+    ``[(joint, goals [F, 3], reach m)]``, e.g. the shoulders and their hand
+    trackers: a frame's move is cut short where one of them would end
+    farther than ``reach`` from its goal (or than it is now, if farther),
+    and with ``legs_reach`` where a leg would (``soft`` of its length): a
+    head tracker higher than the body can stand under, with its hands and
+    feet where they go, leaves the head below it instead of lifting the
+    feet off the floor or the hands off their trackers."""
+    _, before = motion.world()
+    sk = motion.skeleton
+    miss = np.asarray(targets, dtype=np.float64)[:motion.num_frames] - before[:, head]
+    lengths = [np.linalg.norm(sk.offsets[l]) + np.linalg.norm(sk.offsets[f]) for _, l, f, _ in legs]
+    exts = [np.linalg.norm(before[:, f] - before[:, u], axis=-1) / n for (u, _, f, _), n in zip(legs, lengths)]
+    limits = list(keep_reach) + ([(u, before[:, f], soft * n) for (u, _, f, _), n in zip(legs, lengths)]
+                                 if legs_reach else [])
+    if limits:
+        goals = np.stack([np.asarray(g, dtype=np.float64)[:len(miss)] - before[:, j] for j, g, _ in limits])
+        reach = np.stack([np.broadcast_to(np.asarray(r, dtype=np.float64), (len(miss),)) for _, _, r in limits])
+        miss = ik.within_reach(miss, goals, reach)
+    if smooth > 0 and len(miss) > 1:
+        miss = gaussian_filter1d(miss, smooth, axis=0, mode="nearest")
+    moved = Motion(sk, motion.rotations.copy(), motion.root_positions + miss, motion.fps,
+                   None if motion.translations is None else motion.translations.copy(), name=motion.name)
+    if not legs:
+        return moved
+    W, P = moved.world()
+    local = moved.rotations
+    for (u, l, f, t), ext in zip(legs, exts):
+        # The reach softens no lower than the leg's own extension, so a leg
+        # the move leaves as it was is left exactly as it was.
+        q_up, q_low, _ = solve_leg(P[:, u], P[:, l], P[:, f], before[:, f],
+                                   knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]), soft=np.maximum(soft, ext))
+        _set_chain(local, W, sk.parents, (u, l, f), [rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l]), W[:, f]])
+    return moved
+
+
+def _canonical_limbs(sk: Skeleton, targets: np.ndarray, cfg: PoseConfig) -> tuple:
+    """``(legs, keep_reach)`` of :func:`put_head_on` for the canonical
+    skeleton: both legs held, both shoulders within ``cfg.arm_reach`` of
+    their arm's length from the hand trackers (``targets [F, 3, 3]``)."""
+    ix = sk.index
+    length = [np.linalg.norm(sk.offsets[ix(lo)]) + np.linalg.norm(sk.offsets[ix(h)]) for _, lo, h in ARMS]
+    arms = [(ix(u), targets[:, 1 + side], cfg.arm_reach * length[side]) for side, (u, _, _) in enumerate(ARMS)]
+    return [tuple(ix(n) for n in leg) for leg in LEGS], arms
+
+
 def keep_above_floor(motion: Motion, ankle_floor: float, soft: float) -> Motion:
     """``motion`` with every ankle kept at least ``ankle_floor`` (m) above
     z = 0 by two-bone leg IK (the knees bend): a crouch whose legs the network
@@ -189,6 +251,10 @@ def finish(motion: Motion, targets: np.ndarray, target_rot: np.ndarray, contacts
     relative to the canonical skeleton (the floor heights scale with it)."""
     cfg = cfg or PoseConfig()
     contacts = np.array(contacts, bool)  # split in place below: the caller's stays as it was
+    if cfg.head_on_target:
+        legs, arms = _canonical_limbs(motion.skeleton, targets, cfg)
+        motion = put_head_on(motion, motion.skeleton.index("Head"), targets[:, 0], legs, arms,
+                             smooth=cfg.head_smooth, soft=cfg.leg_soft)
     if cfg.ankle_height is not None:
         motion = keep_above_floor(motion, cfg.ankle_height * scale, cfg.leg_soft)
     if cfg.legs == "pin_feet":
@@ -249,6 +315,23 @@ def heading_quat(yaw) -> np.ndarray:
     return yaw_quat(yaw)
 
 
+def _leg_names(sk: Skeleton, mapping: dict):
+    """Per leg (left, right) the mapped bone names ``{"upperleg", "lowerleg",
+    "foot", "toes"}`` when ``mapping`` (canonical name -> bone name) makes
+    each leg one hip -> knee -> ankle -> toe chain of ``sk``; else None."""
+    try:
+        names = [{k: mapping[f"{k}_{s}"] for k in ("upperleg", "lowerleg", "foot", "toes")} for s in "lr"]
+    except KeyError:
+        return None
+    for leg in names:
+        if not all(n in sk.names for n in leg.values()):
+            return None
+        ix = {k: sk.names.index(n) for k, n in leg.items()}
+        if any(sk.parents[ix[b]] != ix[a] for a, b in (("upperleg", "lowerleg"), ("lowerleg", "foot"), ("foot", "toes"))):
+            return None
+    return names
+
+
 def pin_feet_on(motion: Motion, mapping: dict, contact_prob: np.ndarray) -> Motion:
     """``motion`` (world space, on any skeleton: a rig the tracked body was
     retargeted onto) with its feet pinned by the same clean-up as the
@@ -260,22 +343,45 @@ def pin_feet_on(motion: Motion, mapping: dict, contact_prob: np.ndarray) -> Moti
     are not mapped hip -> knee -> ankle -> toe chains is returned as it is."""
     from ..locomotion.cleanup import PinConfig, pin_feet, stance_contacts
 
-    try:
-        names = {f"{k}_{s}": mapping[f"{k}_{s}"] for k in ("upperleg", "lowerleg", "foot", "toes") for s in "lr"}
-    except KeyError:
+    legs = _leg_names(motion.skeleton, mapping)
+    if legs is None:
         return motion
-    sk = motion.skeleton
-    ix = {k: sk.names.index(n) for k, n in names.items() if n in sk.names}
-    if len(ix) < 8 or any(sk.parents[ix[f"{b}_{s}"]] != ix[f"{a}_{s}"] for s in "lr"
-                          for a, b in (("upperleg", "lowerleg"), ("lowerleg", "foot"), ("foot", "toes"))):
-        return motion
-    cfg = PinConfig(foot_joints=(names["foot_l"], names["foot_r"]), toe_joints=(names["toes_l"], names["toes_r"]),
-                    hip_joints=(names["upperleg_l"], names["upperleg_r"]),
-                    knee_joints=(names["lowerleg_l"], names["lowerleg_r"]))
-    joints = (names["foot_l"], names["toes_l"], names["foot_r"], names["toes_r"])
-    c4 = stance_contacts(motion.world_positions(), sk.names, motion.fps,
+    left, right = legs
+    cfg = PinConfig(foot_joints=(left["foot"], right["foot"]), toe_joints=(left["toes"], right["toes"]),
+                    hip_joints=(left["upperleg"], right["upperleg"]),
+                    knee_joints=(left["lowerleg"], right["lowerleg"]))
+    joints = (left["foot"], left["toes"], right["foot"], right["toes"])
+    c4 = stance_contacts(motion.world_positions(), motion.skeleton.names, motion.fps,
                          np.repeat(np.asarray(contact_prob, dtype=np.float64), 2, axis=1), joints)
     return pin_feet(motion, c4 > 0.5, config=cfg)
+
+
+def reach_head_on(motion: Motion, mapping: dict, targets: np.ndarray, smooth: float = 1.0,
+                  soft: float = 0.97) -> Motion:
+    """``motion`` (world space, on any skeleton: a rig the tracked body was
+    retargeted onto) moved as a whole so its mapped head joint sits on
+    ``targets [F, 3, 3]`` (head, left hand, right hand; metres, world), the
+    ankles kept where they were by leg IK; the move is cut short where a
+    leg would not reach its ankle or an arm its hand tracker
+    (:func:`put_head_on`). The retarget carries the tracked body's angles
+    onto a trunk and legs of other lengths, which leaves the rig's head a
+    few centimetres from a head tracker made for it. ``mapping``: canonical
+    name -> bone name; without a mapped head the motion is returned as it
+    is, legs not mapped as chains move with the body."""
+    sk = motion.skeleton
+    if mapping.get("head") not in sk.names:
+        return motion
+    legs = _leg_names(sk, mapping) or ()
+    chains = [tuple(sk.names.index(leg[k]) for k in ("upperleg", "lowerleg", "foot", "toes")) for leg in legs]
+    arms, rest = [], sk.rest_world()[1]
+    for side, s in enumerate("lr"):
+        names = [mapping.get(f"{k}_{s}") for k in ("upperarm", "lowerarm", "hand")]
+        if all(n in sk.names for n in names):
+            u, low, h = (sk.names.index(n) for n in names)
+            reach = np.linalg.norm(rest[low] - rest[u]) + np.linalg.norm(rest[h] - rest[low])
+            arms.append((u, np.asarray(targets, dtype=np.float64)[:, 1 + side], reach))
+    return put_head_on(motion, sk.names.index(mapping["head"]), np.asarray(targets)[:, 0], chains, arms,
+                       smooth=smooth, soft=soft, legs_reach=True)
 
 
 def _descends(parents, joint: int, ancestor: int) -> bool:
