@@ -88,6 +88,8 @@ class LiveRetarget:
         #: for it, passes 1).
         self.path_scale = None
         self._hips_world = np.zeros(3)
+        #: ``(chains, points)`` of this tick's pose after :meth:`reach_head`, for :meth:`reach_limbs`.
+        self._points = None
         self.hips_z_offset = float(hips_z_offset)
         self._obj_rot_inv = rotations.inv(np.asarray(object_rotation, dtype=np.float64))
         self._obj_scale = float(object_scale)
@@ -215,6 +217,7 @@ class LiveRetarget:
         ``[3]`` (metres): for a source that has them already (the live
         tracker), no forward kinematics here."""
         hp = np.asarray(hips_position, dtype=np.float64)
+        self._points = None
         W = self._W  # world rotation matrices; only mapped bones and their ancestors are filled
         t_idx, s_idx = self.pairs[:, 0], self.pairs[:, 1]
         W[t_idx] = s_rot[s_idx] @ self._K_mat
@@ -318,6 +321,8 @@ class LiveRetarget:
                 goal[len(legs):] = np.asarray(hands, dtype=np.float64)[[ch[0] for ch in arms]]
                 reach[len(legs):] = length[len(legs):]
             miss = within_reach(miss, goal - pts[:, 0], reach)
+            # The rig moves as a whole: its limbs' points move with it.
+            self._points = (chains, pts + miss)
         self._hips_world = self._hips_world + miss
         return self._hips_A @ self._hips_world + self._hips_b, feet
 
@@ -342,7 +347,8 @@ class LiveRetarget:
         from .ik import elbow_pole, two_bone_ik_matrices
 
         W, par, R_T = self._W, self.target.parents, self._rest_mat_T
-        pts = self._chain_points(chains)
+        known = self._points
+        pts = known[1] if known is not None and known[0] == chains else self._chain_points(chains)
         a, b, c = pts[:, 0], pts[:, 1], pts[:, 2]
         pole = elbow_pole(a, b, c)
         goal = np.asarray(goals, dtype=np.float64)

@@ -88,6 +88,8 @@ class LiveTracker:
             if self.scale is None:
                 self.scale = float(np.clip(p[0, 2] / self.engine.head_height, 0.5, 1.6))
             self.sk = scaled_skeleton(self.base, self.scale)
+            off = self.sk.offsets
+            self.arm_length = np.linalg.norm(off[self.chains[2:, 1]], axis=-1) + np.linalg.norm(off[self.chains[2:, 2]], axis=-1)
             self.pos = np.repeat(p[None], _HISTORY, 0)
             self.rot = np.repeat(q[None], _HISTORY, 0)
             self.mats = np.repeat(rotations.to_matrix(q)[None], _HISTORY, 0)
@@ -107,11 +109,6 @@ class LiveTracker:
             self.rot = np.concatenate([self.rot, np.array(new_q)])[-_HISTORY:]
             self.mats = np.concatenate([self.mats, mats[:-1]])[-_HISTORY:]
         return mats[-1]
-
-    def _arm_length(self) -> np.ndarray:
-        """``[2]`` upper arm + forearm (m) of each arm of the scaled skeleton."""
-        off = self.sk.offsets
-        return np.linalg.norm(off[self.chains[2:, 1]], axis=-1) + np.linalg.norm(off[self.chains[2:, 2]], axis=-1)
 
     def _heading(self, head: np.ndarray) -> tuple:
         """``(origin [3], world -> heading matrix [3, 3])`` of the current
@@ -187,7 +184,7 @@ class LiveTracker:
             # The whole body onto the head tracker (the hips' parent is the
             # fixed joint_Root, so every joint moves by the hips' shift), as
             # far as the arms still reach their trackers (posing.put_head_on).
-            miss = ik.within_reach(p[0] - P[head], p[1:] - P[ch[2:, 0]], cfg.arm_reach * self._arm_length())
+            miss = ik.within_reach(p[0] - P[head], p[1:] - P[ch[2:, 0]], cfg.arm_reach * self.arm_length)
             trans = trans.copy()
             trans[self.hips_chain[-1]] += miss
             P = P + miss
