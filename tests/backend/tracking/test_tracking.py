@@ -349,7 +349,7 @@ def test_pin_feet_on_a_rig_of_other_proportions_keeps_planted_feet(tracked):
 
     Scored while the tracker says a foot is planted (``planted_skate``): the
     plain foot skate also counts the toes swinging low past the floor, which
-    no pinning touches and which moved by a third with millimetre changes
+    no pinning touches and which moved by a fifth with millimetre changes
     of the tracked body on this rig, whose right leg reaches its locks only
     at full stretch."""
     from rigmind.backend.locomotion.cleanup import planted_skate
