@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import rotations
-from .ik import within_reach
+from .ik import MAX_REACH, within_reach
 from .motion import Motion
 from .retarget import RetargetConfig, retarget
 from .skeleton import Skeleton
@@ -294,12 +294,12 @@ class LiveRetarget:
             pts[k, 2] = pos
         return pts
 
-    def reach_head(self, target: np.ndarray, path, *, legs=(), arms=(), hands=None, soft: float = 0.97) -> tuple:
+    def reach_head(self, target: np.ndarray, path, *, legs=(), arms=(), hands=None) -> tuple:
         """``(the hips' basis location [3], the ankles before [L, 3])``: the
         location that puts the head (end of ``path``, :meth:`head_path`) of
         this tick's pose on ``target [3]`` (world metres): the whole rig
         moves, as far as ``legs`` can still reach where their ankles are
-        (``soft`` of their length, or their extension now if more) and
+        (their length, or their extension now if more) and
         ``arms`` their ``hands [2, 3]`` targets (their length) (what
         ``tracking.posing.reach_head_on`` does to a baked take); hold the
         feet there with :meth:`reach_limbs` after (one row per leg chain)."""
@@ -316,7 +316,7 @@ class LiveRetarget:
             feet = pts[:len(legs), 2].copy()
             length = np.linalg.norm(pts[:, 1] - pts[:, 0], axis=-1) + np.linalg.norm(pts[:, 2] - pts[:, 1], axis=-1)
             goal = pts[:, 2].copy()
-            reach = length * soft
+            reach = length * MAX_REACH
             if arms:
                 goal[len(legs):] = np.asarray(hands, dtype=np.float64)[[ch[0] for ch in arms]]
                 reach[len(legs):] = length[len(legs):]

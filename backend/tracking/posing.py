@@ -163,16 +163,17 @@ def put_head_on(motion: Motion, head: int, targets: np.ndarray, legs=(), keep_re
     ``[(joint, goals [F, 3], reach m)]``, e.g. the shoulders and their hand
     trackers: a frame's move is cut short where one of them would end
     farther than ``reach`` from its goal (or than it is now, if farther),
-    and with ``legs_reach`` where a leg would (``soft`` of its length): a
-    head tracker higher than the body can stand under, with its hands and
-    feet where they go, leaves the head below it instead of lifting the
-    feet off the floor or the hands off their trackers."""
+    and with ``legs_reach`` where a leg would (its length; the legs then
+    reach their ankles exactly, a straight leg included): a head tracker
+    higher than the body can stand under, with its hands and feet where
+    they go, leaves the head below it instead of lifting the feet off the
+    floor or the hands off their trackers."""
     _, before = motion.world()
     sk = motion.skeleton
     miss = np.asarray(targets, dtype=np.float64)[:motion.num_frames] - before[:, head]
     lengths = [np.linalg.norm(sk.offsets[l]) + np.linalg.norm(sk.offsets[f]) for _, l, f, _ in legs]
     exts = [np.linalg.norm(before[:, f] - before[:, u], axis=-1) / n for (u, _, f, _), n in zip(legs, lengths)]
-    limits = list(keep_reach) + ([(u, before[:, f], soft * n) for (u, _, f, _), n in zip(legs, lengths)]
+    limits = list(keep_reach) + ([(u, before[:, f], ik.MAX_REACH * n) for (u, _, f, _), n in zip(legs, lengths)]
                                  if legs_reach else [])
     if limits:
         goals = np.stack([np.asarray(g, dtype=np.float64)[:len(miss)] - before[:, j] for j, g, _ in limits])
@@ -186,9 +187,13 @@ def put_head_on(motion: Motion, head: int, targets: np.ndarray, legs=(), keep_re
         return moved
     W, P = moved.world()
     local = moved.rotations
-    for (u, l, f, t), ext in zip(legs, exts):
+    for (u, l, f, t), ext, n in zip(legs, exts, lengths):
         # The reach softens no lower than the leg's own extension, so a leg
-        # the move leaves as it was is left exactly as it was.
+        # the move leaves as it was is left exactly as it was (and, with
+        # legs_reach, no lower than the extension the move asks for, which
+        # the cut keeps within the leg's length).
+        if legs_reach:
+            ext = np.maximum(ext, np.linalg.norm(before[:, f] - P[:, u], axis=-1) / n)
         q_up, q_low, _ = solve_leg(P[:, u], P[:, l], P[:, f], before[:, f],
                                    knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]), soft=np.maximum(soft, ext))
         _set_chain(local, W, sk.parents, (u, l, f), [rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l]), W[:, f]])
