@@ -171,7 +171,8 @@ def put_head_on(motion: Motion, head: int, targets: np.ndarray, legs=(), keep_re
     _, before = motion.world()
     sk = motion.skeleton
     miss = np.asarray(targets, dtype=np.float64)[:motion.num_frames] - before[:, head]
-    lengths = [np.linalg.norm(sk.offsets[l]) + np.linalg.norm(sk.offsets[f]) for _, l, f, _ in legs]
+    rest = sk.rest_world()[1] if legs else None  # limb lengths across any twist bones between the joints
+    lengths = [np.linalg.norm(rest[l] - rest[u]) + np.linalg.norm(rest[f] - rest[l]) for u, l, f, _ in legs]
     exts = [np.linalg.norm(before[:, f] - before[:, u], axis=-1) / n for (u, _, f, _), n in zip(legs, lengths)]
     limits = list(keep_reach) + ([(u, before[:, f], ik.MAX_REACH * n) for (u, _, f, _), n in zip(legs, lengths)]
                                  if legs_reach else [])
@@ -196,7 +197,7 @@ def put_head_on(motion: Motion, head: int, targets: np.ndarray, legs=(), keep_re
             ext = np.maximum(ext, np.linalg.norm(before[:, f] - P[:, u], axis=-1) / n)
         q_up, q_low, _ = solve_leg(P[:, u], P[:, l], P[:, f], before[:, f],
                                    knee_pole(P[:, u], P[:, l], P[:, f], P[:, t]), soft=np.maximum(soft, ext))
-        _set_chain(local, W, sk.parents, (u, l, f), [rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, l]), W[:, f]])
+        _turn_limb(local, W, sk.parents, (u, l, f), q_up, q_low)
     return moved
 
 
@@ -320,10 +321,12 @@ def heading_quat(yaw) -> np.ndarray:
     return yaw_quat(yaw)
 
 
-def _leg_names(sk: Skeleton, mapping: dict):
+def _leg_names(sk: Skeleton, mapping: dict, direct: bool = True):
     """Per leg (left, right) the mapped bone names ``{"upperleg", "lowerleg",
     "foot", "toes"}`` when ``mapping`` (canonical name -> bone name) makes
-    each leg one hip -> knee -> ankle -> toe chain of ``sk``; else None."""
+    each leg one hip -> knee -> ankle -> toe chain of ``sk`` (``direct``:
+    each the parent of the next; else bones between them, such as a
+    rig's twist bones, allowed); else None."""
     try:
         names = [{k: mapping[f"{k}_{s}"] for k in ("upperleg", "lowerleg", "foot", "toes")} for s in "lr"]
     except KeyError:
@@ -332,7 +335,8 @@ def _leg_names(sk: Skeleton, mapping: dict):
         if not all(n in sk.names for n in leg.values()):
             return None
         ix = {k: sk.names.index(n) for k, n in leg.items()}
-        if any(sk.parents[ix[b]] != ix[a] for a, b in (("upperleg", "lowerleg"), ("lowerleg", "foot"), ("foot", "toes"))):
+        pairs = (("upperleg", "lowerleg"), ("lowerleg", "foot"), ("foot", "toes"))
+        if any((sk.parents[ix[b]] != ix[a]) if direct else not _descends(sk.parents, ix[b], ix[a]) for a, b in pairs):
             return None
     return names
 
@@ -376,7 +380,7 @@ def reach_head_on(motion: Motion, mapping: dict, targets: np.ndarray, smooth: fl
     sk = motion.skeleton
     if mapping.get("head") not in sk.names:
         return motion
-    legs = _leg_names(sk, mapping) or ()
+    legs = _leg_names(sk, mapping, direct=False) or ()
     chains = [tuple(sk.names.index(leg[k]) for k in ("upperleg", "lowerleg", "foot", "toes")) for leg in legs]
     arms, rest = [], sk.rest_world()[1]
     for side, s in enumerate("lr"):
@@ -387,6 +391,22 @@ def reach_head_on(motion: Motion, mapping: dict, targets: np.ndarray, smooth: fl
             arms.append((u, np.asarray(targets, dtype=np.float64)[:, 1 + side], reach))
     return put_head_on(motion, sk.names.index(mapping["head"]), np.asarray(targets)[:, 0], chains, arms,
                        smooth=smooth, soft=soft, legs_reach=True)
+
+
+def _turn_limb(local, W, par, limb, q_up, q_low) -> None:
+    """Local rotations ``local [F, J, 4]`` (in place) of a limb ``(upper,
+    lower, end)`` whose upper joint's subtree turns by the world rotations
+    ``q_up [F, 4]`` and the lower's by ``q_low`` (which includes ``q_up``),
+    the end keeping its world rotation; ``W [F, J, 4]`` the world rotations
+    before. Bones between the three (twist bones) ride along."""
+    u, low, h = limb
+    pu, pl, ph = int(par[u]), int(par[low]), int(par[h])
+    new_u, new_l = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, low])
+    parent_l = new_u if pl == u else rotations.mul(q_up, W[:, pl])
+    parent_h = new_l if ph == low else rotations.mul(q_low, W[:, ph])
+    local[:, u] = rotations.mul(rotations.inv(W[:, pu]), new_u) if pu >= 0 else new_u
+    local[:, low] = rotations.mul(rotations.inv(parent_l), new_l)
+    local[:, h] = rotations.mul(rotations.inv(parent_h), W[:, h])
 
 
 def _descends(parents, joint: int, ancestor: int) -> bool:
@@ -423,15 +443,7 @@ def reach_hands_on(motion: Motion, mapping: dict, targets: np.ndarray, arm_reach
         goal = np.asarray(targets, dtype=np.float64)[:, side]
         pole = ik.elbow_pole(P[:, u], P[:, low], P[:, h])
         q_up, q_low, _ = ik.two_bone_ik(P[:, u], P[:, low], P[:, h], goal, pole, max_reach=arm_reach)
-        # New world rotations: the upper arm's subtree turns by q_up, the
-        # forearm's by q_low (which includes q_up), the hand keeps its own.
-        pu, pl, ph = int(par[u]), int(par[low]), int(par[h])
-        new_u, new_l = rotations.mul(q_up, W[:, u]), rotations.mul(q_low, W[:, low])
-        parent_l = new_u if pl == u else rotations.mul(q_up, W[:, pl])
-        parent_h = new_l if ph == low else rotations.mul(q_low, W[:, ph])
-        local[:, u] = rotations.mul(rotations.inv(W[:, pu]), new_u) if pu >= 0 else new_u
-        local[:, low] = rotations.mul(rotations.inv(parent_l), new_l)
-        local[:, h] = rotations.mul(rotations.inv(parent_h), W[:, h])
+        _turn_limb(local, W, par, (u, low, h), q_up, q_low)
         changed = True
     if not changed:
         return motion

@@ -388,6 +388,23 @@ def test_pin_feet_on_a_rig_of_other_proportions_keeps_planted_feet(tracked):
     assert pin_feet_on(on_rig, {"hips": "Hips"}, tracked.contact_prob) is on_rig
 
 
+def _with_twist_bone(rig, bone: str, child: str, twist: str):
+    """``rig`` with a bone ``twist`` halfway from ``bone`` to its child
+    ``child`` (inserted right after ``bone``), ``child`` hanging from it."""
+    from rigmind.backend.skeleton import Skeleton
+
+    lo, end = rig.index(bone), rig.index(child)
+    order = list(range(lo + 1)) + [-1] + list(range(lo + 1, len(rig)))
+    new_index = {old: k for k, old in enumerate(order) if old >= 0}
+    names = [rig.names[j] if j >= 0 else twist for j in order]
+    parents = [new_index.get(int(rig.parents[j]), -1) if j >= 0 else new_index[lo] for j in order]
+    parents[new_index[end]] = lo + 1
+    offsets = np.array([rig.offsets[j] if j >= 0 else 0.5 * rig.offsets[end] for j in order])
+    offsets[new_index[end]] = 0.5 * rig.offsets[end]
+    tails = None if rig.tails is None else np.array([rig.tails[j] if j >= 0 else rig.tails[end] for j in order])
+    return Skeleton(names, np.array(parents), offsets, None, tails)
+
+
 def test_reach_hands_on_a_rig_of_other_proportions_puts_its_hands_on_the_trackers(tracked):
     """The tracked walk retargeted onto arms of other proportions (wider
     shoulders, a longer upper arm, a twist bone in the forearm) places its
@@ -395,7 +412,6 @@ def test_reach_hands_on_a_rig_of_other_proportions_puts_its_hands_on_the_tracker
     Track Body does on the rig for trackers placed for it) puts them on, the
     hands keeping their world rotation and nothing but the arms moving."""
     from rigmind.backend.retarget import RetargetConfig, retarget
-    from rigmind.backend.skeleton import Skeleton
     from rigmind.backend.tracking.canonical import CANONICAL_MAP
     from rigmind.backend.tracking.posing import reach_hands_on
 
@@ -403,17 +419,7 @@ def test_reach_hands_on_a_rig_of_other_proportions_puts_its_hands_on_the_tracker
     rig = sk.copy()
     for name, factor in (("UpperArm_L", 1.6), ("UpperArm_R", 1.6), ("LowerArm_L", 1.25), ("LowerArm_R", 1.25)):
         rig.offsets[rig.index(name)] = rig.offsets[rig.index(name)] * factor
-    # a twist bone halfway down the left forearm (inserted right after it), the hand hanging from it
-    lo, hand = rig.index("LowerArm_L"), rig.index("Hand_L")
-    order = list(range(lo + 1)) + [-1] + list(range(lo + 1, len(rig)))
-    new_index = {old: k for k, old in enumerate(order) if old >= 0}
-    names = [rig.names[j] if j >= 0 else "ForeTwist_L" for j in order]
-    parents = [new_index.get(int(rig.parents[j]), -1) if j >= 0 else new_index[lo] for j in order]
-    parents[new_index[hand]] = lo + 1
-    offsets = np.array([rig.offsets[j] if j >= 0 else 0.5 * rig.offsets[hand] for j in order])
-    offsets[new_index[hand]] = 0.5 * rig.offsets[hand]
-    tails = None if rig.tails is None else np.array([rig.tails[j] if j >= 0 else rig.tails[hand] for j in order])
-    rig = Skeleton(names, np.array(parents), offsets, None, tails)
+    rig = _with_twist_bone(rig, "LowerArm_L", "Hand_L", "ForeTwist_L")
     on_rig = retarget(tracked.motion, dict(CANONICAL_MAP), rig, dict(CANONICAL_MAP),
                       RetargetConfig(ik=False, root_scale=1.0)).motion
     hands = [rig.index("Hand_L"), rig.index("Hand_R")]
@@ -434,10 +440,10 @@ def test_reach_hands_on_a_rig_of_other_proportions_puts_its_hands_on_the_tracker
 
 
 def test_reach_head_on_a_rig_of_other_proportions_puts_its_head_on_the_tracker(tracked):
-    """The tracked walk retargeted onto a longer trunk and shins (hips on the
-    trackers' path, as Track Body does for trackers placed for the rig) has
-    its head 3 cm off the head tracker; reach_head_on moves the rig onto it,
-    the ankles staying where they were."""
+    """The tracked walk retargeted onto a longer trunk and shins, a twist
+    bone in the left thigh (hips on the trackers' path, as Track Body does
+    for trackers placed for the rig) has its head 3 cm off the head tracker;
+    reach_head_on moves the rig onto it, the ankles staying where they were."""
     from rigmind.backend.retarget import RetargetConfig, retarget
     from rigmind.backend.tracking.canonical import CANONICAL_MAP
     from rigmind.backend.tracking.posing import reach_head_on
@@ -445,6 +451,7 @@ def test_reach_head_on_a_rig_of_other_proportions_puts_its_head_on_the_tracker(t
     rig = canonical_skeleton().copy()
     for name, factor in (("Chest", 1.4), ("Neck", 0.8), ("LowerLeg_L", 1.1), ("LowerLeg_R", 1.1)):
         rig.offsets[rig.index(name)] = rig.offsets[rig.index(name)] * factor
+    rig = _with_twist_bone(rig, "UpperLeg_L", "LowerLeg_L", "ThighTwist_L")
     on_rig = retarget(tracked.motion, dict(CANONICAL_MAP), rig, dict(CANONICAL_MAP),
                       RetargetConfig(ik=False, hand_ik=False, root_scale=1.0)).motion
     moved = reach_head_on(on_rig, dict(CANONICAL_MAP), tracked.targets)
