@@ -88,8 +88,6 @@ class LiveRetarget:
         #: for it, passes 1).
         self.path_scale = None
         self._hips_world = np.zeros(3)
-        #: ``(chains, points)`` of this tick's pose after :meth:`reach_head`, for :meth:`reach_limbs`.
-        self._points = None
         self.hips_z_offset = float(hips_z_offset)
         self._obj_rot_inv = rotations.inv(np.asarray(object_rotation, dtype=np.float64))
         self._obj_scale = float(object_scale)
@@ -217,7 +215,6 @@ class LiveRetarget:
         ``[3]`` (metres): for a source that has them already (the live
         tracker), no forward kinematics here."""
         hp = np.asarray(hips_position, dtype=np.float64)
-        self._points = None
         W = self._W  # world rotation matrices; only mapped bones and their ancestors are filled
         t_idx, s_idx = self.pairs[:, 0], self.pairs[:, 1]
         W[t_idx] = s_rot[s_idx] @ self._K_mat
@@ -278,21 +275,22 @@ class LiveRetarget:
         head = tgt_map.get("head")
         return self._path_from_hips(self.target.names.index(head)) if head in self.target.names else None
 
+    def _along(self, path) -> np.ndarray:
+        """World positions ``[len(path), 3]`` of this tick's pose down ``path``
+        (joints from below the hips, each the parent of the next)."""
+        W, off = self._W, self.target.offsets
+        out = np.empty((len(path), 3))
+        pos, prev = self._hips_world, self.hips_t
+        for k, j in enumerate(path):
+            pos = pos + W[prev] @ off[j]
+            out[k] = pos
+            prev = j
+        return out
+
     def _chain_points(self, chains: list) -> np.ndarray:
         """Per chain (upper, lower, end) world positions ``[C, 3, 3]`` of this tick's pose."""
-        W, off = self._W, self.target.offsets
-        pts = np.empty((len(chains), 3, 3))
-        for k, (_side, u, low, _h, path) in enumerate(chains):
-            pos, prev = self._hips_world, self.hips_t
-            for j in path:  # each joint's parent is the one before it
-                pos = pos + W[prev] @ off[j]
-                prev = j
-                if j == u:
-                    pts[k, 0] = pos
-                elif j == low:
-                    pts[k, 1] = pos
-            pts[k, 2] = pos
-        return pts
+        return np.stack([self._along(path)[[path.index(u), path.index(low), -1]]
+                         for _side, u, low, _h, path in chains])
 
     def reach_head(self, target: np.ndarray, path, *, legs=(), arms=(), hands=None) -> tuple:
         """``(the hips' basis location [3], the ankles before [L, 3])``: the
@@ -303,12 +301,7 @@ class LiveRetarget:
         ``arms`` their ``hands [2, 3]`` targets (their length) (what
         ``tracking.posing.reach_head_on`` does to a baked take); hold the
         feet there with :meth:`reach_limbs` after (one row per leg chain)."""
-        W, off = self._W, self.target.offsets
-        pos, prev = self._hips_world, self.hips_t
-        for j in path:
-            pos = pos + W[prev] @ off[j]
-            prev = j
-        miss = np.asarray(target, dtype=np.float64) - pos
+        miss = np.asarray(target, dtype=np.float64) - self._along(path)[-1]
         chains = list(legs) + list(arms)
         feet = np.zeros((0, 3))
         if chains:
@@ -321,8 +314,6 @@ class LiveRetarget:
                 goal[len(legs):] = np.asarray(hands, dtype=np.float64)[[ch[0] for ch in arms]]
                 reach[len(legs):] = length[len(legs):]
             miss = within_reach(miss, goal - pts[:, 0], reach)
-            # The rig moves as a whole: its limbs' points move with it.
-            self._points = (chains, pts + miss)
         self._hips_world = self._hips_world + miss
         return self._hips_A @ self._hips_world + self._hips_b, feet
 
@@ -347,8 +338,7 @@ class LiveRetarget:
         from .ik import elbow_pole, two_bone_ik_matrices
 
         W, par, R_T = self._W, self.target.parents, self._rest_mat_T
-        known = self._points
-        pts = known[1] if known is not None and known[0] == chains else self._chain_points(chains)
+        pts = self._chain_points(chains)
         a, b, c = pts[:, 0], pts[:, 1], pts[:, 2]
         pole = elbow_pole(a, b, c)
         goal = np.asarray(goals, dtype=np.float64)

@@ -152,23 +152,31 @@ def test_performer_placement_scales_the_trackers_onto_the_rig(scene):
     assert np.median(miss) > 0.02
 
 
-def test_live_puts_the_rigs_hands_on_its_trackers(scene):
-    """Track Live as Track Body bakes: the hands on the empties each tick."""
+def _live_frames(bpy, arm, objs, measure) -> list:
+    """Track Live over frames 2..FRAMES from frame 1, ``measure()`` taken
+    after each tick; the session closed after."""
     from rigmind.operators.track_live import TrackLiveSession
 
-    bpy, arm, objs = scene
-    _hands_within_reach(objs)
     sc = bpy.context.scene
     sc.frame_set(1)
     session = TrackLiveSession(arm, objs)
-    miss = []
-    for f in range(2, FRAMES + 1):
-        sc.frame_set(f)
-        session.tick(1 / 30)
-        bpy.context.view_layer.update()
-        miss += _hand_misses(arm, objs)
-    session.close()
-    miss = np.array(miss)
+    out = []
+    try:
+        for f in range(2, FRAMES + 1):
+            sc.frame_set(f)
+            session.tick(1 / 30)
+            bpy.context.view_layer.update()
+            out.append(measure())
+    finally:
+        session.close()
+    return out
+
+
+def test_live_puts_the_rigs_hands_on_its_trackers(scene):
+    """Track Live as Track Body bakes: the hands on the empties each tick."""
+    bpy, arm, objs = scene
+    _hands_within_reach(objs)
+    miss = np.concatenate(_live_frames(bpy, arm, objs, lambda: _hand_misses(arm, objs)))
     assert np.median(miss) < 0.001 and np.mean(miss < 0.01) > 0.8 and miss.max() < 0.06, np.round(miss, 3)
 
 
@@ -244,8 +252,6 @@ def test_bake_and_live_put_the_rigs_head_on_its_tracker(scene):
     on the head empty (the retarget alone left it a few centimetres off, the
     rig's trunk carrying the tracked body's angles over other lengths), the
     hands staying on theirs."""
-    from rigmind.operators.track_live import TrackLiveSession
-
     bpy, arm, objs = scene
     _trackers_at_the_rigs_height(bpy, arm, objs)
     sc = bpy.context.scene
@@ -260,16 +266,9 @@ def test_bake_and_live_put_the_rigs_head_on_its_tracker(scene):
         sc.frame_set(f)
         baked.append(head_miss())
         hands += _hand_misses(arm, objs)
-    sc.frame_set(1)
-    session = TrackLiveSession(arm, objs)
-    live = []
-    for f in range(2, FRAMES + 1):
-        sc.frame_set(f)
-        session.tick(1 / 30)
-        bpy.context.view_layer.update()
-        live.append(head_miss())
-        hands += _hand_misses(arm, objs)
-    session.close()
+    ticks = _live_frames(bpy, arm, objs, lambda: (head_miss(), _hand_misses(arm, objs)))
+    live = [h for h, _ in ticks]
+    hands += [m for _, pair in ticks for m in pair]
     assert np.median(baked) < 0.005 and max(baked) < 0.02, np.round(baked, 3)
     assert np.median(live) < 0.005 and max(live) < 0.02, np.round(live, 3)
     assert np.median(hands) < 0.001 and max(hands) < 0.02, np.round(hands, 3)
