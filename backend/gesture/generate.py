@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from .. import options
 from ..filters import gaussian_filter1d
 from ..model_files.manifest import file_sha256
+from . import beat_search
 from . import controls
 from . import dims
 from . import latent_track
@@ -197,6 +199,7 @@ class GeneratorConfig:
     for their varied stride on the code grid)."""
 
     advances: tuple = ADVANCES
+    search: beat_search.BeatSearchConfig = beat_search.BeatSearchConfig()
 
 
 def _inertialize(last2: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -286,8 +289,6 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     cond[4 + dims.AUDIO_DIM + 0] = 1.0  # the paired speaker's domain: conversational gesture
     cond[-2:] = pad(lead(timing, np.float32(1.0))).T
     start = (model.start_poses[rng.integers(len(model.start_poses))] - model.mean) / model.std
-    out = np.zeros((representation.POSE_DIM, total), np.float32)
-    out[:, :Cx] = start[:, None]
     # The latent's spread is how much the body moves beyond what rhythm and
     # energy dictate: "amount" scales it, and without speech it shrinks
     # towards a calm idle (the decoder follows the energy control only weakly).
@@ -302,25 +303,47 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     mask = np.zeros((1, 1, W), np.float32)
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
-    for k in range(n_win):
+
+    def decoded(k, out, codes):
+        """Window ``k``'s new frames ``[D, W - Cx]`` from ``codes``, joined to the frames of ``out`` before them."""
         a = int(starts[k])
         ctx = np.zeros((1, representation.POSE_DIM, W), np.float32)
         ctx[0, :, :Cx] = out[:, a:a + Cx]
-        z = latent_track.read_codes(z_all, a, W // L, L)[None]
+        z = latent_track.read_codes(codes, a, W // L, L)[None]
         y = model.net(z, ctx, mask, fflag, cond[None, :, a:a + W])
         new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:])
-        if k == 0:
-            out[:, a + Cx:a + W] = new
-        else:
+        if k > 0:
             n_old = int(starts[k - 1]) + W - (a + Cx)    # frames the previous window decoded too
             fade = _crossfade(n_old)[None, :]
-            o = slice(a + Cx, a + Cx + n_old)
-            out[:, o] = (1 - fade) * out[:, o] + fade * new[:, :n_old]
-            out[:, a + Cx + n_old:a + W] = new[:, n_old:]
-        if progress:
-            progress(k + 1, n_win)
-        if cancelled and cancelled():
-            raise GestureCancelled("gesture generation cancelled")
+            new[:, :n_old] = (1 - fade) * out[:, a + Cx:a + Cx + n_old] + fade * new[:, :n_old]
+        return new
+
+    passes = 2 if config.search.candidates > 1 else 1
+
+    def run(search=None, done=0):
+        """Every window in turn → the normalised frames ``[D, total]``; ``search``
+        picks each window's newest codes (:mod:`.beat_search`)."""
+        out = np.zeros((representation.POSE_DIM, total), np.float32)
+        out[:, :Cx] = start[:, None]
+        codes = z_all.copy()
+        for k in range(n_win):
+            a = int(starts[k])
+            if search is not None and k > 0:
+                out[:, a + Cx:a + W] = search.best_window(partial(decoded, k, out), k, starts, codes, out)
+            else:
+                out[:, a + Cx:a + W] = decoded(k, out, codes)
+            if progress:
+                progress(done + k + 1, passes * n_win)
+            if cancelled and cancelled():
+                raise GestureCancelled("gesture generation cancelled")
+        return out
+
+    out = run()
+    if passes > 1:
+        # The take as drawn sets the speeds a beat is measured against; the search then redraws it.
+        out = run(beat_search.WindowSearch(config.search, feats.onset_times, np.asarray(speech) > 0.5, out,
+                                           lead=P, fps=FPS, scale=scale, seed=seed,
+                                           normalisation=(model.mean, model.std)), done=n_win)
     poses = out.T[P:P + T] * model.std + model.mean
     return poses, pulse, energy, speech
 

@@ -1,0 +1,222 @@
+"""Each window's latent draw picked among a few so its beats fall where the speech's onsets come thick.
+
+Why. The decoder's speed minima (the motion's beats, as beat consistency
+finds them) come from its latent codes, not from the beat pulses it is
+given (``bench/results/gesture_alignment.md``), and which draw of the codes
+puts them where the speech's syllables cluster is chance: on a short clip
+the alignment gain moves by about 0.1 with the seed alone. Every draw is a
+sample of the model, so choosing among a few draws per window keeps the
+motion on the model's own distribution (no filter, no retiming) and lets
+the speech pick its timing.
+
+How. While the take is generated window by window
+(:func:`.generate.generate_from_features`), each window past the pre-roll
+tries ``candidates`` draws of the codes that mainly drive its newest frames
+(the codes between the previous window's end and its own; the first draw
+is the take's own, so one candidate is the take without the search). Each
+draw is decoded, joined as it would be, and scored by :class:`BeatCritic`:
+the upper-body joints' speed minima in the frames the draw decides, each
+weighted by how far the speech's onset density there is above (positive)
+or below (negative) its mean over the speech. The best draw's codes are
+kept and the next window reads them. The same seed gives the same take.
+
+Units: frames at the model's rate (30 fps), seconds for onsets, metres for
+positions; arrays ``[frames, joints, 3]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .. import rotations
+from . import representation
+from .speech_rhythm import onset_density
+
+
+@dataclass(frozen=True)
+class BeatSearchConfig:
+    """``candidates``: latent draws tried per window (1: no search);
+    ``density_s``: σ (s) of each onset's share of the density; ``order``:
+    frames on each side a speed minimum is lowest over and ``threshold``
+    the share of the joint's mean speed it must exceed to count (beat
+    consistency's 7 and 0.3)."""
+
+    candidates: int = 4
+    density_s: float = 0.3
+    order: int = 7
+    threshold: float = 0.3
+    #: Score a draw by its beats' mean weight (no beats: 0) — where its beats
+    #: sit, not how many it has; False: their sum, which favours draws with
+    #: more beats (a higher beat consistency, a larger FD).
+    per_beat: bool = True
+
+
+def strict_minima(x: np.ndarray, order: int) -> tuple:
+    """``(frames, joints)`` of the entries of ``x [n, J]`` lower than every
+    other within ``order`` frames on each side (``scipy.signal.argrelextrema``
+    with ``np.less``, as beat consistency finds beats; the first and last
+    ``order`` frames, which lack a side, are never minima). NumPy alone:
+    importing ``scipy.signal`` costs a command about 0.4 s."""
+    ok = np.ones(x.shape, bool)
+    for k in range(1, order + 1):
+        ok[k:] &= x[k:] < x[:-k]
+        ok[:-k] &= x[:-k] < x[k:]
+    ok[:order] = False
+    ok[len(x) - order:] = False
+    return np.nonzero(ok)
+
+
+@lru_cache(maxsize=1)
+def _upper_chain() -> tuple:
+    """``(parents [B], offsets [B, 3], upper [13])``: the model's BODY joints'
+    parent indices within BODY, their rest offsets from the parent (metres,
+    Blender frame) and the indices of :data:`representation.UPPER` in BODY."""
+    from ..smplx_motion import smplx_rest_skeleton
+
+    sk = smplx_rest_skeleton()
+    body = representation.BODY
+    idx = [sk.names.index(b) for b in body]
+    rest = sk.rest_positions()
+    parents, offsets = [], []
+    for j in idx:
+        p = int(sk.parents[j])
+        parents.append(body.index(sk.names[p]) if p >= 0 else -1)
+        offsets.append(rest[j] - (rest[p] if p >= 0 else 0.0))
+    upper = np.array([body.index(n) for n in representation.UPPER])
+    return np.array(parents), np.asarray(offsets, np.float64), upper
+
+
+def upper_body_positions(poses: np.ndarray) -> np.ndarray:
+    """Model poses ``[n, POSE_DIM]`` (not normalised) → the 13 upper-body
+    joints' positions ``[n, 13, 3]`` (metres, relative to the rest pelvis
+    plus the modelled sway; the heading the model leaves out is left out)."""
+    parents, offsets, upper = _upper_chain()
+    n = len(poses)
+    mats = rotations.matrix_from_6d(np.asarray(poses[:, :representation.ROT_DIM], np.float64)
+                                    .reshape(n, len(parents), 6))
+    world = np.empty_like(mats)
+    pos = np.empty((n, len(parents), 3))
+    for j, p in enumerate(parents):   # parents come before their children in BODY
+        if p < 0:
+            world[:, j] = mats[:, j]
+            pos[:, j] = poses[:, representation.ROOT_SLICE]
+        else:
+            world[:, j] = world[:, p] @ mats[:, j]
+            pos[:, j] = pos[:, p] + world[:, p] @ offsets[j]
+    return pos[:, upper]
+
+
+class BeatCritic:
+    """Scores a stretch of decoded motion by where its beats sit against the
+    speech's onsets, as beat consistency would find them after the settling
+    step (:mod:`.speech_rhythm`).
+
+    ``onset_times [K]`` seconds of the take, ``talking [T]`` voice activity
+    per take frame, ``drawn [total, POSE_DIM]`` the take as first drawn
+    (poses, not normalised, the pre-roll first), ``lead`` frames of
+    pre-roll, ``fps``. A speed minimum counts as a beat where the joint's
+    speed, scaled as the settling step will scale it, is above
+    ``threshold`` × that joint's mean speed over the drawn take (beat
+    consistency's gate, against the take's own speeds)."""
+
+    def __init__(self, onset_times, talking, drawn: np.ndarray, *, lead: int, fps: float,
+                 config: BeatSearchConfig = BeatSearchConfig()):
+        from .speech_rhythm import RhythmConfig, activity_weight
+
+        talking = np.asarray(talking, bool)
+        n, total = len(talking), len(drawn)
+        density = onset_density(onset_times, n, fps, config.density_s)
+        ref = density[talking] if talking.sum() >= fps else density
+        mean = float(ref.mean()) if len(ref) else 0.0
+        take = slice(lead, lead + n)
+        self.config = config
+        self.weight = np.zeros(total)
+        # A window is worth searching only where the speech has onsets near it.
+        self.near_speech = np.zeros(total, bool)
+        self.settle = np.ones(total)
+        if mean > 0:
+            self.weight[take] = density[:total - lead] / mean - 1.0
+            self.near_speech[take] = density[:total - lead] > 1e-3
+            self.settle[take] = activity_weight(density, fps, RhythmConfig(), talking)[:total - lead]
+            self.settle[lead + n:] = self.settle[lead + n - 1]
+        speed = self._speed(upper_body_positions(drawn), 0)
+        self.ref = np.maximum(speed[take].mean(axis=0), 1e-9)
+
+    def _speed(self, positions: np.ndarray, first: int) -> np.ndarray:
+        """``[n - 1, J]`` m/frame at frames ``first + 1 ..``, scaled by the settling weight."""
+        speed = np.linalg.norm(np.diff(positions, axis=0), axis=-1)
+        return speed * self.settle[first + 1:first + len(positions)][:, None]
+
+    def worth_searching(self, lo: int, hi: int) -> bool:
+        """True when frames ``lo .. hi`` (decoded-frame indices) lie near speech."""
+        return bool(self.near_speech[max(lo, 0):max(hi, 0)].any())
+
+    def score(self, positions: np.ndarray, first: int, lo: int, hi: int) -> float:
+        """``positions [n, J, 3]`` (metres) of decoded frames ``first ..
+        first + n``: the mean (``per_beat``; else the sum), over the joints'
+        beats at frames in ``lo .. hi``, of the onset-density weight there
+        (density ÷ its mean over the speech − 1); 0 without beats."""
+        speed = self._speed(positions, first) / self.ref
+        order = self.config.order
+        m, j = strict_minima(speed, order)
+        f = first + m + 1
+        keep = (m >= order) & (m < len(speed) - order) & (f >= lo) & (f < hi) & (speed[m, j] > self.config.threshold)
+        total, count = float(self.weight[f[keep]].sum()), int(keep.sum())
+        return total / max(count, 1) if self.config.per_beat else total
+
+
+class WindowSearch:
+    """Picks each window's draw of its newest codes (module notes).
+
+    ``drawn [D, total]``: the take as first drawn (normalised frames, the
+    pre-roll first), which sets the speeds a beat is measured against;
+    ``scale [N + 2·TAPS]``: the spread each padded code is drawn with (as
+    the take's own codes were); ``normalisation``: the model's pose mean
+    and standard deviation (``[POSE_DIM]`` each); ``seed``: the take's seed (the other draws come
+    from a generator of their own, so the take's own draws are unchanged)."""
+
+    def __init__(self, config: BeatSearchConfig, onset_times, talking, drawn: np.ndarray, *, lead: int, fps: float,
+                 scale: np.ndarray, seed: int, normalisation: tuple):
+        self.config = config
+        self.mean, self.std = (np.asarray(a, np.float64) for a in normalisation)
+        self.critic = BeatCritic(onset_times, talking, self._poses(drawn), lead=lead, fps=fps, config=config)
+        self.scale = np.asarray(scale, np.float32)
+        self.rng = np.random.default_rng([int(seed), 9])
+
+    def _poses(self, frames: np.ndarray) -> np.ndarray:
+        return np.asarray(frames, np.float64).T * self.std + self.mean
+
+    def best_window(self, decode, k: int, starts, codes: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Window ``k``'s new frames ``[D, W - CONTEXT]`` from the best of
+        ``candidates`` draws of its newest codes, which are left in
+        ``codes`` (padded ``[D, N + 2·TAPS]``, changed in place);
+        ``decode(codes)`` decodes the window after the frames so far in
+        ``out`` (normalised ``[D, total]``)."""
+        from . import dims, latent_track
+
+        W, Cx, L, order = dims.WINDOW, dims.CONTEXT, dims.LATENT_STRIDE, self.config.order
+        a, prev_end = int(starts[k]), int(starts[k - 1]) + W
+        lo, hi = max(prev_end - order, a + Cx - 1), a + W - order
+        # The codes at frames prev_end .. a + W: read by the earlier windows only through the sinc's tails.
+        first, last = -(-prev_end // L), -(-(a + W) // L)
+        fresh = np.arange(first, last) + latent_track.TAPS
+        fresh = fresh[fresh < codes.shape[1]]
+        draws = self.rng.standard_normal((self.config.candidates - 1, codes.shape[0], len(fresh))).astype(np.float32)
+        if len(fresh) == 0 or hi <= lo or not self.critic.worth_searching(lo, hi):
+            return decode(codes)
+        own = codes[:, fresh].copy()
+        head = out[:, a + Cx - order - 1:a + Cx]          # frames before the new ones, for the minima's context
+        best, best_score, best_codes = None, -np.inf, own
+        for c in range(self.config.candidates):
+            trial = own if c == 0 else draws[c - 1] * self.scale[fresh][None, :]
+            codes[:, fresh] = trial
+            new = decode(codes)
+            positions = upper_body_positions(self._poses(np.concatenate([head, new], axis=1)))
+            s = self.critic.score(positions, a + Cx - order - 1, lo, hi)
+            if s > best_score:
+                best, best_score, best_codes = new, s, trial
+        codes[:, fresh] = best_codes
+        return best
