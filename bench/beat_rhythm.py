@@ -49,6 +49,7 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, metrics, representation
+from rigmind.backend.gesture.beat_search import BeatSearchConfig
 from rigmind.backend.gesture.generate import FPS, STRIDE, STRIDES, GeneratorConfig, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
@@ -63,6 +64,9 @@ from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest
 #: largest least gain.
 GRID = {
     "committed": {},
+    "no beat search (main cb8752b)": {"candidates": 1},
+    "beat search, sum of the beats' weights": {"per_beat": False},
+    "beat search, 6 draws": {"candidates": 6},
     "fixed 32-frame stride": {"advances": (STRIDE,)},
     "varied stride on the code grid": {"advances": STRIDES},
     "off the grid, any advance 24-40": {"advances": tuple(range(STRIDES[0], STRIDES[-1] + 1))},
@@ -78,13 +82,15 @@ GRID = {
     "settled 0.5, no boost, whole fast part": {"settled": 0.5, "busy_gain": 1.0, "fine_s": 0.0},
 }
 #: Settings scored on the short validation clips too.
-SHORT_ROWS = ("committed", "fixed 32-frame stride", "varied stride on the code grid", "off the grid, any advance 24-40",
-              "settled 0.4", "boost 1.5")
+SHORT_ROWS = ("committed", "no beat search (main cb8752b)", "beat search, sum of the beats' weights",
+              "beat search, 6 draws", "fixed 32-frame stride", "varied stride on the code grid",
+              "off the grid, any advance 24-40", "settled 0.4", "boost 1.5")
 #: Settings scored on the held-out voices.
-HELDOUT_ROWS = ("fixed 32-frame stride", "varied stride on the code grid", "committed")
+HELDOUT_ROWS = ("no beat search (main cb8752b)", "committed")
 #: Rows beside the settings: the pipeline without the settling step.
-WITHOUT = {"without (fixed stride)": (None, GeneratorConfig(advances=(STRIDE,))),
-           "varied stride off the code grid, no settling": (None, GeneratorConfig())}
+_NO_SEARCH = BeatSearchConfig(candidates=1)
+WITHOUT = {"without (fixed stride)": (None, GeneratorConfig(advances=(STRIDE,), search=_NO_SEARCH)),
+           "varied stride off the code grid, no settling": (None, GeneratorConfig(search=_NO_SEARCH))}
 ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
 WRISTS = [representation.names().index(n) for n in ("left_wrist", "right_wrist")]
 ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
@@ -96,6 +102,11 @@ def setting(fields: dict) -> tuple:
     gen = GeneratorConfig()
     if "advances" in fields:
         gen = replace(gen, advances=tuple(fields.pop("advances")))
+    if "candidates" in fields:
+        gen = replace(gen, search=replace(gen.search, candidates=int(fields.pop("candidates"))))
+    for key in ("per_beat",):
+        if key in fields:
+            gen = replace(gen, search=replace(gen.search, **{key: fields.pop(key)}))
     return replace(RhythmConfig(), **fields), gen
 
 
@@ -316,6 +327,7 @@ def main(argv=None) -> int:
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--commands", action="store_true")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--rows", help="GRID names to score, separated by semicolons (default: all)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path, help="print the tables of an earlier --json and stop")
     a = ap.parse_args(argv)
@@ -327,11 +339,13 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     t0 = time.time()
     mean_speed, whole, _ = alignment_eval.real_reference(a.data)
-    settings = {k: setting(v) for k, v in GRID.items()}
+    names = a.rows.split(";") if a.rows else list(GRID)
+    settings = {k: setting(GRID[k]) for k in names}
     res = {"real_gain": whole.gain, "seeds": {"validation": a.seeds, "heldout": a.seeds},
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
            "date": time.strftime("%Y-%m-%d"),
-           "settings": {k: {**asdict(c), "advances": list(g.advances)} for k, (c, g) in settings.items()}}
+           "settings": {k: {**asdict(c), "advances": list(g.advances), **asdict(g.search)}
+                        for k, (c, g) in settings.items()}}
     val, held = alignment_eval.VALIDATION_VOICES, alignment_eval.HELDOUT_VOICES
     if a.ceiling:
         res["ceiling"] = ceiling(a.data, val, a.seeds, mean_speed)
@@ -339,9 +353,10 @@ def main(argv=None) -> int:
         res["grid"] = score(a.data, val, {**WITHOUT, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
     if a.short:
         res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT,
-                             {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS}}, a.seeds, mean_speed)
+                             {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS if k in settings}}, a.seeds, mean_speed)
     if a.heldout:
-        res["heldout"] = score(a.data, held, {**WITHOUT, **{k: settings[k] for k in HELDOUT_ROWS}}, a.seeds, mean_speed)
+        rows = {**WITHOUT, **{k: settings[k] for k in HELDOUT_ROWS if k in settings}}
+        res["heldout"] = score(a.data, held, rows, a.seeds, mean_speed)
     if a.commands:
         res["commands"] = commands(a.data, held, a.seeds, mean_speed)
     res["seconds"] = time.time() - t0

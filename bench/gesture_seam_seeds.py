@@ -4,10 +4,10 @@
 (by ±0.3 on a 4.3-s clip, where a 48-frame period fits twice), the standing
 skate by about ±0.008 cm/frame. This reads them over ``--seeds`` seeds per
 voice for the pipeline before the settling step (fixed 32-frame stride, no
-``speech_rhythm``: main 8d598ee), with the step and its windows on the latent
-code grid (``GeneratorConfig(STRIDES)``: main 8df7729) and today's (off the
-grid): the pipeline of ``gesture_from_features`` (neutral, amount 0.5), its
-first 30 s, the backend's SMPL-X positions (no rig). Per voice and version:
+``speech_rhythm``: main 8d598ee), with the step and the windows off the
+latent code grid but no beat search (main cb8752b) and today's (each
+window's draw picked for its beats, :mod:`.beat_search`): the pipeline of
+``gesture_from_features`` (neutral, amount 0.5), its first 30 s, the backend's SMPL-X positions (no rig). Per voice and version:
 the standing skate of the ankles (cm/frame), seam 48 and 32 of the upper body
 with their off-stride floors (mean ± standard error over seeds), the largest
 seam 48, and how many seeds read above 2.0 at 48 frames.
@@ -29,6 +29,7 @@ from rigmind.backend import paths
 from rigmind.backend.audio.features import speech_features
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import metrics, representation
+from rigmind.backend.gesture.beat_search import BeatSearchConfig
 from rigmind.backend.gesture.generate import FPS, STRIDES, GeneratorConfig, generate_from_features, get_model
 from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import settle_with_speech
@@ -38,9 +39,10 @@ from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_
 VOICES = tuple(f"speech_multilingual/{v}" for v in ("silero_de.wav", "silero_en.wav", "silero_es.wav",
                                                     "zh_aishell-BAC009S0724W0121.wav"))
 #: name → (settling step on, generator config)
-VERSIONS = {"before the step (8d598ee)": (False, GeneratorConfig((STRIDES[1],))),
-            "on the code grid (8df7729)": (True, GeneratorConfig(STRIDES)),
-            "off the grid (today)": (True, GeneratorConfig())}
+_NO_SEARCH = BeatSearchConfig(candidates=1)
+VERSIONS = {"before the step (8d598ee)": (False, GeneratorConfig((STRIDES[1],), _NO_SEARCH)),
+            "off the grid, no beat search (cb8752b)": (True, GeneratorConfig(search=_NO_SEARCH)),
+            "beat search (today)": (True, GeneratorConfig())}
 ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")]
 
 
