@@ -36,6 +36,10 @@ from . import representation
 from .speech_rhythm import onset_density
 
 
+#: Frames of the drawn take turned into positions at once.
+BLOCK_FRAMES = 2048
+
+
 @dataclass(frozen=True)
 class BeatSearchConfig:
     """``candidates``: latent draws tried per window (1: no search);
@@ -142,8 +146,18 @@ class BeatCritic:
             self.near_speech[take] = density[:total - lead] > 1e-3
             self.settle[take] = activity_weight(density, fps, RhythmConfig(), talking)[:total - lead]
             self.settle[lead + n:] = self.settle[lead + n - 1]
-        speed = self._speed(upper_body_positions(drawn), 0)
-        self.ref = np.maximum(speed[take].mean(axis=0), 1e-9)
+        self.ref = np.maximum(self._mean_speed(drawn, lead, lead + n), 1e-9)
+
+    def _mean_speed(self, poses: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """``[J]``: each upper-body joint's mean settled speed (m/frame) over
+        frames ``start + 1 .. stop`` of ``poses [total, POSE_DIM]``, a block
+        at a time (a 30-minute take's rotation matrices at once are GBs)."""
+        total, count = 0.0, 0
+        for a in range(start, max(stop - 1, start), BLOCK_FRAMES):
+            b = min(a + BLOCK_FRAMES + 1, stop)
+            speed = self._speed(upper_body_positions(poses[a:b]), a)
+            total, count = total + speed.sum(axis=0), count + len(speed)
+        return total / count if count else np.ones(len(representation.UPPER))
 
     def _speed(self, positions: np.ndarray, first: int) -> np.ndarray:
         """``[n - 1, J]`` m/frame at frames ``first + 1 ..``, scaled by the settling weight."""

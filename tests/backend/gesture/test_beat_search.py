@@ -120,3 +120,15 @@ def test_strict_minima_are_argrelextremas():
     rm, rj = argrelextrema(x, np.less, axis=0, order=7)
     keep = (rm >= 7) & (rm < 200 - 7)
     assert sorted(zip(m, j)) == sorted(zip(rm[keep], rj[keep]))
+
+
+def test_reference_speeds_of_a_long_take_are_read_a_block_at_a_time():
+    from rigmind.backend.gesture import beat_search
+
+    lead, n = 64, 2 * beat_search.BLOCK_FRAMES + 300
+    drawn = _poses(lead + n + 40, seed=2)
+    onsets = np.arange(0.5, n / FPS, 0.7)
+    critic = BeatCritic(onsets, np.ones(n, bool), drawn, lead=lead, fps=FPS)
+    p = upper_body_positions(drawn)
+    speed = np.linalg.norm(np.diff(p, axis=0), axis=-1) * critic.settle[1:, None]    # frame k + 1's step
+    np.testing.assert_allclose(critic.ref, speed[lead:lead + n - 1].mean(axis=0), rtol=1e-10)
