@@ -32,8 +32,8 @@ from functools import lru_cache
 import numpy as np
 
 from .. import rotations
-from . import representation
-from .speech_rhythm import onset_density
+from . import dims, latent_track, representation
+from .speech_rhythm import RhythmConfig, activity_weight, onset_density
 
 
 #: Frames of the drawn take turned into positions at once.
@@ -122,14 +122,13 @@ class BeatCritic:
     per take frame, ``drawn [total, POSE_DIM]`` the take as first drawn
     (poses, not normalised, the pre-roll first), ``lead`` frames of
     pre-roll, ``fps``. A speed minimum counts as a beat where the joint's
-    speed, scaled as the settling step will scale it, is above
+    speed, scaled as the settling step will scale it (its default
+    :class:`.speech_rhythm.RhythmConfig`), is above
     ``threshold`` × that joint's mean speed over the drawn take (beat
     consistency's gate, against the take's own speeds)."""
 
     def __init__(self, onset_times, talking, drawn: np.ndarray, *, lead: int, fps: float,
                  config: BeatSearchConfig = BeatSearchConfig()):
-        from .speech_rhythm import RhythmConfig, activity_weight
-
         talking = np.asarray(talking, bool)
         n, total = len(talking), len(drawn)
         density = onset_density(onset_times, n, fps, config.density_s)
@@ -150,8 +149,9 @@ class BeatCritic:
 
     def _mean_speed(self, poses: np.ndarray, start: int, stop: int) -> np.ndarray:
         """``[J]``: each upper-body joint's mean settled speed (m/frame) over
-        frames ``start + 1 .. stop`` of ``poses [total, POSE_DIM]``, a block
-        at a time (a 30-minute take's rotation matrices at once are GBs)."""
+        the steps from frame ``start`` to frame ``stop - 1`` of ``poses
+        [total, POSE_DIM]``, a block at a time (a 30-minute take's rotation
+        matrices at once are GBs)."""
         total, count = 0.0, 0
         for a in range(start, max(stop - 1, start), BLOCK_FRAMES):
             b = min(a + BLOCK_FRAMES + 1, stop)
@@ -177,7 +177,7 @@ class BeatCritic:
         order = self.config.order
         m, j = strict_minima(speed, order)
         f = first + m + 1
-        keep = (m >= order) & (m < len(speed) - order) & (f >= lo) & (f < hi) & (speed[m, j] > self.config.threshold)
+        keep = (f >= lo) & (f < hi) & (speed[m, j] > self.config.threshold)
         total, count = float(self.weight[f[keep]].sum()), int(keep.sum())
         return total / max(count, 1) if self.config.per_beat else total
 
@@ -189,8 +189,9 @@ class WindowSearch:
     pre-roll first), which sets the speeds a beat is measured against;
     ``scale [N + 2·TAPS]``: the spread each padded code is drawn with (as
     the take's own codes were); ``normalisation``: the model's pose mean
-    and standard deviation (``[POSE_DIM]`` each); ``seed``: the take's seed (the other draws come
-    from a generator of their own, so the take's own draws are unchanged)."""
+    and standard deviation (``[POSE_DIM]`` each); ``seed``: the take's
+    seed (the other draws come from a generator of their own, so the take's
+    own draws are unchanged)."""
 
     def __init__(self, config: BeatSearchConfig, onset_times, talking, drawn: np.ndarray, *, lead: int, fps: float,
                  scale: np.ndarray, seed: int, normalisation: tuple):
@@ -209,8 +210,6 @@ class WindowSearch:
         ``codes`` (padded ``[D, N + 2·TAPS]``, changed in place);
         ``decode(codes)`` decodes the window after the frames so far in
         ``out`` (normalised ``[D, total]``)."""
-        from . import dims, latent_track
-
         W, Cx, L, order = dims.WINDOW, dims.CONTEXT, dims.LATENT_STRIDE, self.config.order
         a, prev_end = int(starts[k]), int(starts[k - 1]) + W
         lo, hi = max(prev_end - order, a + Cx - 1), a + W - order
