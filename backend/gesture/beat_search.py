@@ -32,6 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import rotations
+from ..motion import world_matrices
 from . import dims, latent_track, representation
 from .speech_rhythm import RhythmConfig, activity_weight, onset_density
 
@@ -75,22 +76,15 @@ def strict_minima(x: np.ndarray, order: int) -> tuple:
 
 @lru_cache(maxsize=1)
 def _upper_chain() -> tuple:
-    """``(parents [B], offsets [B, 3], upper [13])``: the model's BODY joints'
-    parent indices within BODY, their rest offsets from the parent (metres,
-    Blender frame) and the indices of :data:`representation.UPPER` in BODY."""
+    """``(parents, offsets [B, 3], upper [13])``: the SMPL-X rest skeleton cut
+    to the model's BODY joints (BODY's order; every rest frame the
+    identity), their offsets from their parents (metres, Blender frame) and
+    the indices of :data:`representation.UPPER` in BODY."""
     from ..smplx_motion import smplx_rest_skeleton
 
-    sk = smplx_rest_skeleton()
-    body = representation.BODY
-    idx = [sk.names.index(b) for b in body]
-    rest = sk.rest_positions()
-    parents, offsets = [], []
-    for j in idx:
-        p = int(sk.parents[j])
-        parents.append(body.index(sk.names[p]) if p >= 0 else -1)
-        offsets.append(rest[j] - (rest[p] if p >= 0 else 0.0))
+    body = smplx_rest_skeleton().subset(representation.BODY)
     upper = np.array([body.index(n) for n in representation.UPPER])
-    return np.array(parents), np.asarray(offsets, np.float64), upper
+    return tuple(int(p) for p in body.parents), np.asarray(body.offsets, np.float64), upper
 
 
 def upper_body_positions(poses: np.ndarray) -> np.ndarray:
@@ -101,16 +95,9 @@ def upper_body_positions(poses: np.ndarray) -> np.ndarray:
     n = len(poses)
     mats = rotations.matrix_from_6d(np.asarray(poses[:, :representation.ROT_DIM], np.float64)
                                     .reshape(n, len(parents), 6))
-    world = np.empty_like(mats)
-    pos = np.empty((n, len(parents), 3))
-    for j, p in enumerate(parents):   # parents come before their children in BODY
-        if p < 0:
-            world[:, j] = mats[:, j]
-            pos[:, j] = poses[:, representation.ROOT_SLICE]
-        else:
-            world[:, j] = world[:, p] @ mats[:, j]
-            pos[:, j] = pos[:, p] + world[:, p] @ offsets[j]
-    return pos[:, upper]
+    local_t = np.repeat(offsets[None], n, axis=0)
+    local_t[:, 0] = poses[:, representation.ROOT_SLICE]
+    return world_matrices(parents, mats, local_t)[1][:, upper]
 
 
 class BeatCritic:
@@ -217,6 +204,7 @@ class WindowSearch:
         first, last = -(-prev_end // L), -(-(a + W) // L)
         fresh = np.arange(first, last) + latent_track.TAPS
         fresh = fresh[fresh < codes.shape[1]]
+        # Drawn for every window, searched or not, so a window's draws do not depend on the earlier ones'.
         draws = self.rng.standard_normal((self.config.candidates - 1, codes.shape[0], len(fresh))).astype(np.float32)
         if len(fresh) == 0 or hi <= lo or not self.critic.worth_searching(lo, hi):
             return decode(codes)
