@@ -97,16 +97,15 @@ ANKLES = [representation.names().index(n) for n in ("left_ankle", "right_ankle")
 
 
 def setting(fields: dict) -> tuple:
-    """GRID entry → ``(RhythmConfig, GeneratorConfig)``."""
+    """GRID entry → ``(RhythmConfig, GeneratorConfig)`` (``advances``, and the
+    beat search's ``candidates`` and ``per_beat``, go to the generator)."""
     fields = dict(fields)
     gen = GeneratorConfig()
     if "advances" in fields:
         gen = replace(gen, advances=tuple(fields.pop("advances")))
-    if "candidates" in fields:
-        gen = replace(gen, search=replace(gen.search, candidates=int(fields.pop("candidates"))))
-    for key in ("per_beat",):
-        if key in fields:
-            gen = replace(gen, search=replace(gen.search, **{key: fields.pop(key)}))
+    search = {k: fields.pop(k) for k in ("candidates", "per_beat") if k in fields}
+    if search:
+        gen = replace(gen, search=replace(gen.search, **search))
     return replace(RhythmConfig(), **fields), gen
 
 
@@ -352,8 +351,8 @@ def main(argv=None) -> int:
     if a.grid:
         res["grid"] = score(a.data, val, {**WITHOUT, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
     if a.short:
-        res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT,
-                             {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS if k in settings}}, a.seeds, mean_speed)
+        rows = {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS if k in settings}}
+        res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT, rows, a.seeds, mean_speed)
     if a.heldout:
         rows = {**WITHOUT, **{k: settings[k] for k in HELDOUT_ROWS if k in settings}}
         res["heldout"] = score(a.data, held, rows, a.seeds, mean_speed)

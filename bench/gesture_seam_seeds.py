@@ -7,8 +7,8 @@ voice for the pipeline before the settling step (fixed 32-frame stride, no
 ``speech_rhythm``: main 8d598ee), with the step and the windows off the
 latent code grid but no beat search (main cb8752b) and today's (each
 window's draw picked for its beats, :mod:`.beat_search`): the pipeline of
-``gesture_from_features`` (neutral, amount 0.5), its first 30 s, the backend's SMPL-X positions (no rig). Per voice and version:
-the standing skate of the ankles (cm/frame), seam 48 and 32 of the upper body
+``gesture_from_features`` (neutral, amount 0.5), its first 30 s, the
+backend's SMPL-X positions (no rig). Per voice and version: the standing skate of the ankles (cm/frame), seam 48 and 32 of the upper body
 with their off-stride floors (mean ± standard error over seeds), the largest
 seam 48, and how many seeds read above 2.0 at 48 frames.
 
