@@ -308,10 +308,11 @@ def markdown(res: dict) -> str:
                   + " | | | |", ""]
     if res.get("settings"):
         default = res["settings"]["committed"]
+        others = {k: c for k, c in res["settings"].items() if k != "committed"}
         lines += ["Committed settings (`RhythmConfig()`): " + ", ".join(f"{k} = {v}" for k, v in default.items()) + ".",
-                  "", "The others differ in: " + "; ".join(
+                  "", ("The others differ in: " + "; ".join(
                       f"`{k}`: " + ", ".join(f"{f} = {x}" for f, x in c.items() if x != default.get(f))
-                      for k, c in res["settings"].items() if k != "committed") + ". Rows without the settling "
+                      for k, c in others.items()) + ". " if others else "") + "Rows without the settling "
                   "step: the same pipeline with `speech_rhythm` left out, at the fixed 32-frame stride (the pipeline "
                   "before the step) or the varied window advances.", ""]
     return "\n".join(lines)
