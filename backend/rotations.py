@@ -272,7 +272,15 @@ def to_6d(q: np.ndarray) -> np.ndarray:
 
 
 def from_6d(d6: np.ndarray) -> np.ndarray:
-    return from_matrix(matrix_from_6d(d6))
+    """``[..., 6]`` -> unit quaternions ``[..., 4]`` (``w >= 0``). Gram-Schmidt
+    already gives a rotation, so the SVD of :func:`from_matrix` is kept for
+    the degenerate inputs only (a zero column, or two parallel ones)."""
+    m = matrix_from_6d(d6)
+    q = from_orthonormal_matrix(m)
+    bad = ~(np.abs(np.linalg.det(m) - 1.0) < 1e-6)
+    if np.any(bad):
+        q[bad] = from_matrix(m[bad])
+    return q
 
 
 # --- Euler --------------------------------------------------------------------

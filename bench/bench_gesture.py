@@ -29,6 +29,7 @@ import soundfile as sf  # noqa: E402
 import torch  # noqa: E402
 
 from bench_rig import load_bench_rig  # noqa: E402
+from rigmind.backend import paths  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -93,7 +94,7 @@ def rss_10min(wav: Path) -> dict:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--data", type=Path, default=paths.data_dir(), help="the shared data ($RIGMIND_DATA, else ../shared/data)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     tmp = Path(tempfile.mkdtemp())

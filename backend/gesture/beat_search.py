@@ -195,8 +195,8 @@ class WindowSearch:
         """Window ``k``'s new frames ``[D, W - CONTEXT]`` from the best of
         ``candidates`` draws of its newest codes, which are left in
         ``codes`` (padded ``[D, N + 2·TAPS]``, changed in place);
-        ``decode(codes)`` decodes the window after the frames so far in
-        ``out`` (normalised ``[D, total]``)."""
+        ``decode([codes, ...])`` decodes the window from each set of codes
+        after the frames so far in ``out`` (normalised ``[D, total]``)."""
         W, Cx, L, order = dims.WINDOW, dims.CONTEXT, dims.LATENT_STRIDE, self.config.order
         a, prev_end = int(starts[k]), int(starts[k - 1]) + W
         lo, hi = max(prev_end - order, a + Cx - 1), a + W - order
@@ -207,17 +207,17 @@ class WindowSearch:
         # Drawn for every window, searched or not, so a window's draws do not depend on the earlier ones'.
         draws = self.rng.standard_normal((self.config.candidates - 1, codes.shape[0], len(fresh))).astype(np.float32)
         if len(fresh) == 0 or hi <= lo or not self.critic.worth_searching(lo, hi):
-            return decode(codes)
-        own = codes[:, fresh].copy()
+            return decode([codes])[0]
+        trials = [codes[:, fresh].copy()] + [d * self.scale[fresh][None, :] for d in draws]
+        variants = []
+        for trial in trials:
+            variant = codes.copy()
+            variant[:, fresh] = trial
+            variants.append(variant)
+        news = decode(variants)
         head = out[:, a + Cx - order - 1:a + Cx]          # frames before the new ones, for the minima's context
-        best, best_score, best_codes = None, -np.inf, own
-        for c in range(self.config.candidates):
-            trial = own if c == 0 else draws[c - 1] * self.scale[fresh][None, :]
-            codes[:, fresh] = trial
-            new = decode(codes)
-            positions = upper_body_positions(self._poses(np.concatenate([head, new], axis=1)))
-            s = self.critic.score(positions, a + Cx - order - 1, lo, hi)
-            if s > best_score:
-                best, best_score, best_codes = new, s, trial
-        codes[:, fresh] = best_codes
-        return best
+        scores = [self.critic.score(upper_body_positions(self._poses(np.concatenate([head, new], axis=1))),
+                                    a + Cx - order - 1, lo, hi) for new in news]
+        best = int(np.argmax(scores))                       # the first of equals, the take's own draw first
+        codes[:, fresh] = trials[best]
+        return news[best]

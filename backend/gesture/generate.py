@@ -10,6 +10,8 @@ seed and amount give the same motion.
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -64,6 +66,10 @@ class _TorchDecoder:
             y = self.net.decode(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (z, context, mask, finger_flag, cond)))
         return y.numpy()
 
+    def many(self, inputs) -> list:
+        """Each of ``inputs`` (argument tuples of a call) decoded, in order."""
+        return [self(*args) for args in inputs]
+
 
 class _OrtDecoder:
     """The exported decoder (``models/gesture.onnx``) in ONNX Runtime."""
@@ -73,12 +79,40 @@ class _OrtDecoder:
     def __init__(self, path, threads: int = 2):
         from ..model_files.loading import onnx_session
 
-        self.session = onnx_session(path, "gesture model", threads=threads)
+        self.path, self.threads = path, threads
+        # Generation runs the decoder ~5 times per window, back to back, alone in the process.
+        self.session = onnx_session(path, "gesture model", threads=threads, spin_within_runs=True)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map)
+        self._lanes = None
+        self._lane = threading.local()
 
     def __call__(self, z, context, mask, finger_flag, cond) -> np.ndarray:
-        feeds = {"z": z, "context": context, "mask": mask, "finger_flag": finger_flag, "cond": cond}
-        return self.session.run(None, {k: np.ascontiguousarray(v, np.float32) for k, v in feeds.items()})[0]
+        return self._run(self.session, (z, context, mask, finger_flag, cond))
+
+    @staticmethod
+    def _run(session, args) -> np.ndarray:
+        feeds = dict(zip(("z", "context", "mask", "finger_flag", "cond"), args))
+        return session.run(None, {k: np.ascontiguousarray(v, np.float32) for k, v in feeds.items()})[0]
+
+    def _lane_run(self, args) -> np.ndarray:
+        from ..model_files.loading import onnx_session
+
+        if getattr(self._lane, "session", None) is None:
+            self._lane.session = onnx_session(self.path, "gesture model", threads=1)
+        return self._run(self._lane.session, args)
+
+    def many(self, inputs) -> list:
+        """Each of ``inputs`` (argument tuples of a call) decoded, in order,
+        side by side on ``threads`` one-thread sessions: a window's candidate
+        draws are independent, and one small window keeps two threads of one
+        session busy only ~70 % of a run (bench/results/gesture.md). The
+        numbers are the main session's (its threads split the outputs, not
+        the sums)."""
+        if len(inputs) < 2 or self.threads < 2:
+            return [self(*args) for args in inputs]
+        if self._lanes is None:
+            self._lanes = ThreadPoolExecutor(self.threads, thread_name_prefix="rigmind-gesture-decoder")
+        return list(self._lanes.map(self._lane_run, inputs))
 
 
 @dataclass
@@ -304,19 +338,23 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
     mask[..., :Cx] = 1
     fflag = np.ones((1, 1, W), np.float32)
 
-    def decoded(k, out, codes):
-        """Window ``k``'s new frames ``[D, W - Cx]`` from ``codes``, joined to the frames of ``out`` before them."""
+    def decoded(k, out, variants):
+        """Window ``k``'s new frames ``[D, W - Cx]`` from each of ``variants`` (padded
+        codes, ``[D_z, N]`` each), joined to the frames of ``out`` before them."""
         a = int(starts[k])
         ctx = np.zeros((1, representation.POSE_DIM, W), np.float32)
         ctx[0, :, :Cx] = out[:, a:a + Cx]
-        z = latent_track.read_codes(codes, a, W // L, L)[None]
-        y = model.net(z, ctx, mask, fflag, cond[None, :, a:a + W])
-        new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:])
-        if k > 0:
-            n_old = int(starts[k - 1]) + W - (a + Cx)    # frames the previous window decoded too
-            fade = _crossfade(n_old)[None, :]
-            new[:, :n_old] = (1 - fade) * out[:, a + Cx:a + Cx + n_old] + fade * new[:, :n_old]
-        return new
+        ys = model.net.many([(latent_track.read_codes(codes, a, W // L, L)[None], ctx, mask, fflag,
+                              cond[None, :, a:a + W]) for codes in variants])
+        news = []
+        for y in ys:
+            new = _inertialize(out[:, a + Cx - 2:a + Cx], y[0, :, Cx:])
+            if k > 0:
+                n_old = int(starts[k - 1]) + W - (a + Cx)    # frames the previous window decoded too
+                fade = _crossfade(n_old)[None, :]
+                new[:, :n_old] = (1 - fade) * out[:, a + Cx:a + Cx + n_old] + fade * new[:, :n_old]
+            news.append(new)
+        return news
 
     passes = 2 if config.search.candidates > 1 else 1
 
@@ -331,7 +369,7 @@ def generate_from_features(model: GestureModel, feats, *, amount: float = 0.5, s
             if search is not None and k > 0:
                 out[:, a + Cx:a + W] = search.best_window(partial(decoded, k, out), k, starts, codes, out)
             else:
-                out[:, a + Cx:a + W] = decoded(k, out, codes)
+                out[:, a + Cx:a + W] = decoded(k, out, [codes])[0]
             if progress:
                 progress(done + k + 1, passes * n_win)
             if cancelled and cancelled():

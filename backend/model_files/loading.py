@@ -80,11 +80,15 @@ def fitting(path, what: str = "model"):
                              f"use {what} weights written by this version of RigMind") from None
 
 
-def onnx_session(path, what: str = "model", options=None, threads: int = 2):
+def onnx_session(path, what: str = "model", options=None, threads: int = 2, *, spin_within_runs: bool = False):
     """An ONNX Runtime CPU session for ``path`` after :func:`verify`;
     ``options`` (an ``ort.SessionOptions``) or, by default, ``threads``
     intra-op threads whose idle workers sleep instead of spinning (the
-    process goes on with other work on the same cores)."""
+    process goes on with other work on the same cores). With
+    ``spin_within_runs`` the workers spin between the operators of one run
+    and stop when it ends: for a model run many times in a row on small
+    inputs, where waking the workers for each operator is a fair share of
+    a run, with nothing else of the process running beside it."""
     import onnxruntime as ort
 
     path = verify(path)
@@ -92,7 +96,9 @@ def onnx_session(path, what: str = "model", options=None, threads: int = 2):
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin_within_runs else "0")
+        if spin_within_runs:
+            options.add_session_config_entry("session.force_spinning_stop", "1")
     try:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except FileNotFoundError:

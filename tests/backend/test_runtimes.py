@@ -52,6 +52,26 @@ def test_gesture_onnx_matches_torch(speech_wav):
     assert np.abs(a - b).max() < 1e-4
 
 
+def test_gesture_candidates_side_by_side_match_one_by_one():
+    """The beat search decodes a window's candidate draws side by side on
+    one-thread sessions; each comes out exactly as the main session gives it."""
+    from rigmind.backend.gesture import dims
+    from rigmind.backend.gesture.generate import GestureModel
+    from rigmind.backend.gesture.representation import POSE_DIM
+
+    net = GestureModel.load(runtime="onnxruntime").net
+    rng = np.random.default_rng(0)
+    W = dims.WINDOW
+    ones = np.ones((1, 1, W), np.float32)
+    inputs = [(rng.standard_normal((1, dims.LATENT, W // dims.LATENT_STRIDE)).astype(np.float32),
+               rng.standard_normal((1, POSE_DIM, W)).astype(np.float32), ones, ones,
+               rng.standard_normal((1, dims.COND_DIM, W)).astype(np.float32)) for _ in range(5)]
+    side_by_side = net.many(inputs)
+    assert len(side_by_side) == len(inputs)
+    for args, y in zip(inputs, side_by_side):
+        assert np.array_equal(net(*args), y)
+
+
 @pytest.mark.skipif(not (MODELS / "face.pt").is_file(), reason="no trained face weights")
 def test_face_onnx_matches_torch(speech_wav):
     from rigmind.backend.audio import load_audio
