@@ -176,6 +176,16 @@ def test_6d_round_trip():
     np.testing.assert_allclose(mm[:, :, 0], a, atol=1e-12)
 
 
+def test_from_6d_without_svd_matches_the_svd_path_and_keeps_degenerate_input_finite():
+    d6 = np.random.default_rng(19).normal(size=(N, 6))
+    d6[0] = 0.0                      # both columns zero
+    d6[1, 3:] = 2.0 * d6[1, :3]      # parallel columns
+    q = rotations.from_6d(d6)
+    assert q.shape == (N, 4) and np.all(np.isfinite(q))
+    np.testing.assert_allclose(np.linalg.norm(q, axis=-1), 1.0, atol=1e-12)
+    assert_same_rotation(q, rotations.from_matrix(rotations.matrix_from_6d(d6)), atol=1e-12)
+
+
 def test_make_continuous():
     rng = np.random.default_rng(18)
     # a smooth path of rotations with random sign flips on top
