@@ -34,6 +34,7 @@ import numpy as np
 from .. import rotations
 from ..motion import world_matrices
 from . import dims, latent_track, representation
+from .controls import extrema_mask
 from .speech_rhythm import RhythmConfig, activity_weight, onset_density
 
 
@@ -61,14 +62,13 @@ class BeatSearchConfig:
 
 def strict_minima(x: np.ndarray, order: int) -> tuple:
     """``(frames, joints)`` of the entries of ``x [n, J]`` lower than every
-    other within ``order`` frames on each side (``scipy.signal.argrelextrema``
-    with ``np.less``, as beat consistency finds beats; the first and last
-    ``order`` frames, which lack a side, are never minima). NumPy alone:
-    importing ``scipy.signal`` costs a command about 0.4 s."""
-    ok = np.ones(x.shape, bool)
-    for k in range(1, order + 1):
-        ok[k:] &= x[k:] < x[:-k]
-        ok[:-k] &= x[:-k] < x[k:]
+    other within ``order`` frames on each side (:func:`.controls.extrema_mask`
+    with ``np.less``, the test beat consistency finds beats with), among the
+    frames that have ``order`` neighbours on both sides: a window's frames
+    past its ends are unknown, not absent, so a frame near an end is never
+    taken for a minimum (``argrelextrema``, which clips, would take it
+    against the end frame)."""
+    ok = extrema_mask(x, np.less, order)
     ok[:order] = False
     ok[len(x) - order:] = False
     return np.nonzero(ok)

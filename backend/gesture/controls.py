@@ -42,18 +42,25 @@ def upper_body_speed(positions: np.ndarray, fps: float) -> np.ndarray:
     return np.linalg.norm(v, axis=-1).mean(axis=1)
 
 
-def relative_extrema(x: np.ndarray, comparator, order: int = 1) -> np.ndarray:
-    """Indices ``i`` where ``comparator(x[i], x[i ± k])`` holds for k = 1..order,
-    neighbours clipped at the ends: ``scipy.signal.argrelextrema(x,
-    comparator, order=order)[0]`` without importing scipy.signal (~1 s)."""
+def extrema_mask(x: np.ndarray, comparator, order: int = 1) -> np.ndarray:
+    """``[n, ...]`` bool: where ``comparator(x[i], x[i ± k])`` holds for k =
+    1..order along the first axis of ``x [n, ...]``, neighbours clipped at
+    the ends (``scipy.signal.argrelextrema``'s test, without importing
+    scipy.signal, ~1 s)."""
     x = np.asarray(x)
     n = len(x)
     idx = np.arange(n)
-    keep = np.ones(n, bool)
+    keep = np.ones(x.shape, bool)
     for k in range(1, order + 1):
         keep &= comparator(x, x[np.minimum(idx + k, n - 1)])
         keep &= comparator(x, x[np.maximum(idx - k, 0)])
-    return np.nonzero(keep)[0]
+    return keep
+
+
+def relative_extrema(x: np.ndarray, comparator, order: int = 1) -> np.ndarray:
+    """Indices ``i`` of ``x [n]`` where :func:`extrema_mask` holds:
+    ``scipy.signal.argrelextrema(x, comparator, order=order)[0]``."""
+    return np.nonzero(extrema_mask(x, comparator, order))[0]
 
 
 def motion_beat_frames(positions: np.ndarray, fps: float) -> np.ndarray:

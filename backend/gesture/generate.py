@@ -104,8 +104,9 @@ class _OrtDecoder:
     def many(self, inputs) -> list:
         """Each of ``inputs`` (argument tuples of a call) decoded, in order,
         side by side on ``threads`` one-thread sessions: a window's candidate
-        draws are independent, and one small window keeps two threads of one
-        session busy only ~70 % of a run (bench/results/gesture.md). The
+        draws are independent, and one small window does not keep two
+        threads of one session busy (four windows took 5.1 ms this way
+        against 7.0 ms one after another; bench/results/gesture.md). The
         numbers are the main session's (its threads split the outputs, not
         the sums)."""
         if len(inputs) < 2 or self.threads < 2:
