@@ -42,10 +42,8 @@ SECONDS = 60
 
 def features_60s(data: Path):
     """The BEAT2 speech-only take 2_scott_0_2_2's first 60 s as speech features."""
-    feats = speech_features(load_audio(data / "beat2_speech_gesture_sample" / "2_scott_0_2_2.wav"), FPS)
-    n = int(SECONDS * FPS)
-    cut = {k: getattr(feats, k)[:n] for k in ("logmel", "onset", "energy", "pitch", "voiced", "speech")}
-    return dataclasses.replace(feats, **cut, onset_times=feats.onset_times[feats.onset_times < SECONDS])
+    clip = load_audio(data / "beat2_speech_gesture_sample" / "2_scott_0_2_2.wav")
+    return speech_features(dataclasses.replace(clip, samples=clip.samples[:SECONDS * clip.sample_rate]), FPS)
 
 
 def main(argv=None) -> int:

@@ -39,21 +39,18 @@ from rigmind.backend.gesture.viewer_metrics import off_stride_periodicity, seam_
 HOP_S = 1.0
 
 
-def clip_seconds(data: Path, voice: str) -> float:
-    """Length (s) of the held-out clip ``voice``, at most the real take's usable 60 s."""
-    clip = load_audio(data / voice)
-    return min(len(clip.samples) / float(clip.sample_rate), 60.0)
-
-
-def stretches(data: Path, seconds: float) -> dict:
-    """Gains and seam readings of the real take's stretches of ``seconds``
-    starting every ``HOP_S`` seconds: ``{"gains": [...], "seam48": [...],
-    "seam48_floor": [...], "seam32": [...], "seam32_floor": [...]}``."""
+def real_take(data: Path) -> tuple:
+    """The real capture: ``(positions [T, 55, 3] m, its AudioClip)``."""
     take = dataset.load_paired_take(data / (alignment_eval.REAL_TAKE + ".npz"),
                                     data / (alignment_eval.REAL_TAKE + ".wav"))
-    pos = dataset.positions(take.rot, take.root)
-    mean_speed = metrics.mean_joint_speed(pos, dataset.FPS)
-    clip = load_audio(take.audio)
+    return dataset.positions(take.rot, take.root), load_audio(take.audio)
+
+
+def stretches(pos: np.ndarray, clip, mean_speed: np.ndarray, seconds: float) -> dict:
+    """Gains and seam readings of the real take's (``pos``, ``clip``)
+    stretches of ``seconds`` starting every ``HOP_S`` seconds, joint speeds
+    ÷ ``mean_speed [55]``: ``{"gains": [...], "seam48": [...],
+    "seam48_floor": [...], "seam32": [...], "seam32_floor": [...]}``."""
     sr, fps = clip.sample_rate, dataset.FPS
     n = int(round(seconds * fps))
     out = {k: [] for k in ("gains", "seam48", "seam48_floor", "seam32", "seam32_floor")}
@@ -87,13 +84,16 @@ def _stats(x) -> dict:
 
 def run(data: Path, generated: Path) -> dict:
     gen = generated_gains(generated)
-    real = alignment_eval.real_reference(data)[1].gain
+    mean_speed, whole, _ = alignment_eval.real_reference(data)
+    real = whole.gain
+    pos, clip = real_take(data)
     rows = {}
     for voice in alignment_eval.HELDOUT_VOICES:
-        secs = round(clip_seconds(data, voice), 2)
+        # At most the real take's usable 60 s.
+        secs = round(min(load_audio(data / voice).seconds, 60.0), 2)
         key = f"{secs:.2f}"
         if key not in rows:
-            s = stretches(data, secs)
+            s = stretches(pos, clip, mean_speed, secs)
             g = np.asarray([v for v in s["gains"] if np.isfinite(v)])
             rows[key] = {"seconds": secs, "voices": [], "gain": _stats(g),
                          "at_or_above_real": int((g >= real).sum()),
