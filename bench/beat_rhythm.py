@@ -19,7 +19,15 @@ speech's onset density is in the take's lowest quantiles. This script:
 - ``--heldout``: the committed setting and the pipeline without it on the
   held-out voices (never tuned on), scored once;
 - ``--commands``: whole ``rigmind gesture --audio V --out X.npz --seed S``
-  processes on the held-out voices, the file scored.
+  processes on the held-out voices, the file scored;
+- ``--pulse-dip``: does the model slow down on the beat pulses it is given?
+  The upper body's mean speed on the pulse frames ÷ its mean speed while
+  talking (validation voices, the decoded take without the beat search),
+  beside the real capture's on its own motion-beat pulses (how the model is
+  trained) and on pulses picked from its speech (how it is driven);
+- ``--model PATH``: every row with that gesture model (a retrained one)
+  instead of the committed ``models/gesture``; ``--skip-without`` leaves out
+  the rows without the settling step.
 
 Gain: :func:`rigmind.backend.gesture.alignment.alignment_gain` (BC ÷ the
 mean BC of the same motion shifted ±1 … ±4 s), joint speeds ÷ the real BEAT2
@@ -89,6 +97,7 @@ SHORT_ROWS = ("committed", "no beat search (main cb8752b)", "beat search, sum of
 HELDOUT_ROWS = ("no beat search (main cb8752b)", "committed")
 #: Rows beside the settings: the pipeline without the settling step.
 _NO_SEARCH = BeatSearchConfig(candidates=1)
+_NO_SEARCH_GENERATOR = GeneratorConfig(search=_NO_SEARCH)
 WITHOUT = {"without (fixed stride)": (None, GeneratorConfig(advances=(STRIDE,), search=_NO_SEARCH)),
            "varied stride off the code grid, no settling": (None, GeneratorConfig(search=_NO_SEARCH))}
 ARMS = [representation.names().index(n) for n in ("left_elbow", "right_elbow", "left_wrist", "right_wrist")]
@@ -164,6 +173,35 @@ def score(data: Path, voices, settings: dict, seeds: int, mean_speed, speaker=No
             r["fd"] = float(np.mean([motion_encoder.frechet_motion_distance(speaker["encoder"], ps, speaker["motion"],
                                                                             stride=2) for ps in fd.values()]))
     return out
+
+
+def pulse_dip(data: Path, voices, seeds: int) -> dict:
+    """``{"generated": mean over voices and seeds, "real_own": .., "real_speech": ..}``:
+    upper-body speed (mean of the 13 joints) weighted by the beat pulses while
+    talking ÷ its mean while talking (below 1: the body slows on the pulses)."""
+    from rigmind.backend.gesture import controls, dataset
+
+    def dip(positions, pulse, talking):
+        speed = metrics.joint_speed(positions, FPS)[:, list(metrics.UPPER_BODY)].mean(axis=1)
+        n = min(len(speed), len(pulse), len(talking))
+        s, w = np.asarray(talking[:n], np.float64), np.asarray(pulse[:n], np.float64) * talking[:n]
+        return float((speed[:n] * w).sum() / max(w.sum(), 1e-9) / ((speed[:n] * s).sum() / max(s.sum(), 1e-9)))
+
+    model = get_model()
+    gen = []
+    for v in voices:
+        feats = speech_features(load_audio(data / v), FPS)
+        for seed in range(seeds):
+            poses, pulse, _, speech = generate_from_features(model, feats, seed=seed, config=_NO_SEARCH_GENERATOR)
+            gen.append(dip(representation.decode(poses, FPS, model.finger_basis).world_positions(), pulse, speech))
+    take = dataset.load_paired_take(data / (alignment_eval.REAL_TAKE + ".npz"), data / (alignment_eval.REAL_TAKE + ".wav"))
+    p = dataset.positions(take.rot, take.root)
+    feats = speech_features(load_audio(take.audio), FPS)
+    own = controls.pulses(controls.motion_beat_frames(p, FPS), len(p))
+    heard = controls.pulses(controls.select_onsets(feats.onset, feats.speech, FPS, model.beat_rate,
+                                                   np.random.default_rng(0)), len(p))
+    return {"generated": float(np.mean(gen)), "real_own": dip(p, own, feats.speech),
+            "real_speech": dip(p, heard, feats.speech)}
 
 
 def speaker_reference(data: Path) -> dict:
@@ -242,7 +280,8 @@ def _standard_errors(gains: dict, voices, name: str, extra: str = "") -> str:
 
 def markdown(res: dict) -> str:
     real = res["real_gain"]
-    lines = [f"Machine: {res['machine']}; date {res['date']}; {res['seconds']:.0f} s. "
+    lines = [f"Model: `{res.get('model', 'models/gesture')}`. Machine: {res['machine']}; date {res['date']}; "
+             f"{res['seconds']:.0f} s. "
              f"Real BEAT2 capture on its own audio: **{real:.3f}**.", ""]
     for key, title, seeds in (("ceiling", "Why: the pipeline's own beats, and with the sparsest quarter's dropped "
                                "(validation voices)", "validation"),
@@ -306,15 +345,23 @@ def markdown(res: dict) -> str:
                   _standard_errors({v: c[v]["gains"] for v in voices}, voices, "± standard error over seeds"),
                   "| wall s (process start to file) | " + " | ".join(f"{np.mean(c[v]['wall_s']):.1f}" for v in voices)
                   + " | | | |", ""]
+    dip = res.get("pulse_dip")
+    if dip:
+        lines += ["**Does the body slow on its beat pulses?** Upper-body speed on the pulse frames ÷ its mean while "
+                  f"talking (below 1: it slows on them); model `{res.get('model', 'models/gesture')}`:", "",
+                  "| generated (validation voices, no beat search) | real capture, its own motion-beat pulses | "
+                  "real capture, pulses picked from its speech |", "|---|---|---|",
+                  f"| {dip['generated']:.3f} | {dip['real_own']:.3f} | {dip['real_speech']:.3f} |", ""]
     if res.get("settings"):
         default = res["settings"]["committed"]
         others = {k: c for k, c in res["settings"].items() if k != "committed"}
         lines += ["Committed settings (`RhythmConfig()`): " + ", ".join(f"{k} = {v}" for k, v in default.items()) + ".",
                   "", ("The others differ in: " + "; ".join(
                       f"`{k}`: " + ", ".join(f"{f} = {x}" for f, x in c.items() if x != default.get(f))
-                      for k, c in others.items()) + ". " if others else "") + "Rows without the settling "
+                      for k, c in others.items()) + ". " if others else "") + ("Rows without the settling "
                   "step: the same pipeline with `speech_rhythm` left out, at the fixed 32-frame stride (the pipeline "
-                  "before the step) or the varied window advances.", ""]
+                  "before the step) or the varied window advances." if any(
+                      k in res.get(b, {}) for b in ("grid", "short", "heldout") for k in WITHOUT) else ""), ""]
     return "\n".join(lines)
 
 
@@ -326,6 +373,9 @@ def main(argv=None) -> int:
     ap.add_argument("--short", action="store_true")
     ap.add_argument("--heldout", action="store_true")
     ap.add_argument("--commands", action="store_true")
+    ap.add_argument("--pulse-dip", action="store_true")
+    ap.add_argument("--model", type=Path, help="a gesture checkpoint to score instead of the committed one")
+    ap.add_argument("--skip-without", action="store_true", help="leave out the rows without the settling step")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--rows", help="GRID names to score, separated by semicolons (default: all)")
     ap.add_argument("--json", type=Path)
@@ -337,11 +387,17 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(1)
+    if a.model:
+        from rigmind.backend.gesture.generate import GestureModel
+
+        chosen = GestureModel.load(a.model)
+        globals()["get_model"] = lambda: chosen
+    without = {} if a.skip_without else WITHOUT
     t0 = time.time()
     mean_speed, whole, _ = alignment_eval.real_reference(a.data)
     names = a.rows.split(";") if a.rows else list(GRID)
     settings = {k: setting(GRID[k]) for k in names}
-    res = {"real_gain": whole.gain, "seeds": {"validation": a.seeds, "heldout": a.seeds},
+    res = {"real_gain": whole.gain, "model": str(a.model or "models/gesture"), "seeds": {"validation": a.seeds, "heldout": a.seeds},
            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
            "date": time.strftime("%Y-%m-%d"),
            "settings": {k: {**asdict(c), "advances": list(g.advances), **asdict(g.search)}
@@ -350,13 +406,15 @@ def main(argv=None) -> int:
     if a.ceiling:
         res["ceiling"] = ceiling(a.data, val, a.seeds, mean_speed)
     if a.grid:
-        res["grid"] = score(a.data, val, {**WITHOUT, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
+        res["grid"] = score(a.data, val, {**without, **settings}, a.seeds, mean_speed, speaker_reference(a.data))
     if a.short:
-        rows = {**WITHOUT, **{k: settings[k] for k in SHORT_ROWS if k in settings}}
+        rows = {**without, **{k: settings[k] for k in SHORT_ROWS if k in settings}}
         res["short"] = score(a.data, alignment_eval.VALIDATION_SHORT, rows, a.seeds, mean_speed)
     if a.heldout:
-        rows = {**WITHOUT, **{k: settings[k] for k in HELDOUT_ROWS if k in settings}}
+        rows = {**without, **{k: settings[k] for k in HELDOUT_ROWS if k in settings}}
         res["heldout"] = score(a.data, held, rows, a.seeds, mean_speed)
+    if a.pulse_dip:
+        res["pulse_dip"] = pulse_dip(a.data, val, a.seeds)
     if a.commands:
         res["commands"] = commands(a.data, held, a.seeds, mean_speed)
     res["seconds"] = time.time() - t0

@@ -77,8 +77,10 @@ class GestureVAE(nn.Module):
         # Known frames pass through: the window continues its context exactly.
         return out * (1 - mask) + context * mask
 
-    def forward(self, poses, context, mask, finger_flag, cond, prior_share: float = 0.0):
-        mu, logvar = self.encode(poses, cond)
+    def forward(self, poses, context, mask, finger_flag, cond, prior_share: float = 0.0, encoder_view=None):
+        """``encoder_view``: what the posterior reads instead of ``poses`` (same
+        shape; training's time-jittered copy, :func:`.train.time_jittered`)."""
+        mu, logvar = self.encode(poses if encoder_view is None else encoder_view, cond)
         z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
         if prior_share > 0:
             # Latent dropout: some windows get a code from the prior, so the

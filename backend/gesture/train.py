@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from .. import rotations
+from ..filters import gaussian_filter1d
 from . import controls
 from . import dataset
 from . import model as cvae
@@ -245,11 +246,26 @@ def beat_loss(model, batch, std, share: float, accel_weight: float = 0.0):
     return dip + energy + accel_weight * jolt, parts
 
 
-def loss_fn(model, batch, beta, prior_share: float = 0.0):
+def time_jittered(P: np.ndarray, frames: float, rng) -> np.ndarray:
+    """Windows ``P [B, D, W]`` each read at times ``t + d(t)``: ``d`` a smooth
+    random offset (Gaussian noise smoothed over σ 6 frames, scaled to an SD
+    of ``frames``), linear between frames, clamped to the window."""
+    B, _, W = P.shape
+    d = gaussian_filter1d(rng.standard_normal((B, W)), 6.0, axis=1)
+    d *= frames / np.maximum(d.std(axis=1, keepdims=True), 1e-9)
+    src = np.clip(np.arange(W)[None] + d, 0, W - 1)
+    i0 = np.floor(src).astype(int)
+    i1 = np.minimum(i0 + 1, W - 1)
+    u = (src - i0)[:, None, :].astype(np.float32)
+    take = lambda i: np.take_along_axis(P, np.broadcast_to(i[:, None, :], P.shape), axis=2)  # noqa: E731
+    return (1 - u) * take(i0) + u * take(i1)
+
+
+def loss_fn(model, batch, beta, prior_share: float = 0.0, encoder_view=None):
     P, ctx, mask, fflag, cond = batch
     # Context frames are targets too (the pass-through makes them exact), so
     # the loss is taken on the generated frames only.
-    y, mu, logvar = model(P, ctx, mask, fflag, cond, prior_share)
+    y, mu, logvar = model(P, ctx, mask, fflag, cond, prior_share, encoder_view)
     w = (1 - mask).expand_as(P).clone()
     w[:, representation.FINGER_SLICE] *= fflag
     rec = (w * (y - P).abs()).sum() / w.sum().clamp(min=1)
@@ -297,6 +313,11 @@ class GestureTrainConfig:
     beat_share: float = 0.25
     #: Weight, inside :func:`beat_loss`, of its peak-acceleration term.
     beat_accel_weight: float = 0.0
+    #: SD (frames) of the random time warp of what the posterior reads
+    #: (:func:`time_jittered`; 0: it reads the target as it is). The codes then
+    #: cannot carry where the speed minima fall, so the decoder must take
+    #: their timing from the beat pulses, which are exact.
+    encoder_jitter: float = 0.0
 
 
 def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = GestureTrainConfig(), *, log=print) -> dict:
@@ -329,10 +350,14 @@ def train_gesture(data_dir, out=DEFAULT_OUT, config: GestureTrainConfig = Gestur
     val_batch = sample_batch(val_arrays, val_rng, 64) if val_arrays["clips"] else None
     std_t = torch.from_numpy(arrays["std"]).to(device)
     curve, t_train = [], time.time()
+    jitter_rng = np.random.default_rng([seed, rank, 17])
     for step in range(steps):
         beta_now = beta * min(1.0, step / (0.3 * steps))
         batch = [b.to(device) for b in sample_batch(arrays, rng)]
-        loss, parts = loss_fn(net, batch, beta_now, prior_share)
+        view = None
+        if cfg.encoder_jitter > 0:
+            view = torch.from_numpy(time_jittered(batch[0].cpu().numpy(), cfg.encoder_jitter, jitter_rng)).to(device)
+        loss, parts = loss_fn(net, batch, beta_now, prior_share, view)
         if cfg.beat_weight > 0:
             bl, bparts = beat_loss(model, batch, std_t, cfg.beat_share, cfg.beat_accel_weight)
             loss = loss + cfg.beat_weight * bl
@@ -439,10 +464,13 @@ def main_train(argv=None) -> int:
                     help="weight of the beat-following loss on prior-decoded windows (default 0: off)")
     ap.add_argument("--beat-accel-weight", type=float, default=0.0,
                     help="weight, inside the beat loss, of its peak-acceleration term (default 0)")
+    ap.add_argument("--encoder-jitter", type=float, default=0.0,
+                    help="SD in frames of the random time warp of what the posterior reads (default 0: off)")
     ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
     args = ap.parse_args(argv)
     train_gesture(args.data, args.out, GestureTrainConfig(steps=args.steps, seed=args.seed, threads=args.threads,
                                                           with_unpaired=not args.no_unpaired, beta=args.beta,
                                                           prior_share=args.prior_share, beat_weight=args.beat_weight,
-                                                          beat_accel_weight=args.beat_accel_weight))
+                                                          beat_accel_weight=args.beat_accel_weight,
+                                                          encoder_jitter=args.encoder_jitter))
     return 0
