@@ -10,9 +10,11 @@ window's draw picked for its beats, :mod:`.beat_search`): the pipeline of
 ``gesture_from_features`` (neutral, amount 0.5), its first 30 s, the
 backend's SMPL-X positions (no rig). Per voice and version: the standing skate of the ankles (cm/frame), seam 48 and 32 of the upper body
 with their off-stride floors (mean ± standard error over seeds), the largest
-seam 48, and how many seeds read above 2.0 at 48 frames.
+seam 48, how many seeds read above 2.0 at 48 frames, and the skate's and the
+seams' differences from the first version seed by seed (mean ± standard
+error of the paired differences: the versions share their seeds).
 
-    PYTHONPATH=/tmp/pkg .venv/bin/python bench/gesture_seam_seeds.py --seeds 30
+    PYTHONPATH=/tmp/pkg .venv/bin/python bench/gesture_seam_seeds.py --seeds 30 [--voices silero_es,...]
 """
 
 from __future__ import annotations
@@ -62,12 +64,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--seeds", type=int, default=30)
+    ap.add_argument("--voices", help="comma-separated file stems of VOICES to read (default: all)")
     a = ap.parse_args(argv)
+    voices = [v for v in VOICES if not a.voices or Path(v).stem in a.voices.split(",")]
     t0 = time.time()
     model = get_model()
     rows = []
-    for v in VOICES:
+    for v in voices:
         feats = speech_features(load_audio(a.data / v), FPS)
+        first = None
         for name, version in VERSIONS.items():
             r = []
             for seed in range(a.seeds):
@@ -77,16 +82,22 @@ def main(argv=None) -> int:
                           seam_periodicity(up, 32), off_stride_periodicity(up, 32)])
             r = np.array(r)
             se = r.std(axis=0, ddof=1) / np.sqrt(len(r))
+            first = r if first is None else first
+            d = r[:, [0, 1, 3]] - first[:, [0, 1, 3]]
+            dse = d.std(axis=0, ddof=1) / np.sqrt(len(d))
             rows.append(f"| {Path(v).stem} | {name} | {r[:, 0].mean():.4f} ± {se[0]:.4f} | "
                         f"{r[:, 1].mean():.3f} ± {se[1]:.3f} | {r[:, 2].mean():.3f} | "
                         f"{r[:, 3].mean():.3f} ± {se[3]:.3f} | {r[:, 4].mean():.3f} | {r[:, 1].max():.2f} | "
-                        f"{int((r[:, 1] > 2.0).sum())}/{len(r)} |")
+                        f"{int((r[:, 1] > 2.0).sum())}/{len(r)} | "
+                        + " | ".join(f"{m:+.{k}f} ± {e:.{k}f}" for m, e, k in zip(d.mean(axis=0), dse, (4, 3, 3)))
+                        + " |")
             print(rows[-1], flush=True)
     print(f"\nMachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"{time.strftime('%Y-%m-%d')}; {a.seeds} seeds; {time.time() - t0:.0f} s.\n")
+    first = next(iter(VERSIONS))
     print("| voice | version | standing skate cm/frame | seam 48 | its floor | seam 32 | its floor | largest seam 48 | "
-          "seeds > 2.0 at 48 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"seeds > 2.0 at 48 | skate − {first}'s, paired | seam 48 − its | seam 32 − its |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 0
 
