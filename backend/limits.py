@@ -116,6 +116,23 @@ def check_path(points_xy, speed: float = None, max_seconds: float = None) -> flo
     return length
 
 
+#: ``rigmind train MODEL`` options (each trainer parses its own) → their range in RANGES.
+TRAIN_OPTIONS = {"steps": "train_steps", "seed": "seed", "threads": "train_threads", "batch": "train_batch",
+                 "minutes": "train_minutes", "seconds": "train_seconds", "synth": "train_synth",
+                 "beta": "loss_weight", "beat_weight": "loss_weight", "beat_accel_weight": "loss_weight",
+                 "prior_share": "share", "encoder_jitter": "encoder_jitter"}
+
+
+def check_train_options(args, **ranges) -> None:
+    """Check the numeric options present on a parsed ``rigmind train MODEL``
+    command line before any data is read; raise :class:`OutOfRange`.
+    ``ranges``: a trainer's own range name for an option (attribute=name)."""
+    for attr, name in {**TRAIN_OPTIONS, **ranges}.items():
+        value = getattr(args, attr, None)
+        if value is not None:
+            check(name, value, option="--" + attr.replace("_", "-"))
+
+
 def check_options(args) -> None:
     """Check every numeric option present on a parsed ``rigmind`` command
     line (an ``argparse.Namespace``); raise :class:`OutOfRange`."""

@@ -94,6 +94,19 @@ RANGES = {
     # An emotion's weight, and the times of a timed one (the take's seconds).
     "emotion_weight": (0.0, 1.0, ""),
     "emotion_time": (0.0, 4 * 3600.0, "s"),
+    # rigmind train MODEL: a run's length and width, and its loss weights.
+    "train_steps": (1, 10**8, "steps"),
+    # The locomotion trainer's --steps 0: as many steps as fit in --minutes.
+    "budget_steps": (0, 10**8, "steps"),
+    "train_threads": (1, 256, "threads"),
+    "train_batch": (1, 65536, "samples"),
+    "train_minutes": (0.1, 7 * 24 * 60.0, "minutes"),
+    "train_seconds": (1.0, 7 * 24 * 3600.0, "s"),
+    "train_synth": (0, 10**6, "utterances"),
+    "loss_weight": (0.0, 100.0, ""),
+    "share": (0.0, 1.0, ""),
+    # The gesture trainer's time warp of what its posterior reads (a window is 64 frames).
+    "encoder_jitter": (0.0, 16.0, "frames"),
 }
 
 __all__ = [

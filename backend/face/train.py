@@ -29,7 +29,7 @@ from ..audio.loading import clip_from_array, load_audio
 from ..audio.features import speech_features
 from .model import HIDDEN
 from .visemes import arpabet_to_viseme, ipa_to_viseme, target_matrix, viseme_index, viseme_names
-from .. import paths
+from .. import limits, paths
 
 FPS = 100.0
 BEAT_TRAIN_FRACTION = 0.7
@@ -380,6 +380,7 @@ def main_train(argv=None) -> int:
                     help="comma-separated LJ stems kept out of training, for validation runs "
                          "(e.g. LJ001-0025,...,LJ001-0032)")
     args = ap.parse_args(argv)
+    limits.check_train_options(args)
     holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
     train_face(args.data, args.out, FaceTrainConfig(steps=args.steps, synth=args.synth, seed=args.seed,
                                                     threads=args.threads, holdout=holdout))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paths
+from .. import limits, paths
 from ..locomotion.features import mirror_motion
 from .canonical import canonical_skeleton, skeleton_to_dict
 from . import dataset, features
@@ -245,6 +245,7 @@ def main_train(argv=None) -> int:
     p.add_argument("--select", choices=("loss", "joints"), default="joints",
                    help="keep the step with the lowest validation loss, or joint position error")
     a = p.parse_args(argv)
+    limits.check_train_options(a)
     lags = features.FUTURE_LAGS if a.future else features.LAGS
     path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror, lags=lags, select=a.select),
                  data_dir=a.data, out=a.out)
