@@ -116,18 +116,22 @@ def check_path(points_xy, speed: float = None, max_seconds: float = None) -> flo
     return length
 
 
-#: ``rigmind train MODEL`` options (each trainer parses its own) → their range in RANGES.
-TRAIN_OPTIONS = {"steps": "train_steps", "seed": "seed", "threads": "train_threads", "batch": "train_batch",
-                 "minutes": "train_minutes", "seconds": "train_seconds", "synth": "train_synth",
-                 "beta": "loss_weight", "beat_weight": "loss_weight", "beat_accel_weight": "loss_weight",
-                 "prior_share": "share", "encoder_jitter": "encoder_jitter"}
+#: ``rigmind train MODEL`` and ``rigmind eval MODEL`` options (each model's
+#: tool parses its own) → their range in RANGES.
+MODEL_TOOL_OPTIONS = {
+    "steps": "train_steps", "seed": "seed", "threads": "train_threads", "batch": "train_batch",
+    "minutes": "train_minutes", "seconds": "train_seconds", "synth": "train_synth", "beta": "loss_weight",
+    "beat_weight": "loss_weight", "beat_accel_weight": "loss_weight", "prior_share": "share",
+    "encoder_jitter": "encoder_jitter", "seeds": "eval_seeds", "voices": "eval_voices", "amount": "amount",
+    "max_clips": "eval_clips", "max_seconds": "eval_run_seconds", "timing_steps": "timing_steps"}
 
 
-def check_train_options(args, **ranges) -> None:
+def check_model_tool_options(args, **ranges) -> None:
     """Check the numeric options present on a parsed ``rigmind train MODEL``
-    command line before any data is read; raise :class:`OutOfRange`.
-    ``ranges``: a trainer's own range name for an option (attribute=name)."""
-    for attr, name in {**TRAIN_OPTIONS, **ranges}.items():
+    or ``rigmind eval MODEL`` command line before any data is read; raise
+    :class:`OutOfRange`. ``ranges``: a tool's own range name for an option
+    (attribute=name)."""
+    for attr, name in {**MODEL_TOOL_OPTIONS, **ranges}.items():
         value = getattr(args, attr, None)
         if value is not None:
             check(name, value, option="--" + attr.replace("_", "-"))

@@ -107,6 +107,14 @@ RANGES = {
     "share": (0.0, 1.0, ""),
     # The gesture trainer's time warp of what its posterior reads (a window is 64 frames).
     "encoder_jitter": (0.0, 16.0, "frames"),
+    # rigmind eval MODEL: seeds per take, held-out voices (0: all), seconds of
+    # each voice (0: whole), clips and run length of a smoke test, timing steps.
+    "eval_seeds": (1, 1000, "seeds"),
+    "eval_voices": (0, 1000, "voices"),
+    "eval_seconds": (0.0, 3600.0, "s"),
+    "eval_clips": (1, 10**6, "clips"),
+    "eval_run_seconds": (0.1, 3600.0, "s"),
+    "timing_steps": (1, 10**6, "steps"),
 }
 
 __all__ = [

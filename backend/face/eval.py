@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..audio import load_audio
+from .. import limits
 from ..errors import UserError
 from . import metrics
 from .generate import generate_face
@@ -168,13 +169,14 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--voices", type=int, default=3, help="with --emotion: how many held-out voices (default 3; 0: all 10)")
     ap.add_argument("--json", type=Path, default=None, help="with --emotion: also write the numbers as JSON")
     args = ap.parse_args(argv)
+    limits.check_model_tool_options(args)
     import torch
 
     torch.set_num_threads(1)
     if args.emotion:
         return _emotion_eval(args)
     if not (args.data / "speech_english_ljspeech").is_dir():
-        raise ValueError(f"{args.data} lacks speech_english_ljspeech: pass --data with the shared data folder")
+        raise UserError(f"{args.data} lacks speech_english_ljspeech: pass --data with the shared data folder")
     methods = ("model", "words", "table")
     t0 = time.time()
     res = evaluate(args.data, methods, n_synth=args.synth)

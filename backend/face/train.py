@@ -380,7 +380,7 @@ def main_train(argv=None) -> int:
                     help="comma-separated LJ stems kept out of training, for validation runs "
                          "(e.g. LJ001-0025,...,LJ001-0032)")
     args = ap.parse_args(argv)
-    limits.check_train_options(args)
+    limits.check_model_tool_options(args)
     holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
     train_face(args.data, args.out, FaceTrainConfig(steps=args.steps, synth=args.synth, seed=args.seed,
                                                     threads=args.threads, holdout=holdout))

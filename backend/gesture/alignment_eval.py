@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UserError
 from . import alignment
 from . import dataset
 from . import metrics
@@ -46,6 +47,10 @@ def real_reference(data_dir):
     from ..audio.loading import load_audio
 
     data_dir = Path(data_dir)
+    for suffix in (".npz", ".wav"):
+        if not (data_dir / (REAL_TAKE + suffix)).is_file():
+            raise UserError(f"{data_dir / (REAL_TAKE + suffix)} not found: the real capture the gain is set "
+                            "against; pass --data with the shared data folder")
     take = dataset.load_paired_take(data_dir / (REAL_TAKE + ".npz"), data_dir / (REAL_TAKE + ".wav"))
     pos = dataset.positions(take.rot, take.root)
     mean_speed = metrics.mean_joint_speed(pos, dataset.FPS)

@@ -46,7 +46,7 @@ import numpy as np
 from . import dataset
 from . import metrics
 from . import motion_encoder
-from .. import paths
+from .. import limits, paths
 
 REPO_ROOT = paths.PACKAGE_ROOT
 ENCODER_PATH = paths.model_path("gesture_motion_encoder.pt")
@@ -190,6 +190,7 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="with --styles: seconds of each voice (0: whole)")
     ap.add_argument("--voices", type=int, default=3, help="with --styles: how many held-out voices (0: all 10)")
     args = ap.parse_args(argv)
+    limits.check_model_tool_options(args, seconds="eval_seconds")
     import torch
 
     torch.set_num_threads(2)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UserError
 from .alignment_eval import HELDOUT_VOICES
 
 EMOTIONS = ("neutral", "happy", "sad", "angry")
@@ -152,7 +153,10 @@ def evaluate_styles(data_dir, *, voices=HELDOUT_VOICES, seconds: float = None, c
     from .generate import get_model
 
     data_dir = Path(data_dir)
-    voices = [v for v in voices if (data_dir / v).is_file()]
+    given, voices = voices, [v for v in voices if (data_dir / v).is_file()]
+    if not voices:
+        raise UserError(f"{data_dir}: none of the evaluation's voices ({given[0]}, …); "
+                        "pass --data with the shared data folder")
     model = get_model()
     clf, real = load_classifier()
     spk = speakers(data_dir)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import limits
 from ..motion import Motion
 from . import cleanup as foot_cleanup
 from . import dataset
@@ -557,6 +558,7 @@ def main_eval(argv=None) -> int:
     if argv and argv[0] == "locomotion":
         argv = argv[1:]
     args = build_parser().parse_args(argv)
+    limits.check_model_tool_options(args)
     command = "rigmind eval locomotion " + " ".join(argv)
     data_dir = Path(args.data)
     if not data_dir.is_dir():

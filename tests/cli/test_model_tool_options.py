@@ -1,6 +1,7 @@
-"""``rigmind train MODEL`` refuses numbers outside the range table before it
-reads any data or writes any weights: one line, exit 2 (backend/limits.py
-``check_train_options``)."""
+"""``rigmind train MODEL`` and ``rigmind eval MODEL`` refuse numbers outside
+the range table before they read any data or write anything, and a data
+folder without what they read: one line, exit 2 (backend/limits.py
+``check_model_tool_options``)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,34 @@ def test_train_refuses_out_of_range_numbers_before_any_work(tmp_path, capsys, mo
     assert not any(tmp_path.iterdir())        # nothing written, the data folder never looked for
 
 
+EVAL_BAD = [
+    ("gesture", ["--seeds", "0"], "--seeds must be between 1 and 1000"),
+    ("gesture", ["--styles", "--seconds", "-1"], "--seconds must be between 0 and 3600 s"),
+    ("gesture", ["--amount", "1.5"], "--amount must be between 0 and 1"),
+    ("face", ["--emotion", "--voices", "-1"], "--voices must be between 0 and 1000"),
+    ("locomotion", ["--max-clips", "-1"], "--max-clips must be between 1 and"),
+    ("locomotion", ["--timing-steps", "0"], "--timing-steps must be between 1 and"),
+    # A data folder without what the evaluation reads.
+    ("face", [], "lacks speech_english_ljspeech"),
+    ("gesture", ["--styles"], "none of the evaluation's voices"),
+    ("gesture", ["--alignment"], "the real capture the gain is set against"),
+]
+
+
+@pytest.mark.parametrize("model, args, expect", EVAL_BAD, ids=[f"{m}{''.join(a[:1])}{len(a)}" for m, a, _ in EVAL_BAD])
+def test_eval_refuses_bad_numbers_and_missing_data_in_one_line(tmp_path, capsys, model, args, expect):
+    data = tmp_path / "data"
+    data.mkdir()
+    out = tmp_path / "report.md"
+    extra = ["--out", str(out)] if model in ("face", "locomotion") else []
+    rc = main(["eval", model, "--data", str(data), *extra, *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("rigmind eval: ") and expect in err[0], err
+    assert not out.exists()
+
+
 def test_every_train_option_has_a_range():
-    for name in limits.TRAIN_OPTIONS.values():
+    for name in limits.MODEL_TOOL_OPTIONS.values():
         lo, hi, _ = limits.RANGES[name]
         assert lo < hi
     assert limits.RANGES["budget_steps"][0] == 0   # locomotion: --steps 0 trains for --minutes
