@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -382,6 +383,10 @@ def main_train(argv=None) -> int:
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args)
     holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
+    if not real_training_files(args.data, holdout):
+        # Allowed (tests train on synthesised speech alone), but a mistyped --data must not pass unnoticed.
+        print(f"rigmind train face: warning: no real speech under {args.data} (speech_english_ljspeech/wavs, "
+              "beat2_speech_gesture_sample): training on synthesised speech only", file=sys.stderr, flush=True)
     train_face(args.data, args.out, FaceTrainConfig(steps=args.steps, synth=args.synth, seed=args.seed,
                                                     threads=args.threads, holdout=holdout))
     return 0

@@ -38,6 +38,7 @@ from ..filters import gaussian_filter1d
 
 from .. import rotations
 from ..bvh import read_bvh
+from ..errors import UserError
 from ..foot_contacts import ContactConfig, detect_contacts
 from ..motion import Motion
 from ..resample import resample
@@ -558,6 +559,10 @@ def build_cache(data_dir=None, cache_dir=None, seed: int = 0, clips=None, mirror
     cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
     all_clips = dataset.list_clips(data_dir)
+    if not all_clips:
+        # The cache may hold another folder's clips: never train or evaluate on those unasked.
+        raise UserError(f"no locomotion clips under {data_dir} ({dataset.DATASETS['d2']}/bvh/*.bvh.gz); "
+                        "pass --data with the shared data folder")
     if clips is not None:
         wanted = {c.file if isinstance(c, dataset.ClipInfo) else str(c) for c in clips}
         all_clips = [c for c in all_clips if c.file in wanted]

@@ -48,6 +48,7 @@ EVAL_BAD = [
     ("face", [], "lacks speech_english_ljspeech"),
     ("gesture", ["--styles"], "none of the evaluation's voices"),
     ("gesture", ["--alignment"], "the real capture the gain is set against"),
+    ("locomotion", [], "no locomotion clips under"),
 ]
 
 
@@ -68,3 +69,12 @@ def test_every_train_option_has_a_range():
         lo, hi, _ = limits.RANGES[name]
         assert lo < hi
     assert limits.RANGES["budget_steps"][0] == 0   # locomotion: --steps 0 trains for --minutes
+
+
+def test_train_locomotion_refuses_a_folder_without_clips_whatever_the_cache_holds(tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    rc = main(["train", "locomotion", "--data", str(data), "--out", str(tmp_path / "w.pt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "no locomotion clips under" in err[0], err
+    assert not (tmp_path / "w.pt").exists()

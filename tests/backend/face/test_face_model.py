@@ -38,11 +38,12 @@ def test_viterbi_removes_flicker():
     assert (viterbi(np.log(p), switch_penalty=0.0)[4] == 1)
 
 
-def test_tiny_training_run_writes_loadable_weights(tmp_path):
+def test_tiny_training_run_writes_loadable_weights(tmp_path, capsys):
     from rigmind.backend.face.train import main_train
 
     out = tmp_path / "face.pt"
     assert main_train(["--steps", "4", "--synth", "4", "--data", str(tmp_path / "none"), "--out", str(out)]) == 0
+    assert "no real speech under" in capsys.readouterr().err     # said before it trains on synthesis alone
     m = load_model(out)
     clip, _ = _clip()
     anim = generate_face(clip, method="model", model=m)
