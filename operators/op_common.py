@@ -175,15 +175,11 @@ def scene_face_choice(s) -> str:
 
 def user_error_types() -> tuple:
     """Errors a user can fix (shown as one ERROR line): ``UserError``, which
-    every RigMind error class a user can fix derives from, and the gesture
-    model's missing-weights error (the fix is to train them)."""
+    every RigMind error class a user can fix derives from (the gesture
+    model's missing-weights error among them: the fix is to train them)."""
     from ..backend.errors import UserError
 
-    try:
-        from ..backend.gesture.generate import GestureModelError
-    except ImportError:
-        return (UserError,)
-    return (UserError, GestureModelError)
+    return (UserError,)
 
 
 def report_failure(op, exc: BaseException) -> set:

@@ -29,7 +29,7 @@ from . import representation
 from .gesture_space import lift_hands, stress_envelope
 from .speech_rhythm import settle_with_speech
 from .standing import plant_feet
-from ..errors import Cancelled, RigMindError
+from ..errors import Cancelled, UserError
 from .. import paths
 
 FPS = 30.0
@@ -43,8 +43,9 @@ FORMAT = "rigmind-gesture-cvae"
 RUNTIMES = options.RUNTIMES
 
 
-class GestureModelError(RigMindError, RuntimeError):
-    pass
+class GestureModelError(UserError):
+    """The gesture weights are missing or are not a RigMind gesture model:
+    the message names the file and the fix (train or export them)."""
 
 
 class GestureCancelled(Cancelled):

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import limits
+from ..errors import UserError
 from ..motion import Motion
 from . import cleanup as foot_cleanup
 from . import dataset
@@ -564,6 +565,14 @@ def main_eval(argv=None) -> int:
     if not data_dir.is_dir():
         print(f"rigmind eval: data folder {data_dir} not found; pass --data DIR (a copy of shared/data)", file=sys.stderr)
         return 2
+    neural, notes = None, []
+    if not args.no_neural:
+        neural, note = load_neural(args.model)
+        notes.append(note)
+        if neural is None and Path(args.model).resolve() != Path(DEFAULT_MODEL).resolve():
+            # A model asked for by name: its absence is the user's to fix, not a note in a report.
+            raise UserError(f"--model {args.model}: {note.split(': ', 1)[-1] if 'failed' in note else 'no such file'}; "
+                            "give a model `rigmind train locomotion` wrote, or --no-neural")
     paths = [p for p in FIXED_PATHS if p.name in QUICK_PATHS] if args.quick else list(FIXED_PATHS)
     styles = QUICK_STYLES if args.quick else dataset.D2_STYLES
     cache_dir = Path(args.cache) if args.cache else features.DEFAULT_CACHE_DIR
@@ -584,13 +593,7 @@ def main_eval(argv=None) -> int:
         mocap = [c for c in features.load_cache(cache_dir, split="validation", mirrored=False, styles=styles) if c.labels.get("gait") == "walk"]
     if args.verbose:
         print(f"[eval] data ready in {time.perf_counter() - t0:.1f} s", flush=True)
-    controllers = {}
-    notes = []
-    if not args.no_neural:
-        neural, note = load_neural(args.model)
-        notes.append(note)
-        if neural is not None:
-            controllers["neural"] = neural
+    controllers = {} if neural is None else {"neural": neural}
     controllers["motion matching"] = mm
     result = evaluate_locomotion(
         controllers,

@@ -49,6 +49,7 @@ EVAL_BAD = [
     ("gesture", ["--styles"], "none of the evaluation's voices"),
     ("gesture", ["--alignment"], "the real capture the gain is set against"),
     ("locomotion", [], "no locomotion clips under"),
+    ("locomotion", ["--model", "/nonexistent/walk.pt"], "--model /nonexistent/walk.pt: no such file"),
 ]
 
 
@@ -78,3 +79,11 @@ def test_train_locomotion_refuses_a_folder_without_clips_whatever_the_cache_hold
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "no locomotion clips under" in err[0], err
     assert not (tmp_path / "w.pt").exists()
+
+
+def test_missing_gesture_weights_are_the_users_to_fix(tmp_path):
+    from rigmind.backend.errors import UserError
+    from rigmind.backend.gesture.generate import GestureModel
+
+    with pytest.raises(UserError, match="not found — train them"):
+        GestureModel.load(tmp_path / "gesture.pt", runtime="torch")
