@@ -43,16 +43,18 @@ class OutputPathError(UserError):
     no permission). Its message is one line naming the path and the fix."""
 
 
-def check_output_path(target) -> Path:
+def check_output_path(target, example_suffix: str = ".fbx") -> Path:
     """Refuse, before any work, an output path that cannot be written.
 
     Returns the absolute path. Creates missing parent folders (as the
-    exporters always did). Raises :class:`OutputPathError`.
+    exporters always did). Raises :class:`OutputPathError`;
+    ``example_suffix`` names the file a folder given as the target could
+    hold, in the message.
     """
     target = Path(os.path.abspath(os.path.expanduser(str(target))))
     _check_name_length(target)
     try:
-        return _check_writable(target)
+        return _check_writable(target, example_suffix)
     except OutputPathError:
         raise
     except OSError as e:  # e.g. a path through a file, a loop of links
@@ -73,9 +75,10 @@ def _check_name_length(target: Path) -> None:
                               f"{limit - extra} at most (RigMind writes a temporary file first): choose a shorter name")
 
 
-def _check_writable(target: Path) -> Path:
+def _check_writable(target: Path, example_suffix: str = ".fbx") -> Path:
     if target.is_dir():
-        raise OutputPathError(f"{target} is a folder; give a file name, e.g. {target / ('take' + (target.suffix or '.fbx'))}")
+        raise OutputPathError(f"{target} is a folder; give a file name, e.g. "
+                              f"{target / ('take' + (target.suffix or example_suffix))}")
     parent = target.parent
     # The first existing ancestor must be a folder we may write in.
     probe = parent

@@ -137,6 +137,17 @@ def check_model_tool_options(args, **ranges) -> None:
             check(name, value, option="--" + attr.replace("_", "-"))
 
 
+def check_output_paths(*paths, example_suffix: str = ".pt") -> None:
+    """Refuse, before a long run, an output path that cannot be written (a
+    folder, a parent that is a file, no permission); None is skipped.
+    ``example_suffix``: the kind of file the message suggests for a folder."""
+    from .atomic_write import check_output_path
+
+    for path in paths:
+        if path is not None:
+            check_output_path(path, example_suffix)
+
+
 def check_options(args) -> None:
     """Check every numeric option present on a parsed ``rigmind`` command
     line (an ``argparse.Namespace``); raise :class:`OutOfRange`."""

@@ -170,6 +170,8 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="with --emotion: also write the numbers as JSON")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args)
+    limits.check_output_paths(args.out, example_suffix=".md")
+    limits.check_output_paths(args.json, example_suffix=".json")
     import torch
 
     torch.set_num_threads(1)

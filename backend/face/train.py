@@ -382,6 +382,7 @@ def main_train(argv=None) -> int:
                          "(e.g. LJ001-0025,...,LJ001-0032)")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args)
+    limits.check_output_paths(args.out)
     holdout = tuple(h.strip() for h in args.holdout.split(",") if h.strip())
     if not real_training_files(args.data, holdout):
         # Allowed (tests train on synthesised speech alone), but a mistyped --data must not pass unnoticed.

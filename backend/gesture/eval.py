@@ -191,6 +191,7 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--voices", type=int, default=3, help="with --styles: how many held-out voices (0: all 10)")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args, seconds="eval_seconds")
+    limits.check_output_paths(args.json, example_suffix=".json")
     import torch
 
     torch.set_num_threads(2)

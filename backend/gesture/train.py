@@ -469,6 +469,7 @@ def main_train(argv=None) -> int:
     ap.add_argument("--no-unpaired", action="store_true", help="train on the paired takes only")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args)
+    limits.check_output_paths(args.out)
     train_gesture(args.data, args.out, GestureTrainConfig(steps=args.steps, seed=args.seed, threads=args.threads,
                                                           with_unpaired=not args.no_unpaired, beta=args.beta,
                                                           prior_share=args.prior_share, beat_weight=args.beat_weight,

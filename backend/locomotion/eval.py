@@ -560,6 +560,8 @@ def main_eval(argv=None) -> int:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
     limits.check_model_tool_options(args)
+    limits.check_output_paths(args.out, example_suffix=".md")
+    limits.check_output_paths(args.json, example_suffix=".json")
     command = "rigmind eval locomotion " + " ".join(argv)
     data_dir = Path(args.data)
     if not data_dir.is_dir():

@@ -683,6 +683,7 @@ def main_train(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="feature cache (default .cache/locomotion)")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args, steps="budget_steps")
+    limits.check_output_paths(args.out, args.log)
     config = TrainConfig(seed=args.seed, minutes=args.minutes, threads=args.threads, batch=args.batch,
                          steps=args.steps or None)
     summary = train_locomotion(args.data, args.out, config, log_path=args.log, cache_dir=args.cache)

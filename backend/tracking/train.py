@@ -246,6 +246,7 @@ def main_train(argv=None) -> int:
                    help="keep the step with the lowest validation loss, or joint position error")
     a = p.parse_args(argv)
     limits.check_model_tool_options(a)
+    limits.check_output_paths(a.out)
     lags = features.FUTURE_LAGS if a.future else features.LAGS
     path = train(TrainConfig(seconds=a.seconds, threads=a.threads, mirror=a.mirror, lags=lags, select=a.select),
                  data_dir=a.data, out=a.out)

@@ -87,3 +87,22 @@ def test_missing_gesture_weights_are_the_users_to_fix(tmp_path):
 
     with pytest.raises(UserError, match="not found — train them"):
         GestureModel.load(tmp_path / "gesture.pt", runtime="torch")
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["train", "gesture", "--out", "{folder}"], "is a folder; give a file name, e.g. {folder}/take.pt"),
+    (["train", "track", "--out", "{file}/w.pt"], "is a file, not a folder"),
+    (["train", "locomotion", "--out", "{folder}"], "is a folder"),
+    (["eval", "face", "--out", "{folder}"], "is a folder; give a file name, e.g. {folder}/take.md"),
+    (["eval", "gesture", "--json", "{file}/r.json"], "is a file, not a folder"),
+], ids=["train-gesture-folder", "train-track-under-a-file", "train-locomotion-folder", "eval-face-folder",
+        "eval-gesture-under-a-file"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys, argv, expect):
+    folder, file = tmp_path / "out", tmp_path / "a-file"
+    folder.mkdir()
+    file.write_text("x")
+    subs = {"folder": str(folder), "file": str(file)}
+    rc = main([a.format(**subs) for a in argv] + ["--data", str(tmp_path / "no-data")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and expect.format(**subs) in err[0], err
+    assert not any(folder.iterdir())
