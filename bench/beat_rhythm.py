@@ -398,8 +398,7 @@ def main(argv=None) -> int:
         globals()["get_model"] = lambda: chosen
     without = {} if a.skip_without else WITHOUT
     if a.pulses_at_peaks:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from beat_holds import pulses_at_density_peaks
+        from beat_holds import pulses_at_density_peaks  # beside this script, on sys.path with it
 
         pulses_at_density_peaks()
     t0 = time.time()

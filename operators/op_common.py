@@ -173,24 +173,17 @@ def scene_face_choice(s) -> str:
 # --- reporting errors by kind ----------------------------------------------------------------
 
 
-def user_error_types() -> tuple:
-    """Errors a user can fix (shown as one ERROR line): ``UserError``, which
-    every RigMind error class a user can fix derives from (the gesture
-    model's missing-weights error among them: the fix is to train them)."""
-    from ..backend.errors import UserError
-
-    return (UserError,)
-
-
 def report_failure(op, exc: BaseException) -> set:
     """Report ``exc`` on ``op`` by kind and return ``{"CANCELLED"}``: a cancel
     as INFO, a user error as one ERROR line, anything else as an internal
-    error (traceback logged, ``backend.error_log``)."""
-    from ..backend.errors import Cancelled
+    error (traceback logged, ``backend.error_log``). Every RigMind error a
+    user can fix derives from ``UserError`` (the gesture model's missing
+    weights among them)."""
+    from ..backend.errors import Cancelled, UserError
 
     if isinstance(exc, Cancelled):
         op.report({"INFO"}, "Cancelled; the scene is as it was")
-    elif isinstance(exc, user_error_types()):
+    elif isinstance(exc, UserError):
         op.report({"ERROR"}, (str(exc).strip().splitlines() or [type(exc).__name__])[0])
     else:
         from ..backend.error_log import internal_error_line

@@ -170,7 +170,8 @@ def main_eval(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="with --emotion: also write the numbers as JSON")
     args = ap.parse_args(argv)
     limits.check_model_tool_options(args)
-    limits.check_output_paths(args.out, example_suffix=".md")
+    # --out is the lip-sync report's; --json goes with --emotion, which writes no report.
+    limits.check_output_paths(None if args.emotion else args.out, example_suffix=".md")
     limits.check_output_paths(args.json, example_suffix=".json")
     import torch
 
