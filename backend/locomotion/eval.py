@@ -152,15 +152,17 @@ def _clean(res):
 
 
 def load_neural(model_path=DEFAULT_MODEL):
-    """``(controller, note)``: the neural controller from ``model_path``, or
-    ``(None, why not)`` when the file is absent or does not load."""
+    """``(controller, note, why_not)``: the neural controller from
+    ``model_path`` and the report's note on it, or ``(None, note, why not)``
+    when the file is absent or does not load (``why_not`` None when it did)."""
     model_path = Path(model_path)
     if not model_path.exists():
-        return None, f"{model_path.name} is absent: the neural controller is not evaluated"
+        return None, f"{model_path.name} is absent: the neural controller is not evaluated", "no such file"
     try:
-        return LocomotionController.load(model_path), f"neural: load({model_path.name})"
+        return LocomotionController.load(model_path), f"neural: load({model_path.name})", None
     except (OSError, ValueError, RuntimeError) as e:  # report and go on with the baseline
-        return None, f"LocomotionController.load({model_path}) failed: {type(e).__name__}: {e}"
+        why = f"{type(e).__name__}: {e}"
+        return None, f"LocomotionController.load({model_path}) failed: {why}", why
 
 
 def walking_speeds(clips, styles) -> dict:
@@ -569,12 +571,12 @@ def main_eval(argv=None) -> int:
         return 2
     neural, notes = None, []
     if not args.no_neural:
-        neural, note = load_neural(args.model)
+        neural, note, why_not = load_neural(args.model)
         notes.append(note)
         if neural is None and Path(args.model).resolve() != Path(DEFAULT_MODEL).resolve():
             # A model asked for by name: its absence is the user's to fix, not a note in a report.
-            raise UserError(f"--model {args.model}: {note.split(': ', 1)[-1] if 'failed' in note else 'no such file'}; "
-                            "give a model `rigmind train locomotion` wrote, or --no-neural")
+            raise UserError(f"--model {args.model}: {why_not}; give a model `rigmind train locomotion` wrote, "
+                            "or --no-neural")
     paths = [p for p in FIXED_PATHS if p.name in QUICK_PATHS] if args.quick else list(FIXED_PATHS)
     styles = QUICK_STYLES if args.quick else dataset.D2_STYLES
     cache_dir = Path(args.cache) if args.cache else features.DEFAULT_CACHE_DIR

@@ -65,6 +65,16 @@ def test_eval_refuses_bad_numbers_and_missing_data_in_one_line(tmp_path, capsys,
     assert not out.exists()
 
 
+def test_eval_locomotion_refuses_a_model_that_does_not_load(tmp_path, capsys):
+    junk = tmp_path / "walk.onnx"
+    junk.write_bytes(b"not a model")
+    out = tmp_path / "report.md"
+    rc = main(["eval", "locomotion", "--data", str(tmp_path), "--out", str(out), "--model", str(junk)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith(f"rigmind eval: --model {junk}: "), err
+    assert "or --no-neural" in err[0] and not out.exists()
+
+
 def test_every_train_option_has_a_range():
     for name in limits.MODEL_TOOL_OPTIONS.values():
         lo, hi, _ = limits.RANGES[name]
