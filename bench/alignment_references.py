@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from pathlib import Path
 
@@ -41,6 +39,7 @@ from rigmind.backend import paths
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, dataset, metrics
 from rigmind.backend.gesture.speech_rhythm import onset_density
+from bench_report import add_output_options, finish, reprint  # beside this script, on sys.path with it
 
 #: Upper-body joints BC counts beats on: each reference gives all of them the same beats.
 JOINTS = len(metrics.UPPER_BODY)
@@ -78,7 +77,10 @@ def generated_gains(path: Path) -> dict:
     out = {}
     for part in res.values():
         gains = part.get("committed", {}).get("gains", {}) if isinstance(part, dict) else {}
-        out.update({v: float(np.nanmean(g)) for v, g in gains.items() if np.isfinite(np.nanmean(g))})
+        for v, g in gains.items():
+            g = np.asarray(g, np.float64)
+            if np.isfinite(g).any():
+                out[v] = float(g[np.isfinite(g)].mean())
     return out
 
 
@@ -127,20 +129,13 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--generated", type=Path, default=Path(__file__).parent / "results" / "gesture_beat_search.json",
                     help="beat_rhythm.py JSON whose 'committed' row is shown beside each voice")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path, help="print the table of a saved JSON and exit")
+    add_output_options(ap)
     a = ap.parse_args(argv)
-    if a.markdown:
-        print(markdown(json.loads(a.markdown.read_text())))
+    if reprint(a, markdown):
         return 0
     t0 = time.time()
     res = run(a.data, a.generated)
-    res.update(seconds=time.time() - t0, date=time.strftime("%Y-%m-%d"),
-               machine=f"{platform.machine()}, {os.cpu_count()} cores, no GPU")
-    if a.json:
-        a.json.write_text(json.dumps(res, indent=1))
-    print(markdown(res))
-    return 0
+    return finish(res, a, t0, markdown)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ Units: frames at 30 fps, seconds where named. Shapes: density ``[T]``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -45,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from beat_strokes import retime  # noqa: E402
+from bench_report import add_output_options, finish, reprint  # noqa: E402
 from rigmind.backend import paths  # noqa: E402
 from rigmind.backend.filters import gaussian_filter1d  # noqa: E402
 from rigmind.backend.gesture import alignment, alignment_eval, controls, metrics  # noqa: E402
@@ -261,11 +261,9 @@ def main(argv=None) -> int:
     ap.add_argument("--weights", type=Path, default=None,
                     help="gesture checkpoint to generate with (default the committed models/gesture.pt), e.g. one "
                          "from `rigmind train gesture --beat-weight 0.3 --out X.pt`")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path, help="print the tables of an earlier --json and stop")
+    add_output_options(ap)
     a = ap.parse_args(argv)
-    if a.markdown:
-        print(markdown(json.loads(a.markdown.read_text())))
+    if reprint(a, markdown):
         return 0
     import torch
 
@@ -290,11 +288,7 @@ def main(argv=None) -> int:
     if a.heldout:
         chosen = {k: settings[k] for k in a.heldout.split(",")}
         res.setdefault("scores", {})["heldout"] = score(a.data, groups["heldout"], chosen, a.seeds + 1, mean_speed, a.weights)
-    res["seconds"] = time.time() - t0
-    if a.json:
-        a.json.write_text(json.dumps(res, indent=1))
-    print(markdown(res))
-    return 0
+    return finish(res, a, t0, markdown)
 
 
 if __name__ == "__main__":

@@ -43,9 +43,6 @@ speaker's, beside the real capture's own gain on its audio.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -65,6 +62,7 @@ from rigmind.backend.gesture.gesture_space import lift_hands, stress_envelope
 from rigmind.backend.gesture.speech_rhythm import RhythmConfig, onset_density, settle_with_speech
 from rigmind.backend.gesture.standing import plant_feet
 from rigmind.backend.gesture.viewer_metrics import largest_acceleration, longest_frozen_stretch, standing_foot_skate
+from bench_report import add_output_options, finish, reprint  # beside this script, on sys.path with it
 
 #: Settings tried on the validation voices (name → RhythmConfig fields; {} = the committed defaults;
 #: "advances": the generator's window advances, default ADVANCES).
@@ -382,11 +380,9 @@ def main(argv=None) -> int:
                     help="beat pulses at the onset-density peaks instead of the strongest onsets")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--rows", help="GRID names to score, separated by semicolons (default: all)")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path, help="print the tables of an earlier --json and stop")
+    add_output_options(ap)
     a = ap.parse_args(argv)
-    if a.markdown:
-        print(markdown(json.loads(a.markdown.read_text())))
+    if reprint(a, markdown):
         return 0
     import torch
 
@@ -407,8 +403,6 @@ def main(argv=None) -> int:
     settings = {k: setting(GRID[k]) for k in names}
     res = {"real_gain": whole.gain, "model": str(a.model or "models/gesture"),
            "pulses": "onset-density peaks" if a.pulses_at_peaks else "strongest onsets", "seeds": {"validation": a.seeds, "heldout": a.seeds},
-           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
-           "date": time.strftime("%Y-%m-%d"),
            "settings": {k: {**asdict(c), "advances": list(g.advances), **asdict(g.search)}
                         for k, (c, g) in settings.items()}}
     val, held = alignment_eval.VALIDATION_VOICES, alignment_eval.HELDOUT_VOICES
@@ -426,11 +420,7 @@ def main(argv=None) -> int:
         res["pulse_dip"] = pulse_dip(a.data, val, a.seeds)
     if a.commands:
         res["commands"] = commands(a.data, held, a.seeds, mean_speed)
-    res["seconds"] = time.time() - t0
-    if a.json:
-        a.json.write_text(json.dumps(res, indent=1))
-    print(markdown(res))
-    return 0
+    return finish(res, a, t0, markdown)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,6 @@ best by the measure itself.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -42,6 +39,7 @@ from rigmind.backend.audio.features import speech_features  # noqa: E402
 from rigmind.backend.audio.loading import load_audio  # noqa: E402
 from rigmind.backend.gesture import alignment, alignment_eval  # noqa: E402
 from rigmind.backend.gesture.generate import FPS, get_model  # noqa: E402
+from bench_report import add_output_options, finish, reprint  # beside this script, on sys.path with it
 
 #: Scores per take: the acceptance's gain, the whole take's (own speeds), the trimmed span's (own speeds).
 COLUMNS = ("measure", "whole take", "trimmed span")
@@ -109,20 +107,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=paths.data_dir())
     ap.add_argument("--seeds", type=int, default=12)
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path, help="print the table of an earlier --json and stop")
+    add_output_options(ap)
     a = ap.parse_args(argv)
-    if a.markdown:
-        print(markdown(json.loads(a.markdown.read_text())))
+    if reprint(a, markdown):
         return 0
     t0 = time.time()
-    res = {"gains": score(a.data, a.seeds), "seeds": a.seeds, "date": time.strftime("%Y-%m-%d"),
-           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU"}
-    res["seconds"] = time.time() - t0
-    if a.json:
-        a.json.write_text(json.dumps(res, indent=1))
-    print(markdown(res))
-    return 0
+    res = {"gains": score(a.data, a.seeds), "seeds": a.seeds}
+    return finish(res, a, t0, markdown)
 
 
 if __name__ == "__main__":

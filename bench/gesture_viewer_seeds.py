@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from bench_report import add_output_options, finish, reprint  # beside this script, on sys.path with it
 
 COLUMNS = (("skate_cm_per_frame", "skate cm/frame", "{:.4f}"), ("seam48", "seam 48", "{:.3f}"),
            ("seam48_above", "48 above floor", "{:+.3f}"), ("seam32", "seam 32", "{:.3f}"),
@@ -100,13 +100,11 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default="", help="data folder (default: each version's own default)")
     ap.add_argument("--langs", default="", help="passed to the viewer: names under speech_multilingual, or paths")
     ap.add_argument("--out", type=Path, default=Path("/tmp/rigmind_viewer_seeds"))
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--markdown", type=Path, help="print the table of an earlier --json and stop")
+    add_output_options(ap)
     ap.add_argument("--earlier", type=Path, help="an earlier --json whose versions come first in the table")
     ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW", help="relabel an earlier version")
     a = ap.parse_args(argv)
-    if a.markdown:
-        print(markdown(json.loads(a.markdown.read_text())))
+    if reprint(a, markdown):
         return 0
     t0 = time.time()
     versions = dict(v.split("=", 1) for v in a.version)
@@ -121,12 +119,8 @@ def main(argv=None) -> int:
         table = {**{names.get(k, k): v for k, v in old["summary"].items()}, **table}
     res = {"versions": {**earlier, **versions}, "seeds": a.seeds, "rigs": a.rigs,
            "langs": a.langs or "the viewer's default", "seconds_per_take": a.seconds,
-           "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU",
-           "date": time.strftime("%Y-%m-%d"), "summary": table, "seconds": time.time() - t0}
-    if a.json:
-        a.json.write_text(json.dumps(res, indent=1))
-    print(markdown(res))
-    return 0
+           "summary": table}
+    return finish(res, a, t0, markdown)
 
 
 if __name__ == "__main__":
