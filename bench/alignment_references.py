@@ -9,8 +9,9 @@ construction, with no model in the way:
 - **every onset**: each of the 13 upper-body joints has a beat on every onset
   of the scored span (a body that marks every syllable);
 - **density peaks**: each joint has a beat on every local maximum of the
-  onset density (onsets spread as Gaussians of σ 0.3 s, BC's own σ): a body
-  that marks only where the syllables cluster.
+  onset density (onsets spread as Gaussians of σ 0.3 s, BC's own σ;
+  ``beat_holds.density_peak_times``, the peaks of ``beat_holds.py
+  --ceiling``): a body that marks only where the syllables cluster.
 
 Both are scored by :func:`alignment.alignment_from_beats` on the span
 ``metrics.trimmed_onsets`` keeps (2 s trimmed at both ends, less on short
@@ -38,21 +39,13 @@ import numpy as np
 from rigmind.backend import paths
 from rigmind.backend.audio.loading import load_audio
 from rigmind.backend.gesture import alignment, alignment_eval, dataset, metrics
-from rigmind.backend.gesture.speech_rhythm import onset_density
-from bench_report import add_output_options, finish, reprint  # beside this script, on sys.path with it
+from beat_holds import density_peak_times  # beside this script, on sys.path with it
+from bench_report import add_output_options, finish, reprint
 
 #: Upper-body joints BC counts beats on: each reference gives all of them the same beats.
 JOINTS = len(metrics.UPPER_BODY)
 GROUPS = {"held-out": alignment_eval.HELDOUT_VOICES, "validation": alignment_eval.VALIDATION_VOICES,
           "validation, short": alignment_eval.VALIDATION_SHORT}
-
-
-def density_peaks(onsets: np.ndarray, span_s: float, fps: float = dataset.FPS) -> np.ndarray:
-    """Times (s, within ``0 .. span_s``) of the local maxima of the onset
-    density (σ = BC's σ), on the ``fps`` frame grid."""
-    d = onset_density(onsets, int(round(span_s * fps)) + 1, fps, metrics.BC_SIGMA)
-    k = np.flatnonzero((d[1:-1] >= d[:-2]) & (d[1:-1] > d[2:])) + 1
-    return k / fps
 
 
 def references(samples: np.ndarray, sr: int, seconds: float) -> dict:
@@ -61,7 +54,7 @@ def references(samples: np.ndarray, sr: int, seconds: float) -> dict:
     "peaks", "every_onset", "density_peaks"}``."""
     onsets, (f0, f1) = metrics.trimmed_onsets(samples, sr, int(round(seconds * dataset.FPS)), dataset.FPS)
     span = (f1 - f0) / dataset.FPS
-    peaks = density_peaks(onsets, span)
+    peaks = density_peak_times(onsets, span)
     every = alignment.alignment_from_beats(onsets, [onsets] * JOINTS, span).gain
     at_peaks = alignment.alignment_from_beats(onsets, [peaks] * JOINTS, span).gain
     return {"span_s": span, "onsets": int(len(onsets)), "onsets_per_s": len(onsets) / max(span, 1e-9),

@@ -172,13 +172,21 @@ def trimmed_onsets(clip, n_frames: int):
     return onsets, (f1 - f0) / FPS
 
 
+def density_peak_times(onsets: np.ndarray, span: float) -> np.ndarray:
+    """Times (s, on the frame grid of ``0 .. span``) where the onset density
+    (each onset a Gaussian of σ 0.3 s) is higher than at both neighbouring
+    frames; the span's first and last frames count when higher than their
+    one neighbour."""
+    t = np.arange(0.0, span, 1.0 / FPS)
+    d = np.exp(-0.5 * ((t[:, None] - onsets[None]) / 0.3) ** 2).sum(axis=1)
+    return t[controls.relative_extrema(np.r_[-1.0, d, -1.0], np.greater) - 1]
+
+
 def density_ceiling(clip) -> dict:
     """Gain of every joint's beats exactly at the onset-density peaks (see notes)."""
     n = int(clip.seconds * FPS)
     onsets, span = trimmed_onsets(clip, n)
-    t = np.arange(0.0, span, 1.0 / FPS)
-    d = np.exp(-0.5 * ((t[:, None] - onsets[None]) / 0.3) ** 2).sum(axis=1)
-    peaks = t[controls.relative_extrema(np.r_[-1.0, d, -1.0], np.greater) - 1]
+    peaks = density_peak_times(onsets, span)
     return {"gain": alignment.alignment_from_beats(onsets, [peaks] * 13, span).gain,
             "per_s": len(peaks) / max(span, 1e-9)}
 
